@@ -1,0 +1,50 @@
+# One entry point for users and CI. Every target installs what it needs on a fresh Debian
+# machine (apt packages, a virtual environment, pip packages) and is idempotent.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP_APT := $(VENV)/.apt-stamp
+STAMP_PIP := $(VENV)/.pip-stamp
+APT_PACKAGES := mininet iputils-ping ethtool bridge-utils iproute2 tshark cpp
+SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+
+.PHONY: all setup test bench ptf run clean
+
+all: test
+
+$(STAMP_APT):
+	@mkdir -p $(VENV)
+	@if [ "$$(id -u)" = 0 ]; then \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	  if [ -n "$$missing" ]; then apt-get update -qq && apt-get install -y -qq $$missing; fi; \
+	else echo "not root: skipping apt packages ($(APT_PACKAGES))"; fi
+	@touch $@
+
+$(STAMP_PIP): requirements.txt pyproject.toml $(STAMP_APT)
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	@# Mininet is a Debian package for the system Python; expose just that package to the venv.
+	@if [ -d /usr/lib/python3/dist-packages/mininet ]; then \
+	  ln -sfn /usr/lib/python3/dist-packages/mininet $(SITE)/mininet; fi
+	@touch $@
+
+setup: $(STAMP_PIP)
+
+test: setup
+	$(PY) -m pytest -q tests
+
+bench: setup
+	$(PY) -m bench
+
+ptf: setup
+	$(PY) -m ptf_tests.harness
+
+run: setup
+	$(PY) -m controller.run_demo
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
