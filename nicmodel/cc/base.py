@@ -1,0 +1,92 @@
+"""The interface between the transport core and a congestion-control algorithm.
+
+The transport (one sender per queue pair) tells the algorithm what happened; the algorithm
+answers with a pacing rate and, for window-based schemes, a window. All times are integer
+nanoseconds of fabric time, all rates bits per second, sizes bytes. Algorithms are sans-IO
+like the core: no clocks, no sockets; periodic work is asked for through ``next_timer``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class HopInt:
+    """One switch hop of echoed INT metadata (see p4src/include/INT_LAYOUT.md)."""
+
+    switch_id: int
+    ingress_port: int
+    egress_port: int
+    hop_latency_us: int
+    queue_id: int
+    qdepth_pkts: int
+    ingress_ts_us: int
+    egress_ts_us: int
+    tx_bytes: int
+    link_rate_mbps: int
+
+
+@dataclass(frozen=True)
+class AckInfo:
+    """What one ACK tells the sender."""
+
+    now_ns: int
+    acked_bytes: int  # newly acknowledged bytes (cumulative progress, plus SACKed bytes)
+    rtt_ns: int | None  # sample from the acked packet's send time, if known
+    ecn_echo: bool  # receiver saw CE on the acked data (used by RTT/ECN hybrids)
+    hops: tuple[HopInt, ...]  # echoed INT, source-side hop first; empty without INT
+    acked_psn: int  # highest PSN acknowledged (HPCC's per-RTT reference needs it)
+    next_psn: int  # next PSN the sender will use (snd_nxt) when the ACK arrived
+
+
+class CongestionControl(Protocol):
+    """Per-queue-pair algorithm. ``rate_bps`` paces packets; ``window_bytes`` (None for
+    rate-only schemes) caps bytes in flight."""
+
+    name: str
+    rate_bps: float
+    window_bytes: float | None
+
+    def on_packet_sent(self, now_ns: int, nbytes: int, psn: int) -> None: ...
+
+    def on_ack(self, ack: AckInfo) -> None: ...
+
+    def on_cnp(self, now_ns: int) -> None: ...
+
+    def on_timeout(self, now_ns: int) -> None: ...
+
+    def on_timer(self, now_ns: int) -> None: ...
+
+    def next_timer(self) -> int | None:
+        """Absolute time of the next ``on_timer`` call the algorithm wants, or None."""
+        ...
+
+
+class LineRate:
+    """No congestion control: always send at line rate (the comparison baseline)."""
+
+    name = "none"
+    window_bytes: float | None = None
+
+    def __init__(self, line_rate_bps: float) -> None:
+        self.rate_bps = line_rate_bps
+
+    def on_packet_sent(self, now_ns: int, nbytes: int, psn: int) -> None:
+        return None
+
+    def on_ack(self, ack: AckInfo) -> None:
+        return None
+
+    def on_cnp(self, now_ns: int) -> None:
+        return None
+
+    def on_timeout(self, now_ns: int) -> None:
+        return None
+
+    def on_timer(self, now_ns: int) -> None:
+        return None
+
+    def next_timer(self) -> int | None:
+        return None
