@@ -7,7 +7,6 @@ PY := $(VENV)/bin/python
 STAMP_APT := $(VENV)/.apt-stamp
 STAMP_PIP := $(VENV)/.pip-stamp
 APT_PACKAGES := mininet iputils-ping ethtool bridge-utils iproute2 tshark cpp
-SITE = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
 .PHONY: all setup test bench ptf run clean
 
@@ -29,7 +28,8 @@ $(STAMP_PIP): requirements.txt pyproject.toml $(STAMP_APT)
 	$(PY) -m pip install -q --no-deps -e .
 	@# Mininet is a Debian package for the system Python; expose just that package to the venv.
 	@if [ -d /usr/lib/python3/dist-packages/mininet ]; then \
-	  ln -sfn /usr/lib/python3/dist-packages/mininet $(SITE)/mininet; fi
+	  site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	  ln -sfn /usr/lib/python3/dist-packages/mininet $$site/mininet; fi
 	@touch $@
 
 setup: $(STAMP_PIP)
