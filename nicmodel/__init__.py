@@ -1,0 +1,11 @@
+"""RoCEv2 RNIC model: a sans-IO transport core (nicmodel.nic.Nic) with verbs-like queue
+pairs, Go-Back-N and selective-repeat reliability, PFC obedience and DCQCN's notification
+point; congestion control in nicmodel.cc. See nicmodel/README.md."""
+
+from nicmodel.nic import Nic
+from nicmodel.qp import QueuePair
+from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, Reliability,
+                            VerbsError, WcOpcode, WcStatus)
+
+__all__ = ["Nic", "QueuePair", "Access", "Completion", "MemoryRegion", "QpConfig", "QpState",
+           "Reliability", "VerbsError", "WcOpcode", "WcStatus"]

@@ -1,0 +1,156 @@
+"""DCQCN reaction point (the sender side of DCQCN).
+
+Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015. The
+notification point (receiver, in the transport core) turns CE marks into CNPs; this class
+is what the sender does with them:
+
+* On a CNP: target rate Rt = Rc, current rate Rc = Rc * (1 - alpha/2),
+  alpha = (1 - g) * alpha + g, and both increase counters restart.
+* Every ``alpha_period_ns`` (K = 55 us) without a CNP: alpha = (1 - g) * alpha. The
+  decay is applied lazily (whole periods elapsed since the last CNP), which gives the same
+  values as a periodic timer without waking an idle queue pair every 55 us.
+* Rate increase events come from a timer (T = 55 us) and a byte counter (B = 150 KB sent).
+  Each event bumps its counter; with ``i`` timer and ``j`` byte-counter events since the
+  last cut:
+    - fast recovery while max(i, j) <= F (F = 5):  Rc = (Rt + Rc) / 2
+    - hyper increase when min(i, j) > F:            Rt += R_HAI; Rc = (Rt + Rc) / 2
+    - additive increase otherwise:                  Rt += R_AI;  Rc = (Rt + Rc) / 2
+  Both rates stay within [Rmin, Rmax] (Rmax = line rate). Before the first CNP, and once
+  the rate is back at line rate, no increase timer runs (nothing to recover).
+
+Defaults: g, K, T, F from the paper; B = 150 KB as NVIDIA ConnectX defaults; R_AI and
+R_HAI follow the HPCC ns-3 simulator's DCQCN set-up (5 Mb/s and 50 Mb/s per 25 Gb/s of
+line rate, i.e. 20 and 200 Mb/s at 100 Gb/s) and Rmin its MIN_RATE (1 Gb/s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nicmodel.cc.base import AckInfo
+
+
+@dataclass
+class DcqcnParams:
+    """All DCQCN knobs; rates in bit/s, times in ns, sizes in bytes."""
+
+    g: float = 1 / 256
+    alpha_init: float = 1.0
+    alpha_period_ns: int = 55_000
+    timer_ns: int = 55_000
+    byte_counter: int = 150 * 1024
+    fast_recovery_stages: int = 5
+    rate_ai_bps: float = 20e6
+    rate_hai_bps: float = 200e6
+    min_rate_bps: float = 1e9
+
+    def validate(self, line_rate_bps: float) -> None:
+        if not 0 < self.g <= 1:
+            raise ValueError(f"dcqcn g must be in (0, 1], got {self.g}")
+        if not 0 <= self.alpha_init <= 1:
+            raise ValueError(f"dcqcn alpha_init must be in [0, 1], got {self.alpha_init}")
+        for name in ("alpha_period_ns", "timer_ns", "byte_counter"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"dcqcn {name} must be positive")
+        if self.fast_recovery_stages < 0:
+            raise ValueError("dcqcn fast_recovery_stages must be >= 0")
+        if not 0 < self.min_rate_bps <= line_rate_bps:
+            raise ValueError("dcqcn min_rate_bps must be in (0, line rate]")
+
+
+class Dcqcn:
+    """DCQCN reaction point for one queue pair (rate-based: ``window_bytes`` is None)."""
+
+    name = "dcqcn"
+    window_bytes: float | None = None
+
+    def __init__(self, line_rate_bps: float, params: DcqcnParams | None = None) -> None:
+        self.params = params or DcqcnParams()
+        self.params.validate(line_rate_bps)
+        self.line_rate_bps = line_rate_bps
+        self.rate_bps = line_rate_bps  # Rc: starts at line rate, as RoCE NICs do
+        self.target_rate_bps = line_rate_bps  # Rt
+        self.timer_events = 0  # i: increase-timer expiries since the last cut
+        self.byte_events = 0  # j: byte-counter expiries since the last cut
+        self.bytes_since_event = 0
+        self.cnps = 0
+        self.increases = {"fast": 0, "additive": 0, "hyper": 0}  # events per stage, ever
+        self._increase_at: int | None = None
+        self._alpha_ref_ns: int | None = None  # time of the last CNP (alpha period origin)
+        self._alpha_ref = self.params.alpha_init  # alpha right after that CNP
+
+    def alpha_at(self, now_ns: int) -> float:
+        """alpha as of ``now_ns``: decayed once per full K period since the last CNP."""
+        if self._alpha_ref_ns is None:
+            return self._alpha_ref
+        periods = max(0, now_ns - self._alpha_ref_ns) // self.params.alpha_period_ns
+        return self._alpha_ref * (1 - self.params.g) ** periods
+
+    # -- events from the transport ----------------------------------------------------
+    def on_cnp(self, now_ns: int) -> None:
+        p = self.params
+        self.cnps += 1
+        alpha = self.alpha_at(now_ns)
+        self.target_rate_bps = self.rate_bps
+        self.rate_bps = max(p.min_rate_bps, self.rate_bps * (1 - alpha / 2))
+        self._alpha_ref, self._alpha_ref_ns = (1 - p.g) * alpha + p.g, now_ns
+        self.timer_events = 0
+        self.byte_events = 0
+        self.bytes_since_event = 0
+        self._increase_at = now_ns + p.timer_ns
+
+    def on_packet_sent(self, now_ns: int, nbytes: int, psn: int) -> None:
+        if self._increase_at is None:  # not recovering: the byte counter is idle too
+            return
+        self.bytes_since_event += nbytes
+        while self.bytes_since_event >= self.params.byte_counter and self._increase_at is not None:
+            self.bytes_since_event -= self.params.byte_counter
+            self.byte_events += 1
+            self._increase()
+
+    def on_ack(self, ack: AckInfo) -> None:
+        return None  # DCQCN reacts to CNPs only
+
+    def on_timeout(self, now_ns: int) -> None:
+        return None
+
+    def on_timer(self, now_ns: int) -> None:
+        """Run every rate-increase timer expiry that is due."""
+        p = self.params
+        while self._increase_at is not None and self._increase_at <= now_ns:
+            due = self._increase_at
+            self.timer_events += 1
+            self._increase()
+            if self._increase_at is not None:
+                self._increase_at = due + p.timer_ns
+
+    def next_timer(self) -> int | None:
+        return self._increase_at
+
+    # -- rate increase ----------------------------------------------------------------
+    @property
+    def stage(self) -> str:
+        """The increase rule for the current counters (the one the latest event applied)."""
+        f = self.params.fast_recovery_stages
+        i, j = self.timer_events, self.byte_events
+        if max(i, j) <= f:
+            return "fast"
+        if min(i, j) > f:
+            return "hyper"
+        return "additive"
+
+    def _increase(self) -> None:
+        p = self.params
+        stage = self.stage
+        self.increases[stage] += 1
+        if stage == "hyper":
+            self.target_rate_bps += p.rate_hai_bps
+        elif stage == "additive":
+            self.target_rate_bps += p.rate_ai_bps
+        self.target_rate_bps = min(self.target_rate_bps, self.line_rate_bps)
+        self.rate_bps = min(self.line_rate_bps, (self.target_rate_bps + self.rate_bps) / 2)
+        if self.rate_bps >= self.line_rate_bps:
+            # Fully recovered: stop the increase machinery until the next CNP.
+            self.rate_bps = self.target_rate_bps = self.line_rate_bps
+            self._increase_at = None
+            self.bytes_since_event = 0

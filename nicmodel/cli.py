@@ -1,0 +1,266 @@
+"""``rnic``: run the RoCEv2 NIC model from the shell.
+
+    rnic serve --iface h1-eth0 --ip 10.0.1.1 --mac 02:00:00:00:01:01 --mgmt /tmp/h1.sock
+    rnic run incast --hosts 5 --size 1MiB --cc dcqcn --pfc
+    rnic stats --mgmt /tmp/h1.sock
+    rnic status --mgmt /tmp/h1.sock
+
+``serve`` puts a live NIC on an interface with the management API (nicmodel/mgmt.py) on a
+Unix socket; ``run`` runs a workload in the simulator (N hosts on one switch) and prints
+its statistics; ``stats``/``status`` query a serving NIC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import threading
+from typing import Any, Sequence
+
+from nicmodel.cc import ALGORITHMS
+from nicmodel.workloads import CDF_FILES, KINDS, NicSettings
+
+_UNITS = {"": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 10**6, "mb": 10**6, "mib": 1 << 20,
+          "g": 10**9, "gb": 10**9, "gib": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """``64KiB``, ``1MB``, ``4096`` -> bytes."""
+    t = text.strip().lower()
+    num = t.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = t[len(num):]
+    try:
+        value = float(num) * _UNITS[unit]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"bad size {text!r} (e.g. 4096, 64KiB, 1MB)") from None
+    if value < 1 or value != int(value):
+        raise argparse.ArgumentTypeError(f"size {text!r} must be a whole number of bytes >= 1")
+    return int(value)
+
+
+def parse_rate(text: str) -> float:
+    """``100e9``, ``100G``, ``25Gbps`` -> bit/s."""
+    t = text.strip().lower().removesuffix("bps").removesuffix("b/s")
+    mult = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}.get(t[-1:], 1.0)
+    try:
+        value = float(t[:-1] if t[-1:] in "kmgt" else t) * mult
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad rate {text!r} (e.g. 100e9, 100G)") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"rate {text!r} must be positive")
+    return value
+
+
+def parse_params(items: list[str] | None) -> dict[str, Any]:
+    """``--cc-param g=0.01 --cc-param timer_ns=30000`` -> dict (numbers parsed)."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"bad --cc-param {item!r}: use NAME=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _add_transport_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cc", choices=sorted(ALGORITHMS), default="none", help="congestion control")
+    p.add_argument("--cc-param", action="append", metavar="NAME=VALUE",
+                   help="override a congestion-control parameter (repeatable)")
+    p.add_argument("--reliability", choices=("gbn", "sr"), default="gbn",
+                   help="Go-Back-N or selective repeat")
+    p.add_argument("--mtu", type=int, default=1024, choices=(256, 512, 1024, 2048, 4096))
+    p.add_argument("--dscp", type=int, default=26, help="DSCP of RoCE traffic (default 26)")
+    p.add_argument("--priority", type=int, default=3, help="PFC priority class (default 3)")
+    p.add_argument("--line-rate", type=parse_rate, default=100e9, help="fabric bit/s (default 100G)")
+
+
+def _settings(args: argparse.Namespace, base_rtt_ns: int) -> NicSettings:
+    return NicSettings(cc=args.cc, cc_params=parse_params(args.cc_param), reliability=args.reliability,
+                       mtu=args.mtu, dscp=args.dscp, priority=args.priority, base_rtt_ns=base_rtt_ns)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rnic", description="RoCEv2 RNIC model: live NIC, simulator, statistics.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run a live NIC on an interface with the management API",
+                           description="Run a live NIC on IFACE; manage it over the Unix socket MGMT.")
+    serve.add_argument("--iface", required=True, help="network interface (e.g. h1-eth0)")
+    serve.add_argument("--ip", required=True, help="the NIC's IPv4 address")
+    serve.add_argument("--mac", required=True, help="the NIC's MAC address")
+    serve.add_argument("--gateway-mac", help="send every frame to this MAC (the first-hop switch)")
+    serve.add_argument("--mgmt", required=True, help="Unix socket path of the management API")
+    serve.add_argument("--mgmt-tcp", type=int, help="also serve the API on 127.0.0.1:PORT")
+    serve.add_argument("--time-dilation", type=float, default=1.0, metavar="D",
+                       help="fabric time = wall time / D (default 1)")
+    serve.add_argument("--base-rtt", type=int, default=10_000, metavar="NS",
+                       help="fabric base RTT in ns (HPCC/TIMELY reference, FCT ideal)")
+    _add_transport_args(serve)
+
+    run = sub.add_parser("run", help="run a workload in the simulator and print statistics",
+                         description="Simulate HOSTS NICs on one output-queued switch running WORKLOAD.")
+    run.add_argument("workload", choices=KINDS)
+    run.add_argument("--hosts", type=int, default=4, help="number of hosts (default 4)")
+    run.add_argument("--size", type=parse_size, default=256 * 1024, help="message / buffer size (default 256KiB)")
+    run.add_argument("--count", type=int, default=1, help="p2p: number of messages")
+    run.add_argument("--src", type=int, default=0, help="p2p: sending rank")
+    run.add_argument("--dst", type=int, default=None, help="p2p/incast: receiving rank")
+    run.add_argument("--cdf", default="websearch", help=f"poisson: {', '.join(CDF_FILES)} or a file")
+    run.add_argument("--load", type=float, default=0.5, help="poisson: offered load 0..1")
+    run.add_argument("--flows", type=int, default=10, help="poisson: flows per host")
+    run.add_argument("--stagger", type=int, default=0, metavar="NS", help="rank r starts r*NS late")
+    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--topology", choices=("star", "dumbbell"), default="star",
+                     help="one switch, or two switches joined by a core link")
+    run.add_argument("--core-rate", type=parse_rate, help="dumbbell: core link bit/s (default: line rate)")
+    run.add_argument("--link-delay", type=int, default=1_000, metavar="NS", help="per-link delay (default 1000)")
+    run.add_argument("--loss", type=float, default=0.0, help="per-frame loss probability on every link")
+    run.add_argument("--pfc", action="store_true", help="switch sends PFC pauses")
+    run.add_argument("--no-ecn", action="store_true", help="switch does not mark CE")
+    run.add_argument("--kmin", type=parse_size, default=5 * 1024, help="ECN Kmin bytes")
+    run.add_argument("--kmax", type=parse_size, default=200 * 1024, help="ECN Kmax bytes")
+    run.add_argument("--pmax", type=float, default=0.01, help="ECN Pmax")
+    run.add_argument("--json", metavar="PATH", help="write the full statistics as JSON")
+    run.add_argument("--csv", metavar="DIR", help="write messages/series/counters CSV files")
+    _add_transport_args(run)
+
+    for name, text in (("stats", "print a serving NIC's statistics"), ("status", "print a serving NIC's status")):
+        q = sub.add_parser(name, help=text, description=text.capitalize() + ".")
+        q.add_argument("--mgmt", required=True, help="Unix socket path of the NIC's management API")
+        q.add_argument("--json", action="store_true", help="print the raw JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "run":
+            return _run(args)
+        return _query(args)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
+    except (ValueError, FileNotFoundError, OSError) as exc:
+        print(f"rnic: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from nicmodel.live import LiveNic, RawPort
+    from nicmodel.mgmt import MgmtServer
+
+    settings = _settings(args, args.base_rtt)
+    port = RawPort(args.iface)
+    try:
+        live = LiveNic(port, args.ip, args.mac, line_rate_bps=args.line_rate,
+                       time_dilation=args.time_dilation, gateway_mac=args.gateway_mac, settings=settings)
+    except Exception:
+        port.close()
+        raise
+    try:
+        server = MgmtServer(live, args.mgmt, tcp_port=args.mgmt_tcp)
+    except Exception:
+        live.close()
+        raise
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    live.start()
+    server.start()
+    print(f"rnic: serving {args.ip} on {args.iface}, management at {args.mgmt}", flush=True)
+    try:
+        done.wait()
+    finally:
+        server.close()
+        live.close()
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from nicmodel.sim.fabric import FabricConfig, SimFabric
+    from nicmodel.sim.link import LinkConfig
+    from nicmodel.sim.switch import SwitchConfig
+
+    if args.hosts < 2:
+        raise ValueError("--hosts must be at least 2")
+    switch = SwitchConfig(pfc=args.pfc, ecn=not args.no_ecn, kmin_bytes=args.kmin,
+                          kmax_bytes=args.kmax, pmax=args.pmax)
+    link = LinkConfig(rate_bps=args.line_rate, delay_ns=args.link_delay, loss=args.loss)
+    core = LinkConfig(rate_bps=args.core_rate, delay_ns=args.link_delay, loss=args.loss) if args.core_rate else None
+    fabric = SimFabric(FabricConfig(hosts=args.hosts, line_rate_bps=args.line_rate, link=link,
+                                    switch=switch, topology=args.topology, core_link=core, seed=args.seed))
+    settings = _settings(args, fabric.base_rtt_ns(args.mtu))
+    spec: dict[str, Any] = {"kind": args.workload, "size": args.size, "count": args.count,
+                            "src": args.src, "seed": args.seed, "stagger_ns": args.stagger,
+                            "verify": args.workload == "allreduce"}
+    dst = args.dst if args.dst is not None else (1 if args.workload == "p2p" else 0)
+    spec["dst"] = dst
+    if args.workload == "poisson":
+        spec.update(cdf=args.cdf, load=args.load, flows_per_host=args.flows)
+    stats = fabric.run(spec, settings)
+    print(format_summary(stats.summary(), stats.fabric))
+    if args.json:
+        stats.to_json(args.json)
+    if args.csv:
+        stats.to_csv(args.csv)
+    failed = [e.errors for e in fabric.endpoints if e.errors]
+    if failed:
+        print(f"rnic: workload errors: {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def format_summary(summary: dict[str, Any], fabric: dict[str, Any] | None = None) -> str:
+    """A human-readable table of a stats summary."""
+    def us(v: float | None) -> str:
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v / 1000:.1f} us"
+
+    def num(v: float | None) -> str:
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
+
+    fct, slow, c = summary["fct_ns"], summary["slowdown"], summary["counters"]
+    lines = [
+        f"messages        {summary['completed']}/{summary['messages']} completed, {summary['bytes']} bytes",
+        f"elapsed         {us(summary['elapsed_ns'])} (fabric time)",
+        f"goodput         {summary['goodput_bps'] / 1e9:.2f} Gb/s",
+        f"FCT             mean {us(fct['mean'])}  p50 {us(fct['p50'])}  p99 {us(fct['p99'])}  max {us(fct['max'])}",
+        f"slowdown        mean {num(slow['mean'])}  p50 {num(slow['p50'])}  p99 {num(slow['p99'])}",
+        f"retransmitted   {c.get('retransmitted_pkts', 0)} packets, {c.get('timeouts', 0)} timeouts",
+        f"NAKs / CNPs     {c.get('naks_received', 0)} / {c.get('cnps_received', 0)}",
+        f"pauses          {c.get('pause_frames_received', 0)} frames, {us(c.get('pause_ns', 0))} paused",
+        f"reassembly peak {c.get('reassembly_peak_bytes', 0)} bytes",
+    ]
+    if fabric and "switch_ports" in fabric:
+        peak = max(p["queue_peak_bytes"] for p in fabric["switch_ports"].values())
+        marks = sum(p["ecn_marked"] for p in fabric["switch_ports"].values())
+        lines.append(f"switch          queue peak {peak} bytes, {marks} CE marks, {fabric['switch_drops']} drops")
+    return "\n".join(lines)
+
+
+def _query(args: argparse.Namespace) -> int:
+    from nicmodel.mgmt import MgmtError, NicClient
+
+    try:
+        with NicClient(args.mgmt) as client:
+            result = client.stats() if args.command == "stats" else client.status()
+    except MgmtError as exc:
+        print(f"rnic: error: {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
+    if args.json or args.command == "status":
+        print(json.dumps(result, indent=1, sort_keys=True))
+    else:
+        print(format_summary(result["summary"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""INT-MD metadata as fabric.p4 carries it (p4src/include/INT_LAYOUT.md is the contract).
+
+Three jobs: read the INT stack out of a data packet (UDP dport 4792), turn the hop records
+into :class:`nicmodel.cc.base.HopInt` for congestion control, and pack/unpack the "INT echo"
+the receiving NIC puts after the AETH of its ACKs (1-byte hop count, the 12-byte INT-MD
+header, the hops as they were in the stack, newest first). ``push_hop`` / ``strip`` do what
+an INT source/transit hop and a sink do to a frame, for simulated switches and tests.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from nicmodel.cc.base import HopInt
+
+INT_UDP_PORT = 4792
+SHIM_LEN = 4
+MD_LEN = 12
+HOP_WORDS = 8
+HOP_LEN = 4 * HOP_WORDS
+INT_TYPE_MD = 1
+NPT_UDP_PORT = 1
+MD_VERSION = 2
+INSTRUCTIONS = 0xFF00
+DOMAIN_ID = 0x0AF1
+DEFAULT_MAX_HOPS = 5
+
+_SHIM = struct.Struct("!BBH")
+_HOP = struct.Struct("!IHHIIIIII")
+_U16 = struct.Struct("!H")
+
+
+@dataclass(frozen=True)
+class IntStack:
+    """The INT carried by one data packet."""
+
+    orig_dport: int
+    md_header: bytes  # the 12-byte INT-MD header as received
+    hops_raw: bytes  # per-hop metadata, newest hop first
+    hop_ml: int  # words per hop
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the INT added to the packet (shim, header, hops)."""
+        return SHIM_LEN + MD_LEN + len(self.hops_raw)
+
+    @property
+    def hop_count(self) -> int:
+        return len(self.hops_raw) // (4 * self.hop_ml)
+
+    def hops(self) -> tuple[HopInt, ...]:
+        """Hop records, source-side hop first (the order congestion control wants)."""
+        return decode_hops(self.hops_raw, self.hop_ml)
+
+
+def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS) -> tuple[HopInt, ...]:
+    """HopInt tuples (source-side first) from a newest-first hop stack."""
+    size = 4 * hop_ml
+    if hop_ml < HOP_WORDS or len(raw) % size:
+        raise ValueError(f"hop stack of {len(raw)} bytes with {hop_ml} words per hop")
+    out = []
+    for off in range(len(raw) - size, -1, -size):
+        sw, ip, ep, lat, q, its, ets, txb, rate = _HOP.unpack_from(raw, off)
+        out.append(HopInt(sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate))
+    return tuple(out)
+
+
+def encode_hop(h: HopInt) -> bytes:
+    """One 32-byte per-hop record."""
+    return _HOP.pack(h.switch_id & 0xFFFFFFFF, h.ingress_port, h.egress_port,
+                     h.hop_latency_us & 0xFFFFFFFF,
+                     ((h.queue_id & 0xFF) << 24) | (h.qdepth_pkts & 0xFFFFFF),
+                     h.ingress_ts_us & 0xFFFFFFFF, h.egress_ts_us & 0xFFFFFFFF,
+                     h.tx_bytes & 0xFFFFFFFF, h.link_rate_mbps & 0xFFFFFFFF)
+
+
+def parse_stack(buf: bytes, off: int, end: int) -> tuple[IntStack, int]:
+    """Parse shim + INT-MD header + hops starting at ``off`` (right after the UDP header);
+    returns the stack and the offset of what follows (the BTH). Raises ValueError."""
+    if end - off < SHIM_LEN + MD_LEN:
+        raise ValueError("truncated INT header")
+    tn, length, dport = _SHIM.unpack_from(buf, off)
+    if tn >> 4 != INT_TYPE_MD:
+        raise ValueError(f"INT shim type {tn >> 4} is not INT-MD")
+    if (tn >> 2) & 3 != NPT_UDP_PORT:
+        raise ValueError("INT shim does not carry the original UDP port")
+    nbytes = 4 * length
+    if nbytes < MD_LEN or end - off - SHIM_LEN < nbytes:
+        raise ValueError(f"INT length {length} words does not fit the packet")
+    md = bytes(buf[off + SHIM_LEN:off + SHIM_LEN + MD_LEN])
+    if md[0] >> 4 != MD_VERSION:
+        raise ValueError(f"INT-MD version {md[0] >> 4}")
+    hop_ml = md[2] & 0x1F
+    hops_raw = bytes(buf[off + SHIM_LEN + MD_LEN:off + SHIM_LEN + nbytes])
+    if hop_ml < HOP_WORDS or len(hops_raw) % (4 * hop_ml):
+        raise ValueError(f"hop stack of {len(hops_raw)} bytes with {hop_ml} words per hop")
+    return IntStack(dport, md, hops_raw, hop_ml), off + SHIM_LEN + nbytes
+
+
+def md_header(remaining_hops: int = DEFAULT_MAX_HOPS, exceeded: bool = False) -> bytes:
+    """A fresh INT-MD header as an INT source writes it."""
+    b0 = (MD_VERSION << 4) | (exceeded << 2)
+    return bytes((b0, 0, HOP_WORDS, remaining_hops & 0xFF)) + struct.pack(
+        "!HHHH", INSTRUCTIONS, 0, DOMAIN_ID, 0)
+
+
+def encode_echo(stack: IntStack) -> bytes:
+    """The INT echo placed after an ACK's AETH."""
+    return bytes((stack.hop_count,)) + stack.md_header + stack.hops_raw
+
+
+def decode_echo(buf: bytes, off: int) -> tuple[tuple[HopInt, ...], int]:
+    """Hops (source-side first) of an INT echo at ``off``, and the offset after it."""
+    if len(buf) < off + 1 + MD_LEN:
+        raise ValueError("truncated INT echo")
+    count = buf[off]
+    md = buf[off + 1:off + 1 + MD_LEN]
+    hop_ml = md[2] & 0x1F
+    start = off + 1 + MD_LEN
+    stop = start + count * 4 * hop_ml
+    if len(buf) < stop:
+        raise ValueError("truncated INT echo hops")
+    return decode_hops(bytes(buf[start:stop]), hop_ml), stop
+
+
+# --- what switches do to a frame (simulated fabric, tests) -------------------------------
+
+_ETH_HLEN = 14
+
+
+def _ip_udp(frame: bytes) -> tuple[int, int]:
+    if len(frame) < _ETH_HLEN + 28 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+        raise ValueError("not an IPv4/UDP frame")
+    ihl = (frame[_ETH_HLEN] & 0x0F) * 4
+    return _ETH_HLEN, _ETH_HLEN + ihl
+
+
+def _grow(frame: bytearray, ip: int, udp: int, delta: int) -> None:
+    total = _U16.unpack_from(frame, ip + 2)[0] + delta
+    frame[ip + 2:ip + 4] = _U16.pack(total)
+    frame[udp + 4:udp + 6] = _U16.pack(_U16.unpack_from(frame, udp + 4)[0] + delta)
+    frame[ip + 10:ip + 12] = b"\0\0"
+    ihl = udp - ip
+    s = sum(struct.unpack(f"!{ihl // 2}H", frame[ip:udp]))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    frame[ip + 10:ip + 12] = _U16.pack(~s & 0xFFFF)
+
+
+def push_hop(frame: bytes, hop: HopInt, max_hops: int = DEFAULT_MAX_HOPS) -> bytes:
+    """Add one hop's metadata the way an INT source (first hop: inserts shim and header,
+    moves the UDP port into the shim) or transit hop does. When the remaining hop count is
+    0 the hop only sets the E bit, as INT-MD specifies."""
+    ip, udp = _ip_udp(frame)
+    out = bytearray(frame)
+    dport = _U16.unpack_from(out, udp + 2)[0]
+    pos = udp + 8
+    if dport != INT_UDP_PORT:
+        shim = _SHIM.pack((INT_TYPE_MD << 4) | (NPT_UDP_PORT << 2), MD_LEN // 4, dport)
+        out[pos:pos] = shim + md_header(max_hops)
+        out[udp + 2:udp + 4] = _U16.pack(INT_UDP_PORT)
+        _grow(out, ip, udp, SHIM_LEN + MD_LEN)
+    md = pos + SHIM_LEN
+    remaining = out[md + 3]
+    if remaining == 0:
+        out[md] |= 0x04
+        return bytes(out)
+    out[md + 3] = remaining - 1
+    out[md + MD_LEN:md + MD_LEN] = encode_hop(hop)
+    out[pos + 1] += HOP_WORDS
+    _grow(out, ip, udp, HOP_LEN)
+    return bytes(out)
+
+
+def strip(frame: bytes) -> tuple[bytes, IntStack | None]:
+    """What an INT sink does: remove shim, header and hops, restore the UDP port.
+    Returns the frame and the removed stack (None when the frame carried no INT)."""
+    ip, udp = _ip_udp(frame)
+    if _U16.unpack_from(frame, udp + 2)[0] != INT_UDP_PORT:
+        return frame, None
+    total = _U16.unpack_from(frame, ip + 2)[0]
+    stack, after = parse_stack(frame, udp + 8, ip + total)
+    out = bytearray(frame)
+    del out[udp + 8:after]
+    out[udp + 2:udp + 4] = _U16.pack(stack.orig_dport)
+    _grow(out, ip, udp, -stack.nbytes)
+    return bytes(out), stack

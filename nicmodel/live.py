@@ -1,0 +1,300 @@
+"""Live driver: the sans-IO NIC on a real interface, with a real (time-dilated) clock.
+
+One loop per NIC: receive with a timeout equal to the NIC's next wake-up, feed frames in,
+transmit while the NIC allows, let the workload post and consume completions. Fabric time
+is wall-clock elapsed time divided by the time-dilation factor D (see DESIGN.md, "Time"),
+so a 100 Gb/s NIC at D = 1000 sends at most 100 Mb/s of wall time while every timer and
+rate inside runs at fabric scale.
+
+``LiveNic`` is also the management API's service (nicmodel/mgmt.py): every method takes the
+NIC lock, so requests from the management threads never race the loop.
+
+A UDP socket is bound on ports 4791 and 4792 for the NIC's IP so that the host kernel,
+which sees the same RoCEv2 packets as our raw socket, does not answer them with ICMP port
+unreachable; those sockets are never read (a small receive buffer that silently overflows).
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+import time
+from typing import Any, Callable, Protocol
+
+from nicmodel.mgmt import MgmtError
+from nicmodel.nic import Nic, parse_ip, parse_mac
+from nicmodel.stats import RunStats
+from nicmodel.workloads import Endpoint, NicSettings, WorkloadSpec, nic_counters
+
+ETH_P_ALL = 0x0003
+PACKET_OUTGOING = 4
+IP_FREEBIND = 15
+GUARD_PORTS = (4791, 4792)
+MAX_IDLE_S = 0.05  # longest sleep, so stop() and new work are noticed promptly
+RX_BATCH = 256
+
+
+class DilatedClock:
+    """Fabric nanoseconds since creation: wall elapsed / D."""
+
+    def __init__(self, time_dilation: float = 1.0, wall_ns: Callable[[], int] = time.monotonic_ns) -> None:
+        if time_dilation <= 0:
+            raise ValueError("time dilation must be positive")
+        self.d = float(time_dilation)
+        self._wall = wall_ns
+        self._t0 = wall_ns()
+
+    def now(self) -> int:
+        return int((self._wall() - self._t0) / self.d)
+
+    def wall_seconds(self, fabric_ns: int) -> float:
+        """How long ``fabric_ns`` of fabric time lasts on the wall clock."""
+        return fabric_ns * self.d / 1e9
+
+
+class FramePort(Protocol):
+    """What the loop needs from a port: a selectable fd, non-blocking receive, send."""
+
+    def fileno(self) -> int: ...
+    def recv_frames(self, limit: int) -> list[bytes]: ...
+    def send(self, frame: bytes) -> None: ...
+    def close(self) -> None: ...
+
+
+class RawPort:
+    """An AF_PACKET raw socket on ``iface``; our own transmitted copies are ignored."""
+
+    def __init__(self, iface: str) -> None:
+        self.iface = iface
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        try:
+            self.sock.bind((iface, 0))
+        except OSError as exc:
+            self.sock.close()
+            raise ValueError(f"cannot open interface {iface!r}: {exc}") from exc
+        self.sock.setblocking(False)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        self.send_errors = 0
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def recv_frames(self, limit: int) -> list[bytes]:
+        frames = []
+        for _ in range(limit):
+            try:
+                data, addr = self.sock.recvfrom(65535)
+            except (BlockingIOError, InterruptedError):
+                break
+            if addr[2] != PACKET_OUTGOING:
+                frames.append(data)
+        return frames
+
+    def send(self, frame: bytes) -> None:
+        try:
+            self.sock.send(frame)
+        except OSError:
+            self.send_errors += 1  # e.g. interface down: the transport recovers the loss
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class DatagramPort:
+    """A port over a connected datagram socket (one frame per datagram): a wire between two
+    live NICs in one process, for tests without interfaces."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.sock.setblocking(False)
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def recv_frames(self, limit: int) -> list[bytes]:
+        frames = []
+        for _ in range(limit):
+            try:
+                frames.append(self.sock.recv(65535))
+            except (BlockingIOError, InterruptedError):
+                break
+        return frames
+
+    def send(self, frame: bytes) -> None:
+        try:
+            self.sock.send(frame)
+        except OSError:
+            pass  # peer gone or buffer full: a lost frame, as on a wire
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def bind_guard_sockets(ip: str) -> list[socket.socket]:
+    """UDP sockets on the RoCEv2 and INT ports of ``ip`` so the kernel stays quiet."""
+    socks = []
+    for port in GUARD_PORTS:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)  # the address need not be configured yet
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            s.bind((ip, port))
+        except OSError as exc:
+            s.close()
+            for other in socks:
+                other.close()
+            raise ValueError(f"cannot bind UDP {ip}:{port} (another NIC on this IP?): {exc}") from exc
+        socks.append(s)
+    return socks
+
+
+class LiveNic:
+    """A NIC model running on a port in a background thread, managed through its methods
+    (the management API's service)."""
+
+    def __init__(self, port: FramePort, ip: str, mac: str, *, line_rate_bps: float = 100e9,
+                 time_dilation: float = 1.0, gateway_mac: str | None = None,
+                 settings: NicSettings | None = None, guard_udp: bool = True,
+                 nic_options: dict[str, Any] | None = None) -> None:
+        parse_ip(ip)
+        parse_mac(mac)
+        self.port = port
+        self.ip, self.mac = ip, mac
+        self.line_rate_bps = float(line_rate_bps)
+        self.gateway_mac = parse_mac(gateway_mac) if gateway_mac else None
+        self.clock = DilatedClock(time_dilation)
+        self.settings = settings or NicSettings()
+        self.settings.validate(self.line_rate_bps)
+        self.nic_options = dict(nic_options or {})
+        self.lock = threading.RLock()
+        self._guards = bind_guard_sockets(ip) if guard_udp else []
+        self._new_nic()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.loop_errors: list[str] = []
+
+    def _new_nic(self) -> None:
+        """A fresh NIC: workloads rely on identical set-up on every host (see workloads)."""
+        self.nic = Nic(self.mac, self.ip, self.line_rate_bps, **self.nic_options)
+        self.endpoint: Endpoint | None = None
+        self.run_stats = RunStats(self.line_rate_bps, self.settings.base_rtt_ns)
+        self._started_ns = self.clock.now()
+
+    # -- the loop -----------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("already running")
+        self._thread = threading.Thread(target=self._loop, name=f"rnic-{self.ip}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def close(self) -> None:
+        self.stop()
+        self.port.close()
+        for s in self._guards:
+            s.close()
+        self._guards = []
+
+    def step(self) -> int | None:
+        """One pass: receive what is there, act, transmit what is allowed. Returns the
+        fabric time of the next wake-up (None: only a frame or a request can create work)."""
+        with self.lock:
+            nic, ep = self.nic, self.endpoint
+            now = self.clock.now()
+            for frame in self.port.recv_frames(RX_BATCH):
+                nic.receive(frame, now)
+            if ep is not None:
+                ep.poll(now)
+            while (frame := nic.poll_transmit(now)) is not None:
+                self.port.send(frame)
+            if ep is not None:
+                ep.poll(now)
+            wake = nic.next_wakeup(now)
+            if ep is not None and (e := ep.next_wakeup()) is not None:
+                wake = e if wake is None else min(wake, e)
+            return wake
+
+    def _loop(self) -> None:
+        fd = self.port.fileno()
+        while not self._stop.is_set():
+            try:
+                wake = self.step()
+            except Exception as exc:  # a bug must not silently kill the NIC: record, go on
+                self.loop_errors.append(f"{type(exc).__name__}: {exc}")
+                wake = None
+            if wake is None:
+                timeout = MAX_IDLE_S
+            else:
+                timeout = min(MAX_IDLE_S, max(0.0, self.clock.wall_seconds(wake - self.clock.now())))
+            if timeout > 0:
+                select.select([fd], [], [], timeout)
+
+    # -- management API (nicmodel.mgmt.NicService) --------------------------------------
+    def status(self) -> dict[str, Any]:
+        with self.lock:
+            now = self.clock.now()
+            return {
+                "ip": self.ip, "mac": self.mac, "line_rate_bps": self.line_rate_bps,
+                "time_dilation": self.clock.d, "now_ns": now, "config": self.settings.as_dict(),
+                "qps": sorted(qp.qpn for qp in self.nic.qps),
+                "workload": self.endpoint.status() if self.endpoint else None,
+                "counters": nic_counters(self.nic, now), "loop_errors": list(self.loop_errors),
+            }
+
+    def configure(self, **params: Any) -> dict[str, Any]:
+        """Change settings for the next workload; all-or-nothing (validated first)."""
+        with self.lock:
+            fields = set(NicSettings.__dataclass_fields__)
+            unknown = sorted(set(params) - fields)
+            if unknown:
+                raise ValueError(f"unknown setting(s) {unknown}; valid: {sorted(fields)}")
+            merged = {**self.settings.as_dict(), **params}
+            settings = NicSettings(**merged)
+            settings.validate(self.line_rate_bps)
+            self.settings = settings
+            return {"config": settings.as_dict()}
+
+    def start_workload(self, spec: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            if self.endpoint is not None and not self.endpoint.done:
+                raise MgmtError("bad_state", "a workload is running; wait for it or call reset")
+            ws = WorkloadSpec.from_dict(spec)
+            if ws.peer(ws.rank).ip != self.ip:
+                raise ValueError(f"rank {ws.rank} is {ws.peer(ws.rank).ip}, but this NIC is {self.ip}")
+            self._new_nic()
+            self.endpoint = Endpoint(self.nic, ws, self.settings, self.run_stats, host=self.ip,
+                                     gateway_mac=self.gateway_mac)
+            self.endpoint.start(self.clock.now())
+            return {"started": True, "rank": ws.rank, "kind": ws.kind}
+
+    def workload_status(self) -> dict[str, Any]:
+        with self.lock:
+            if self.endpoint is None:
+                return {"kind": None, "progress": 0.0, "done": False, "errors": []}
+            return self.endpoint.status()
+
+    def stats(self) -> dict[str, Any]:
+        with self.lock:
+            now = self.clock.now()
+            self.run_stats.nic_counters[self.ip] = nic_counters(self.nic, now)
+            self.run_stats.elapsed_ns = now - self._started_ns
+            return self.run_stats.to_dict()
+
+    def reset(self) -> dict[str, Any]:
+        with self.lock:
+            self._new_nic()
+            return {"reset": True}
+
+    def workload_result(self) -> bytes | None:
+        """The receive region's bytes (for tests and the CLI's data checks)."""
+        with self.lock:
+            if self.endpoint is None or self.endpoint.recv_mr.buf is None:
+                return None
+            return bytes(self.endpoint.recv_mr.buf)

@@ -1,0 +1,455 @@
+"""RoCEv2 wire format: the one place that packs and parses our frames.
+
+Ethernet / IPv4 (DSCP, ECN) / UDP dport 4791 / BTH / [RETH] [ImmDt] | [AETH [ext]] / payload
+/ pad / ICRC, as the InfiniBand Architecture spec (vol. 1 ch. 9) and its RoCEv2 annex (A17)
+lay them out; CNP is BTH opcode 0x81 followed by 16 reserved bytes. Everything is packed with
+``struct`` because this is the transport's hot path. Layouts were checked against
+``scapy.contrib.roce`` and tshark's InfiniBand dissector (tests/nic/test_nic_wire.py).
+
+ICRC (IBA 9.8.1 with the RoCEv2 annex): CRC-32 (the Ethernet polynomial, zlib's crc32) over
+eight 0xFF bytes standing for the absent LRH, the IPv4 header with TOS, TTL and header
+checksum set to all ones, the UDP header with the checksum set to all ones, the BTH with
+its reserved/FECN/BECN byte (byte 4) set to all ones, and everything after the BTH up to the
+ICRC. It is sent least significant byte first (that is how NICs, scapy and Wireshark put it).
+
+Our additions, carried in bits the standard leaves reserved so that standard dissectors still
+read the packet (documented fully in nicmodel/README.md):
+
+* ACK extension flags in the 7 reserved bits of BTH byte 8 (``resv7``): ``ACK_EXT_INT``
+  (0x01) = an INT echo follows the AETH (format in p4src/include/INT_LAYOUT.md);
+  ``ACK_EXT_SACK`` (0x02) = a selective-ACK block follows (after the INT echo if both).
+* Selective-ACK block (selective-repeat queue pairs)::
+
+      0               1               2               3
+     +---------------+-----------------------------------------------+
+     | words (8)     | base PSN (24) = first PSN not yet received     |
+     +---------------+-----------------------------------------------+
+     | bitmap: words x 32 bits, one big-endian unsigned integer       |
+     +---------------------------------------------------------------+
+
+  Bit j of the bitmap (value 2**j of the integer) says PSN base+1+j has been received.
+  The base equals the ACK's BTH PSN + 1 (the cumulative point); repeating it keeps the
+  block self-contained. ``words`` is 1..255; the receiver sends as few as cover its
+  highest out-of-order PSN.
+* BECN set in an ACK means the acknowledged data carried CE (ECN echo), as IBA uses BECN.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+from enum import IntEnum
+
+from nicmodel import int_md
+
+ROCE_UDP_PORT = 4791
+ETH_P_IPV4 = 0x0800
+ETH_P_VLAN = 0x8100
+ETH_HLEN = 14
+IPV4_HLEN = 20
+UDP_HLEN = 8
+BTH_LEN = 12
+RETH_LEN = 16
+AETH_LEN = 4
+IMM_LEN = 4
+ICRC_LEN = 4
+CNP_PAD_LEN = 16
+ECN_NOT_ECT = 0
+ECN_ECT1 = 1
+ECN_ECT0 = 2
+ECN_CE = 3
+DEFAULT_PKEY = 0xFFFF
+BROADCAST_MAC = b"\xff" * 6
+# Preamble + SFD (8), FCS (4) and inter-frame gap (12): what a frame costs on the wire
+# beyond the bytes we hand to the driver. Used for line-rate and pacing arithmetic.
+WIRE_OVERHEAD = 24
+
+ACK_EXT_INT = 0x01
+ACK_EXT_SACK = 0x02
+
+
+class Opcode(IntEnum):
+    """BTH opcodes of the RC transport (IBA table 37) and the RoCEv2 CNP."""
+
+    SEND_FIRST = 0x00
+    SEND_MIDDLE = 0x01
+    SEND_LAST = 0x02
+    SEND_LAST_WITH_IMMEDIATE = 0x03
+    SEND_ONLY = 0x04
+    SEND_ONLY_WITH_IMMEDIATE = 0x05
+    RDMA_WRITE_FIRST = 0x06
+    RDMA_WRITE_MIDDLE = 0x07
+    RDMA_WRITE_LAST = 0x08
+    RDMA_WRITE_LAST_WITH_IMMEDIATE = 0x09
+    RDMA_WRITE_ONLY = 0x0A
+    RDMA_WRITE_ONLY_WITH_IMMEDIATE = 0x0B
+    ACKNOWLEDGE = 0x11
+    CNP = 0x81
+
+
+OP_SEND = frozenset(range(0x00, 0x06))
+OP_WRITE = frozenset(range(0x06, 0x0C))
+OP_DATA = OP_SEND | OP_WRITE
+OP_FIRST = frozenset({0x00, 0x06})
+OP_MIDDLE = frozenset({0x01, 0x07})
+OP_LAST = frozenset({0x02, 0x03, 0x08, 0x09})
+OP_ONLY = frozenset({0x04, 0x05, 0x0A, 0x0B})
+OP_STARTS = OP_FIRST | OP_ONLY  # a message begins with this packet
+OP_ENDS = OP_LAST | OP_ONLY  # a message ends with this packet
+OP_HAS_RETH = frozenset({0x06, 0x0A, 0x0B})
+OP_HAS_IMM = frozenset({0x03, 0x05, 0x09, 0x0B})
+
+# (first, middle, last, only) opcodes per message kind, without and with immediate data.
+SEND_OPS = (0x00, 0x01, 0x02, 0x04)
+SEND_IMM_OPS = (0x00, 0x01, 0x03, 0x05)
+WRITE_OPS = (0x06, 0x07, 0x08, 0x0A)
+WRITE_IMM_OPS = (0x06, 0x07, 0x09, 0x0B)
+
+# AETH syndrome (IBA 9.7.5.1): bits 6..5 say ACK (00), RNR NAK (01) or NAK (11).
+SYN_KIND_MASK = 0x60
+SYN_ACK = 0x00
+SYN_RNR = 0x20
+SYN_NAK = 0x60
+NAK_PSN_SEQUENCE = 0
+NAK_INVALID_REQUEST = 1
+NAK_REMOTE_ACCESS = 2
+NAK_REMOTE_OPERATIONAL = 3
+CREDITS_INVALID = 0x1F  # "no end-to-end credit information"
+
+# End-to-end credit encoding (IBA table 45): code -> number of receive WQEs.
+CREDIT_TABLE = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+                768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768)
+# RNR NAK timer encoding (IBA table 46): code -> minimum wait in nanoseconds.
+RNR_TIMER_NS = (655_360_000, 10_000, 20_000, 30_000, 40_000, 60_000, 80_000, 120_000,
+                160_000, 240_000, 320_000, 480_000, 640_000, 960_000, 1_280_000, 1_920_000,
+                2_560_000, 3_840_000, 5_120_000, 7_680_000, 10_240_000, 15_360_000,
+                20_480_000, 30_720_000, 40_960_000, 61_440_000, 81_920_000, 122_880_000,
+                163_840_000, 245_760_000, 327_680_000, 491_520_000)
+
+_ETH = struct.Struct("!6s6sH")
+_IPV4 = struct.Struct("!BBHHHBBH4s4s")
+_UDP = struct.Struct("!HHHH")
+_BTH = struct.Struct("!BBHII")
+_RETH = struct.Struct("!QII")
+_U32 = struct.Struct("!I")
+_ICRC = struct.Struct("<I")
+_IPV4_WORDS = struct.Struct("!10H")
+_H = struct.Struct("!H")
+_HHH = struct.Struct("!HHH")
+_LRH_STANDIN = b"\xff" * 8
+_CNP_PAD = bytes(CNP_PAD_LEN)
+
+
+class Malformed(Exception):
+    """A frame we cannot accept; ``reason`` is the drop-counter key."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+def encode_credits(available: int) -> int:
+    """Largest credit code whose value does not exceed ``available`` receive WQEs."""
+    lo, hi = 0, len(CREDIT_TABLE) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if CREDIT_TABLE[mid] <= available:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def rnr_code_for(ns: int) -> int:
+    """Smallest RNR timer code (1..31) that waits at least ``ns`` (code 0 is the longest)."""
+    for code in range(1, 32):
+        if RNR_TIMER_NS[code] >= ns:
+            return code
+    return 0
+
+
+def ipv4_checksum(header: bytes) -> int:
+    """Internet checksum of an IPv4 header (checksum field included as it is)."""
+    s = sum(_IPV4_WORDS.unpack(header) if len(header) == IPV4_HLEN
+            else struct.unpack(f"!{len(header) // 2}H", header))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def icrc(ip_header: bytes, udp_header: bytes, bth_and_rest: bytes | memoryview) -> int:
+    """ICRC of a RoCEv2 packet given its IPv4 header, UDP header and the bytes from the BTH
+    up to (not including) the ICRC; the variant fields are masked here."""
+    ih = ip_header
+    crc = zlib.crc32(b"".join((
+        _LRH_STANDIN, ih[:1], b"\xff", ih[2:8], b"\xff", ih[9:10], b"\xff\xff", ih[12:],
+        udp_header[:6], b"\xff\xff", bth_and_rest[:4], b"\xff", bth_and_rest[5:BTH_LEN])))
+    return zlib.crc32(bth_and_rest[BTH_LEN:], crc)
+
+
+def pack_bth(opcode: int, dqpn: int, psn: int, *, se: bool = False, pad: int = 0,
+             pkey: int = DEFAULT_PKEY, fecn: bool = False, becn: bool = False,
+             ackreq: bool = False, resv7: int = 0, migreq: bool = False) -> bytes:
+    """Base Transport Header (IBA 9.2), transport header version 0."""
+    b1 = (se << 7) | (migreq << 6) | ((pad & 3) << 4)
+    return _BTH.pack(opcode, b1, pkey, (fecn << 31) | (becn << 30) | (dqpn & 0xFFFFFF),
+                     (ackreq << 31) | ((resv7 & 0x7F) << 24) | (psn & 0xFFFFFF))
+
+
+def pack_reth(va: int, rkey: int, dma_len: int) -> bytes:
+    """RDMA Extended Transport Header: virtual address, R_Key, DMA length."""
+    return _RETH.pack(va, rkey, dma_len)
+
+
+def pack_aeth(syndrome: int, msn: int) -> bytes:
+    """ACK Extended Transport Header: syndrome and 24-bit message sequence number."""
+    return _U32.pack(((syndrome & 0xFF) << 24) | (msn & 0xFFFFFF))
+
+
+def pack_sack(base_psn: int, bitmap: int) -> bytes:
+    """Selective-ACK block (see the module docstring); ``bitmap`` bit j = PSN base+1+j."""
+    words = max(1, (bitmap.bit_length() + 31) // 32)
+    if words > 255:
+        raise ValueError("SACK bitmap longer than 255 words")
+    return _U32.pack((words << 24) | (base_psn & 0xFFFFFF)) + bitmap.to_bytes(4 * words, "big")
+
+
+def unpack_sack(buf: bytes, off: int) -> tuple[int, int, int]:
+    """(base PSN, bitmap, offset after the block) of a selective-ACK block at ``off``."""
+    if len(buf) < off + 4:
+        raise Malformed("truncated", "SACK block")
+    word = _U32.unpack_from(buf, off)[0]
+    words = word >> 24
+    end = off + 4 + 4 * words
+    if words == 0 or len(buf) < end:
+        raise Malformed("truncated", "SACK bitmap")
+    return word & 0xFFFFFF, int.from_bytes(buf[off + 4:end], "big"), end
+
+
+class FrameTemplate:
+    """Pre-packed Ethernet/IPv4/UDP prefix of one flow (source and destination fixed): only
+    lengths and the IP checksum change per packet. DF is set and the IP ID is 0 (RFC 6864:
+    atomic datagrams), the UDP checksum is 0 as RoCEv2 allows."""
+
+    __slots__ = ("eth", "_tos", "_ttl", "_src_ip", "_dst_ip", "_sport", "_csum_base",
+                 "_icrc_ip_tail", "_ip_pre", "_ip_mid")
+
+    def __init__(self, src_mac: bytes, dst_mac: bytes, src_ip: bytes, dst_ip: bytes,
+                 sport: int, dscp: int, ecn: int, ttl: int = 64) -> None:
+        self.eth = _ETH.pack(dst_mac, src_mac, ETH_P_IPV4)
+        self._tos = ((dscp & 0x3F) << 2) | (ecn & 3)
+        self._ttl = ttl
+        self._src_ip = src_ip
+        self._dst_ip = dst_ip
+        self._sport = sport
+        fixed = struct.unpack("!4H", src_ip + dst_ip)
+        self._csum_base = (0x4500 | self._tos) + 0x4000 + (ttl << 8 | 17) + sum(fixed)
+        self._ip_pre = bytes((0x45, self._tos))
+        self._ip_mid = b"\x00\x00\x40\x00" + bytes((ttl, 17))
+        # masked IP header after the total length: id, flags, TTL=ff, proto, csum=ffff, addrs
+        self._icrc_ip_tail = b"\x00\x00\x40\x00\xff\x11\xff\xff" + src_ip + dst_ip
+
+    def build(self, bth: bytes, ext: bytes, payload: bytes | memoryview) -> bytes:
+        """Frame = prefix / BTH / ``ext`` (RETH, ImmDt, AETH, ...) / payload / ICRC.
+        ``payload`` must already include the BTH pad bytes."""
+        udp_len = UDP_HLEN + BTH_LEN + len(ext) + len(payload) + ICRC_LEN
+        total = IPV4_HLEN + udp_len
+        s = self._csum_base + total
+        s = (s & 0xFFFF) + (s >> 16)
+        s = (s & 0xFFFF) + (s >> 16)
+        tl = _H.pack(total)
+        udp = _HHH.pack(self._sport, ROCE_UDP_PORT, udp_len)
+        crc = zlib.crc32(_LRH_STANDIN + b"\x45\xff" + tl + self._icrc_ip_tail + udp + b"\xff\xff"
+                         + bth[:4] + b"\xff" + bth[5:] + ext)
+        crc = zlib.crc32(payload, crc)
+        return b"".join((self.eth, self._ip_pre, tl, self._ip_mid, _H.pack(~s & 0xFFFF),
+                         self._src_ip, self._dst_ip, udp, b"\x00\x00", bth, ext, payload,
+                         _ICRC.pack(crc)))
+
+
+def cnp_body() -> bytes:
+    """What follows the BTH of a CNP (RoCEv2 annex A17.9.2): 16 reserved bytes."""
+    return _CNP_PAD
+
+
+class Packet:
+    """A parsed RoCEv2 frame (fields as on the wire; ``payload`` without pad and ICRC)."""
+
+    __slots__ = ("frame_len", "src_mac", "src_ip", "dst_ip", "ecn", "dscp", "sport", "opcode", "se", "pad",
+                 "pkey", "fecn", "becn", "dqpn", "ackreq", "resv7", "psn", "reth", "imm",
+                 "syndrome", "msn", "ext", "payload", "int_stack")
+
+    frame_len: int  # bytes of the whole frame (counters count frames)
+    src_mac: bytes
+    src_ip: bytes
+    dst_ip: bytes
+    ecn: int
+    dscp: int
+    sport: int
+    opcode: int
+    se: bool
+    pad: int
+    pkey: int
+    fecn: bool
+    becn: bool
+    dqpn: int
+    ackreq: bool
+    resv7: int
+    psn: int
+    reth: tuple[int, int, int] | None  # (va, rkey, dma_len)
+    imm: int | None
+    syndrome: int | None
+    msn: int | None
+    ext: bytes  # bytes after the AETH (INT echo, SACK) on ACKs
+    payload: bytes
+    int_stack: int_md.IntStack | None
+
+
+def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
+          verify_icrc: bool = True) -> Packet:
+    """Parse an Ethernet frame into a :class:`Packet`, or raise :class:`Malformed` with the
+    drop reason. When ``my_mac``/``my_ip`` are given, frames for someone else are rejected
+    (``wrong_dst_mac`` / ``wrong_dst_ip``). An INT stack (UDP dport 4792) is parsed and the
+    ICRC is checked over the packet as its sender built it (INT removed, port restored)."""
+    n = len(frame)
+    if n < ETH_HLEN:
+        raise Malformed("truncated", "Ethernet header")
+    dst_mac, src_mac, etype = _ETH.unpack_from(frame, 0)
+    off = ETH_HLEN
+    if etype == ETH_P_VLAN:
+        if n < off + 4:
+            raise Malformed("truncated", "VLAN tag")
+        etype = _H.unpack_from(frame, off + 2)[0]
+        off += 4
+    if my_mac is not None and dst_mac != my_mac and dst_mac != BROADCAST_MAC:
+        raise Malformed("wrong_dst_mac")
+    if etype != ETH_P_IPV4:
+        raise Malformed("unknown_ethertype", hex(etype))
+    if n < off + IPV4_HLEN:
+        raise Malformed("truncated", "IPv4 header")
+    vihl, tos, total, _id, _frag, _ttl, proto, _csum, src_ip, dst_ip = _IPV4.unpack_from(frame, off)
+    ihl = (vihl & 0x0F) * 4
+    if vihl >> 4 != 4 or ihl < IPV4_HLEN:
+        raise Malformed("bad_ip_header")
+    if total < ihl + UDP_HLEN or off + total > n:
+        raise Malformed("truncated", "IPv4 total length")
+    if ipv4_checksum(frame[off:off + ihl]) != 0:
+        raise Malformed("bad_ip_checksum")
+    if my_ip is not None and dst_ip != my_ip:
+        raise Malformed("wrong_dst_ip")
+    if proto != 17:
+        raise Malformed("not_udp")
+    ip_off = off
+    end = off + total  # ignore Ethernet padding after the IP datagram
+    off += ihl
+    sport, dport, ulen, _ucs = _UDP.unpack_from(frame, off)
+    if ulen != total - ihl:
+        raise Malformed("bad_udp_length")
+    udp_off = off
+    off += UDP_HLEN
+    stack = None
+    if dport == int_md.INT_UDP_PORT:
+        try:
+            stack, off = int_md.parse_stack(frame, off, end)
+        except ValueError as e:
+            raise Malformed("bad_int", str(e)) from None
+        dport = stack.orig_dport
+    if dport != ROCE_UDP_PORT:
+        raise Malformed("not_roce", f"UDP port {dport}")
+    if end - off < BTH_LEN + ICRC_LEN:
+        raise Malformed("truncated", "BTH")
+    bth_off = off
+    opcode, b1, pkey, w2, w3 = _BTH.unpack_from(frame, off)
+    if b1 & 0x0F:
+        raise Malformed("bad_transport_version")
+    body_end = end - ICRC_LEN
+    if verify_icrc:
+        if stack is None:
+            ip_h = frame[ip_off:ip_off + ihl]
+            udp_h = frame[udp_off:udp_off + UDP_HLEN]
+        else:
+            # Recreate the headers as the sender built them, before the INT source grew them.
+            ip_h = frame[ip_off:ip_off + 2] + _H.pack(total - stack.nbytes) + frame[
+                ip_off + 4:ip_off + ihl]
+            udp_h = _HHH.pack(sport, ROCE_UDP_PORT, ulen - stack.nbytes) + b"\0\0"
+        want = icrc(ip_h, udp_h, memoryview(frame)[bth_off:body_end])
+        if _ICRC.unpack_from(frame, body_end)[0] != want:
+            raise Malformed("bad_icrc")
+    off += BTH_LEN
+    p = Packet()
+    p.frame_len = n
+    p.src_mac = src_mac
+    p.src_ip = src_ip
+    p.dst_ip = dst_ip
+    p.ecn = tos & 3
+    p.dscp = tos >> 2
+    p.sport = sport
+    p.opcode = opcode
+    p.se = bool(b1 & 0x80)
+    p.pad = (b1 >> 4) & 3
+    p.pkey = pkey
+    p.fecn = bool(w2 & 0x80000000)
+    p.becn = bool(w2 & 0x40000000)
+    p.dqpn = w2 & 0xFFFFFF
+    p.ackreq = bool(w3 & 0x80000000)
+    p.resv7 = (w3 >> 24) & 0x7F
+    p.psn = w3 & 0xFFFFFF
+    p.reth = None
+    p.imm = None
+    p.syndrome = None
+    p.msn = None
+    p.ext = b""
+    p.int_stack = stack
+    if opcode in OP_DATA:
+        if opcode in OP_HAS_RETH:
+            if body_end - off < RETH_LEN:
+                raise Malformed("truncated", "RETH")
+            p.reth = _RETH.unpack_from(frame, off)
+            off += RETH_LEN
+        if opcode in OP_HAS_IMM:
+            if body_end - off < IMM_LEN:
+                raise Malformed("truncated", "ImmDt")
+            p.imm = _U32.unpack_from(frame, off)[0]
+            off += IMM_LEN
+        if body_end - off < p.pad:
+            raise Malformed("truncated", "pad")
+        p.payload = frame[off:body_end - p.pad]
+    elif opcode == Opcode.ACKNOWLEDGE:
+        if body_end - off < AETH_LEN:
+            raise Malformed("truncated", "AETH")
+        w = _U32.unpack_from(frame, off)[0]
+        p.syndrome = w >> 24
+        p.msn = w & 0xFFFFFF
+        p.ext = frame[off + AETH_LEN:body_end]
+        p.payload = b""
+    elif opcode == Opcode.CNP:
+        p.payload = b""
+    else:
+        raise Malformed("unsupported_opcode", hex(opcode))
+    return p
+
+
+@dataclass(frozen=True)
+class AckExtensions:
+    """Decoded extensions of an ACK: echoed INT hops (source-side first) and SACK block."""
+
+    hops: tuple
+    sack_base: int | None
+    sack_bitmap: int
+
+
+def parse_ack_ext(p: Packet) -> AckExtensions:
+    """Decode the INT echo and SACK block an ACK's ``resv7`` flags announce."""
+    off = 0
+    hops: tuple = ()
+    base = None
+    bitmap = 0
+    try:
+        if p.resv7 & ACK_EXT_INT:
+            hops, off = int_md.decode_echo(p.ext, off)
+    except ValueError as e:
+        raise Malformed("bad_int_echo", str(e)) from None
+    if p.resv7 & ACK_EXT_SACK:
+        base, bitmap, off = unpack_sack(p.ext, off)
+    return AckExtensions(hops, base, bitmap)

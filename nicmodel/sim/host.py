@@ -1,0 +1,68 @@
+"""A simulated host: drives one sans-IO ``Nic`` (and its workload endpoint) from the
+virtual clock, exactly as the NIC's driver contract asks: after every received frame and
+at every ``next_wakeup``, call ``poll_transmit`` until it returns nothing."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from nicmodel.nic import Nic
+from nicmodel.sim.engine import Simulator
+from nicmodel.sim.link import Link
+from nicmodel.workloads import Endpoint
+
+
+class SimHost:
+    def __init__(self, sim: Simulator, nic: Nic, name: str) -> None:
+        self.sim = sim
+        self.nic = nic
+        self.name = name
+        self.link: Link | None = None
+        self.endpoint: Endpoint | None = None
+        self.on_done: Callable[[SimHost], None] | None = None  # called while the workload is done
+        self._wake_at: int | None = None
+
+    def attach(self, uplink: Link) -> None:
+        """``uplink`` carries this host's frames into the fabric."""
+        self.link = uplink
+
+    def receive(self, frame: bytes) -> None:
+        self.nic.receive(frame, self.sim.now)
+        self.service()
+
+    def service(self) -> None:
+        """Let the NIC and the workload act at the current time, then sleep until needed."""
+        now = self.sim.now
+        nic, ep, link = self.nic, self.endpoint, self.link
+        wake: int | None = None
+        if link is not None:
+            if link.idle_at(now):
+                frame = nic.poll_transmit(now)
+                if frame is not None:
+                    link.transmit(frame)
+                    wake = link.busy_until  # the port is ours again then: look again
+            else:
+                wake = link.busy_until
+        if ep is not None:
+            # completions of received frames and of timers fired above; new posts are
+            # picked up by next_wakeup below
+            ep.poll(now)
+            if self.on_done is not None and ep.done:
+                self.on_done(self)
+        if wake is None:
+            t = nic.next_wakeup(now)
+            if ep is not None:
+                e = ep.next_wakeup()
+                if e is not None and (t is None or e < t):
+                    t = e
+            if t is not None:
+                wake = max(t, now + 1)
+        if wake is not None and (self._wake_at is None or self._wake_at <= now or wake < self._wake_at):
+            self._wake_at = wake
+            self.sim.at(wake, self._wakeup, wake)
+
+    def _wakeup(self, when: int) -> None:
+        if when != self._wake_at:
+            return  # superseded by an earlier wake-up
+        self._wake_at = None
+        self.service()

@@ -1,0 +1,136 @@
+"""Verbs-level types of the NIC model: what an application posts and what it gets back.
+
+Named after libibverbs (ibv_wc_status, ibv_wc_opcode, access flags) so that people who know
+RDMA read them at once; the model keeps one completion queue per NIC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntFlag
+
+
+class VerbsError(ValueError):
+    """A verbs call with bad arguments (unknown QP, range outside a memory region, ...).
+    Nothing is posted when it is raised."""
+
+
+class Reliability(Enum):
+    """Loss recovery of an RC queue pair."""
+
+    GO_BACK_N = "gbn"  # RoCEv2 as NICs ship it: out-of-order packets dropped and NAKed
+    SELECTIVE_REPEAT = "sr"  # IRN-style: out-of-order placement, SACK, resend only holes
+
+
+class QpState(Enum):
+    RESET = "reset"  # created, no destination yet
+    RTS = "rts"  # connected: ready to send and receive
+    ERROR = "error"  # fatal error: posted work completes with WR_FLUSH_ERR
+
+
+class Access(IntFlag):
+    LOCAL_WRITE = 1
+    REMOTE_WRITE = 2
+    REMOTE_READ = 4
+    ALL = 7
+
+
+class WcStatus(Enum):
+    SUCCESS = "success"
+    LOC_LEN_ERR = "local_length_error"  # incoming SEND larger than the receive buffer
+    REM_INV_REQ_ERR = "remote_invalid_request_error"
+    REM_ACCESS_ERR = "remote_access_error"
+    REM_OP_ERR = "remote_operational_error"
+    RETRY_EXC_ERR = "transport_retry_counter_exceeded"
+    RNR_RETRY_EXC_ERR = "rnr_retry_counter_exceeded"
+    WR_FLUSH_ERR = "work_request_flushed_error"
+
+
+class WcOpcode(Enum):
+    SEND = "send"
+    RDMA_WRITE = "rdma_write"
+    RECV = "recv"
+    RECV_RDMA_WITH_IMM = "recv_rdma_with_imm"
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One work completion. Requester completions (SEND, RDMA_WRITE) come when the
+    responder has acknowledged every packet of the message; responder completions (RECV,
+    RECV_RDMA_WITH_IMM) when the whole message has arrived in order."""
+
+    wr_id: int
+    qpn: int
+    status: WcStatus
+    opcode: WcOpcode
+    byte_len: int
+    time_ns: int
+    imm: int | None = None
+
+
+class MemoryRegion:
+    """A registered buffer: ``addr`` is the virtual base address remote peers use with
+    ``rkey``; local work requests name it by the object itself and an offset.
+
+    ``buf`` is None for a *sink* region (used by large simulations): sends from it carry zero
+    bytes and writes into it are checked and counted but not stored."""
+
+    __slots__ = ("lkey", "rkey", "addr", "length", "buf", "access")
+
+    def __init__(self, key: int, addr: int, length: int, buf: bytearray | None,
+                 access: Access) -> None:
+        self.lkey = key
+        self.rkey = key
+        self.addr = addr
+        self.length = length
+        self.buf = buf
+        self.access = access
+
+    def __repr__(self) -> str:
+        return (f"MemoryRegion(rkey={self.rkey:#x}, addr={self.addr:#x}, length={self.length}, "
+                f"sink={self.buf is None})")
+
+
+@dataclass
+class QpConfig:
+    """Settings of one RC queue pair. Defaults follow common RoCEv2 deployments.
+
+    Sizes are bytes, times integer nanoseconds of fabric time."""
+
+    mtu: int = 1024  # IB path MTU: 256, 512, 1024, 2048 or 4096 payload bytes
+    reliability: Reliability = Reliability.GO_BACK_N
+    priority: int = 3  # PFC class (0..7) the QP's packets travel in
+    dscp: int = 26  # IPv4 DSCP of data and ACK packets
+    initial_psn: int = 0  # first PSN this QP sends
+    udp_sport: int | None = None  # flow entropy (UDP source port); None = derived from QPN
+    pkey: int = 0xFFFF
+    ack_every: int = 4  # responder ACKs every N packets (and at message end / A bit)
+    rto_ns: int = 500_000  # retransmission timeout; doubles per consecutive timeout
+    rto_max_ns: int = 64_000_000
+    retry_count: int = 7  # consecutive timeouts before RETRY_EXC_ERR
+    rnr_retry: int = 7  # RNR NAKs before RNR_RETRY_EXC_ERR (7 = infinite, as in IBA)
+    min_rnr_timer_ns: int = 10_000  # wait the responder asks for when it has no recv WQE
+    inflight_cap_bytes: int | None = None  # None: ~1 BDP (line rate x base_rtt_ns) for SR
+    base_rtt_ns: int = 10_000  # used only to size the default selective-repeat cap
+    sack_reorder_threshold: int = 3  # SR: a hole is lost once a PSN this far above it is in
+    sack_window: int = 1024  # SR: PSNs ahead of the cumulative point the receiver tracks
+
+    def validate(self) -> None:
+        if self.mtu not in (256, 512, 1024, 2048, 4096):
+            raise VerbsError(f"MTU {self.mtu} is not an IB MTU (256..4096)")
+        if not 0 <= self.priority <= 7:
+            raise VerbsError(f"priority {self.priority} is not 0..7")
+        if not 0 <= self.dscp <= 63:
+            raise VerbsError(f"DSCP {self.dscp} is not 0..63")
+        if not 0 <= self.initial_psn < 1 << 24:
+            raise VerbsError(f"initial PSN {self.initial_psn} does not fit 24 bits")
+        if self.udp_sport is not None and not 0 < self.udp_sport < 65536:
+            raise VerbsError(f"UDP source port {self.udp_sport}")
+        if self.ack_every < 1 or self.retry_count < 0 or self.rnr_retry < 0:
+            raise VerbsError("ack_every must be >= 1 and retry counts >= 0")
+        if self.rto_ns <= 0 or self.rto_max_ns < self.rto_ns:
+            raise VerbsError("rto_ns must be > 0 and <= rto_max_ns")
+        if not 1 <= self.sack_window <= 255 * 32:
+            raise VerbsError("sack_window must be 1..8160 PSNs (255 bitmap words)")
+        if self.sack_reorder_threshold < 1:
+            raise VerbsError("sack_reorder_threshold must be >= 1")

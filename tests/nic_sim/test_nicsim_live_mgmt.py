@@ -1,0 +1,132 @@
+"""Live NICs (real clock, background loop) managed over the JSON-lines API, wired by a
+datagram socket pair so that no interface is needed; the veth test covers raw sockets."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from nicmodel.live import DatagramPort, DilatedClock, LiveNic
+from nicmodel.mgmt import MgmtError, MgmtServer, NicClient
+from nicmodel.workloads import pattern
+
+PEERS = [{"rank": 0, "ip": "10.77.0.1", "mac": "02:77:00:00:00:01"},
+         {"rank": 1, "ip": "10.77.0.2", "mac": "02:77:00:00:00:02"}]
+
+
+@pytest.fixture
+def pair(tmp_path):
+    a_sock, b_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    nics = [LiveNic(DatagramPort(s), p["ip"], p["mac"], time_dilation=100, guard_udp=False)
+            for s, p in zip((a_sock, b_sock), PEERS)]
+    servers = [MgmtServer(n, tmp_path / f"h{i}.sock") for i, n in enumerate(nics)]
+    for n, s in zip(nics, servers):
+        n.start()
+        s.start()
+    clients = [NicClient(tmp_path / f"h{i}.sock") for i in range(2)]
+    try:
+        yield nics, clients
+    finally:
+        for c in clients:
+            c.close()
+        for s in servers:
+            s.close()
+        for n in nics:
+            n.close()
+
+
+def wait_done(clients, limit_s: float = 60) -> list[dict]:
+    """Poll until every NIC reports its workload done (a hang guard, not a speed check)."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        status = [c.workload_status() for c in clients]
+        if all(s["done"] for s in status) or time.monotonic() > deadline:
+            return status
+        time.sleep(0.02)
+
+
+def test_dilated_clock_divides_wall_time() -> None:
+    wall = iter([1_000, 1_000 + 5_000_000])
+    clock = DilatedClock(1000, wall_ns=lambda: next(wall))
+    assert clock.now() == 5_000  # 5 ms of wall time is 5 us of fabric time at D = 1000
+    assert clock.wall_seconds(5_000) == pytest.approx(0.005)
+
+
+def test_two_live_nics_write_through_the_management_api(pair) -> None:
+    nics, clients = pair
+    for c in clients:
+        assert c.configure(cc="dcqcn", reliability="sr")["config"]["cc"] == "dcqcn"
+    spec = {"kind": "p2p", "peers": PEERS, "size": 200_000, "count": 2, "src": 0, "dst": 1}
+    for rank, c in enumerate(clients):
+        assert c.start_workload({**spec, "rank": rank}) == {"started": True, "rank": rank, "kind": "p2p"}
+    status = wait_done(clients)
+    assert [s["done"] for s in status] == [True, True] and status[0]["progress"] == 1.0
+    assert not status[0]["errors"] and not status[1]["errors"]
+    assert status[1]["data_ok"] is True and status[0]["data_ok"] is None
+    got = nics[1].workload_result()
+    assert got[:200_000] == got[200_000:] == pattern(0, 200_000)  # both messages intact
+    stats = clients[0].stats()
+    json.dumps(stats)  # plain JSON all the way down
+    assert stats["summary"]["completed"] == 2 and stats["summary"]["bytes"] == 400_000
+    assert all(m["fct_ns"] > 0 for m in stats["messages"])
+    assert stats["nic_counters"]["10.77.0.1"]["data_pkts_sent"] >= 2 * 196
+    st = clients[1].status()
+    assert st["ip"] == "10.77.0.2" and st["time_dilation"] == 100 and st["config"]["reliability"] == "sr"
+
+
+def test_management_errors_are_reported_and_change_nothing(pair, tmp_path) -> None:
+    nics, clients = pair
+    c = clients[0]
+    with pytest.raises(MgmtError) as e:
+        c.configure(cc="bbr")
+    assert e.value.code == "invalid_params" and "bbr" in e.value.message
+    with pytest.raises(MgmtError) as e:
+        c.configure(cc="hpcc", cc_params={"eta": 7})
+    assert e.value.code == "invalid_params"
+    assert c.status()["config"]["cc"] == "none"  # all-or-nothing
+    with pytest.raises(MgmtError) as e:
+        c.configure(colour="blue")
+    assert e.value.code == "invalid_params"
+    with pytest.raises(MgmtError) as e:
+        c.call("launch_missiles")
+    assert e.value.code == "unknown_method"
+    with pytest.raises(MgmtError) as e:
+        c.start_workload({"kind": "p2p", "peers": PEERS, "rank": 1})  # rank 1 is not this NIC
+    assert e.value.code == "invalid_params"
+    with pytest.raises(MgmtError) as e:
+        c.start_workload({"kind": "gossip", "peers": PEERS, "rank": 0})
+    assert e.value.code == "invalid_params" and "gossip" in e.value.message
+    # a raw client sending garbage gets a parse error and the connection stays usable
+    raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    raw.connect(str(tmp_path / "h0.sock"))
+    f = raw.makefile("rwb")
+    f.write(b"this is not json\n[1, 2]\n" + json.dumps({"id": 9, "method": "status"}).encode() + b"\n")
+    f.flush()
+    replies = [json.loads(f.readline()) for _ in range(3)]
+    raw.close()
+    assert [r.get("error", {}).get("code") for r in replies] == ["parse_error", "parse_error", None]
+    assert replies[2]["id"] == 9 and replies[2]["result"]["ip"] == "10.77.0.1"
+
+
+def test_second_workload_while_running_is_refused_then_reset_allows_it(pair) -> None:
+    nics, clients = pair
+    spec = {"kind": "p2p", "peers": PEERS, "rank": 0, "size": 1 << 20, "src": 0, "dst": 1}
+    clients[0].start_workload(spec)  # rank 1 never starts: rank 0 keeps retrying
+    with pytest.raises(MgmtError) as e:
+        clients[0].start_workload(spec)
+    assert e.value.code == "bad_state"
+    assert clients[0].reset() == {"reset": True}
+    assert clients[0].workload_status()["kind"] is None
+    assert clients[0].start_workload(spec)["started"]
+
+
+def test_mgmt_server_refuses_a_socket_path_in_use(pair, tmp_path) -> None:
+    nics, _ = pair
+    with pytest.raises(ValueError, match="already serves"):
+        MgmtServer(nics[0], tmp_path / "h0.sock")
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(ValueError, match="not a socket"):
+        MgmtServer(nics[0], tmp_path / "plain")
