@@ -53,8 +53,15 @@ class DilatedClock:
         return fabric_ns * self.d / 1e9
 
 
+# IPv4 + UDP + BTH + RETH + ICRC around a full payload: the largest frame's IP packet.
+ROCE_IP_OVERHEAD = 20 + 8 + 12 + 16 + 4
+
+
 class FramePort(Protocol):
-    """What the loop needs from a port: a selectable fd, non-blocking receive, send."""
+    """What the loop needs from a port: a selectable fd, non-blocking receive, send, and
+    the interface's IP MTU (None: no limit)."""
+
+    ip_mtu: int | None
 
     def fileno(self) -> int: ...
     def recv_frames(self, limit: int) -> list[bytes]: ...
@@ -76,6 +83,10 @@ class RawPort:
         self.sock.setblocking(False)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.send_errors = 0
+        try:
+            self.ip_mtu: int | None = int(open(f"/sys/class/net/{iface}/mtu").read())
+        except (OSError, ValueError):
+            self.ip_mtu = None
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -104,6 +115,8 @@ class RawPort:
 class DatagramPort:
     """A port over a connected datagram socket (one frame per datagram): a wire between two
     live NICs in one process, for tests without interfaces."""
+
+    ip_mtu: int | None = None
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -166,14 +179,23 @@ class LiveNic:
         self.gateway_mac = parse_mac(gateway_mac) if gateway_mac else None
         self.clock = DilatedClock(time_dilation)
         self.settings = settings or NicSettings()
-        self.settings.validate(self.line_rate_bps)
+        self._check_settings(self.settings)
         self.nic_options = dict(nic_options or {})
         self.lock = threading.RLock()
         self._guards = bind_guard_sockets(ip) if guard_udp else []
         self._new_nic()
         self._stop = threading.Event()
+        self._wake_r, self._wake_w = socket.socketpair()  # lets requests interrupt the sleep
+        self._wake_r.setblocking(False)
         self._thread: threading.Thread | None = None
         self.loop_errors: list[str] = []
+
+    def _check_settings(self, settings: NicSettings) -> None:
+        settings.validate(self.line_rate_bps)
+        mtu = self.port.ip_mtu
+        if mtu is not None and settings.mtu + ROCE_IP_OVERHEAD > mtu:
+            raise ValueError(f"RoCE MTU {settings.mtu} needs an interface MTU of at least "
+                             f"{settings.mtu + ROCE_IP_OVERHEAD}; the interface has {mtu}")
 
     def _new_nic(self) -> None:
         """A fresh NIC: workloads rely on identical set-up on every host (see workloads)."""
@@ -189,8 +211,16 @@ class LiveNic:
         self._thread = threading.Thread(target=self._loop, name=f"rnic-{self.ip}", daemon=True)
         self._thread.start()
 
+    def _poke(self) -> None:
+        """Wake the loop now (new work was posted from a management thread)."""
+        try:
+            self._wake_w.send(b"\0")
+        except OSError:
+            pass  # already a byte pending (buffer full) or closed: the loop wakes anyway
+
     def stop(self) -> None:
         self._stop.set()
+        self._poke()
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
@@ -201,6 +231,8 @@ class LiveNic:
         for s in self._guards:
             s.close()
         self._guards = []
+        self._wake_r.close()
+        self._wake_w.close()
 
     def step(self) -> int | None:
         """One pass: receive what is there, act, transmit what is allowed. Returns the
@@ -222,19 +254,24 @@ class LiveNic:
             return wake
 
     def _loop(self) -> None:
-        fd = self.port.fileno()
+        fds = [self.port.fileno(), self._wake_r.fileno()]
         while not self._stop.is_set():
             try:
                 wake = self.step()
             except Exception as exc:  # a bug must not silently kill the NIC: record, go on
-                self.loop_errors.append(f"{type(exc).__name__}: {exc}")
+                self.loop_errors = (self.loop_errors + [f"{type(exc).__name__}: {exc}"])[-20:]
                 wake = None
             if wake is None:
                 timeout = MAX_IDLE_S
             else:
                 timeout = min(MAX_IDLE_S, max(0.0, self.clock.wall_seconds(wake - self.clock.now())))
             if timeout > 0:
-                select.select([fd], [], [], timeout)
+                ready, _, _ = select.select(fds, [], [], timeout)
+                if self._wake_r.fileno() in ready:
+                    try:
+                        self._wake_r.recv(4096)
+                    except BlockingIOError:
+                        pass
 
     # -- management API (nicmodel.mgmt.NicService) --------------------------------------
     def status(self) -> dict[str, Any]:
@@ -257,7 +294,7 @@ class LiveNic:
                 raise ValueError(f"unknown setting(s) {unknown}; valid: {sorted(fields)}")
             merged = {**self.settings.as_dict(), **params}
             settings = NicSettings(**merged)
-            settings.validate(self.line_rate_bps)
+            self._check_settings(settings)
             self.settings = settings
             return {"config": settings.as_dict()}
 
@@ -272,6 +309,7 @@ class LiveNic:
             self.endpoint = Endpoint(self.nic, ws, self.settings, self.run_stats, host=self.ip,
                                      gateway_mac=self.gateway_mac)
             self.endpoint.start(self.clock.now())
+            self._poke()
             return {"started": True, "rank": ws.rank, "kind": ws.kind}
 
     def workload_status(self) -> dict[str, Any]:

@@ -220,8 +220,9 @@ class QueuePair:
 
     def _build_templates(self) -> None:
         nic, c = self.nic, self.config
+        ecn = roce.ECN_ECT0 if c.ecn else roce.ECN_NOT_ECT
         self._tmpl_data = roce.FrameTemplate(nic.mac, self.dest_mac, nic.ip, self.dest_ip,
-                                             self.udp_sport, c.dscp, roce.ECN_ECT0)
+                                             self.udp_sport, c.dscp, ecn)
         self._tmpl_ctrl = roce.FrameTemplate(nic.mac, self.dest_mac, nic.ip, self.dest_ip,
                                              self.udp_sport, c.dscp, roce.ECN_NOT_ECT)
         self._tmpl_cnp = roce.FrameTemplate(nic.mac, self.dest_mac, nic.ip, self.dest_ip,

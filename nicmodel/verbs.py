@@ -101,6 +101,7 @@ class QpConfig:
     reliability: Reliability = Reliability.GO_BACK_N
     priority: int = 3  # PFC class (0..7) the QP's packets travel in
     dscp: int = 26  # IPv4 DSCP of data and ACK packets
+    ecn: bool = True  # data packets ECN-capable (ECT(0)); False: Not-ECT, never CE-marked
     initial_psn: int = 0  # first PSN this QP sends
     udp_sport: int | None = None  # flow entropy (UDP source port); None = derived from QPN
     pkey: int = 0xFFFF

@@ -240,6 +240,18 @@ class WorkloadSpec:
         args["peers"] = peers
         if "kind" not in args or "rank" not in args:
             raise ValueError("workload spec needs 'kind' and 'rank'")
+        for key, value in args.items():
+            want = _SPEC_TYPES.get(key)
+            if want is None or (value is None and key in _OPTIONAL):
+                continue
+            if want is int and isinstance(value, float) and value.is_integer():
+                value = int(value)  # JSON writers often send 1e6 for a byte count
+            ok = isinstance(value, want) and not (want in (int, float) and isinstance(value, bool))
+            if want is float and isinstance(value, int) and not isinstance(value, bool):
+                ok, value = True, float(value)
+            if not ok:
+                raise ValueError(f"workload field {key!r} must be {want.__name__}, got {value!r}")
+            args[key] = value
         spec = cls(**args)
         spec.validate()
         return spec
@@ -275,6 +287,14 @@ class WorkloadSpec:
         return next(p for p in self.peers if p.rank == rank)
 
 
+_SPEC_TYPES: dict[str, type] = {
+    "kind": str, "rank": int, "size": int, "count": int, "src": int, "dst": int, "cdf": str,
+    "load": float, "bandwidth_bps": float, "duration_ns": int, "flows_per_host": int,
+    "seed": int, "verify": bool, "stagger_ns": int, "start_delay_ns": int,
+}
+_OPTIONAL = {"bandwidth_bps", "duration_ns", "flows_per_host"}
+
+
 @dataclass
 class NicSettings:
     """Per-NIC transport settings a workload's queue pairs are created with."""
@@ -285,6 +305,7 @@ class NicSettings:
     mtu: int = 1024
     dscp: int = 26
     priority: int = 3
+    ecn: bool = True  # data packets ECN-capable; False: switches never mark them
     base_rtt_ns: int = 10_000
 
     def validate(self, line_rate_bps: float) -> None:
@@ -303,8 +324,10 @@ class NicSettings:
         return params
 
     def qp_config(self) -> QpConfig:
+        if not isinstance(self.ecn, bool):
+            raise ValueError(f"ecn must be true or false, got {self.ecn!r}")
         return QpConfig(mtu=self.mtu, reliability=Reliability(self.reliability), dscp=self.dscp,
-                        priority=self.priority, base_rtt_ns=self.base_rtt_ns)
+                        priority=self.priority, ecn=self.ecn, base_rtt_ns=self.base_rtt_ns)
 
     def make_cc(self, line_rate_bps: float) -> CongestionControl:
         return create_cc(self.cc, line_rate_bps, self._cc_params())

@@ -18,9 +18,10 @@ is what the sender does with them:
   Both rates stay within [Rmin, Rmax] (Rmax = line rate). Before the first CNP, and once
   the rate is back at line rate, no increase timer runs (nothing to recover).
 
-Defaults: g, K, T, F from the paper; B = 150 KB as NVIDIA ConnectX defaults; R_AI and
-R_HAI follow the HPCC ns-3 simulator's DCQCN set-up (5 Mb/s and 50 Mb/s per 25 Gb/s of
-line rate, i.e. 20 and 200 Mb/s at 100 Gb/s) and Rmin its MIN_RATE (1 Gb/s).
+Defaults: g = 1/256, K = T = 55 us, F = 5 as in the paper; B = 150 KB (NICs expose the
+byte counter as a setting; every value here is settable); R_AI and R_HAI follow the HPCC
+ns-3 simulator's DCQCN set-up (5 Mb/s and 50 Mb/s per 25 Gb/s of line rate, i.e. 20 and
+200 Mb/s at 100 Gb/s) and Rmin its MIN_RATE (1 Gb/s).
 """
 
 from __future__ import annotations

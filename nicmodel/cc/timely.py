@@ -14,7 +14,11 @@ per 16-64 KB segment) with the newest RTT sample:
     else:                 rate *= 1 - beta * gradient
 
 Defaults: T_low = 50 us, T_high = 500 us, beta = 0.8, delta = 10 Mb/s, HAI after 5 (paper);
-alpha = 0.02 (the authors' published code); min_rtt should be the fabric's base RTT.
+alpha = 0.02 (the authors' published code); min_rtt should be the fabric's base RTT; the
+rate floor is 1 Gb/s, the HPCC ns-3 simulator's MIN_RATE. Being rate-based without a
+window, TIMELY sends a message shorter than its first feedback at line rate; at 100 Gb/s
+with the paper's 10 Gb/s-era thresholds (T_low = 50 us) it reacts late: a comparison
+baseline, tune ``t_low_ns``/``t_high_ns``/``delta_bps`` for other regimes.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class TimelyParams:
     hai_threshold: int = 5
     hai_multiplier: int = 5
     segment_bytes: int = 16 * 1024
-    min_rate_bps: float = 100e6
+    min_rate_bps: float = 1e9
 
     def validate(self, line_rate_bps: float) -> None:
         if not 0 < self.t_low_ns < self.t_high_ns:

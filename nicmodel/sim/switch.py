@@ -28,11 +28,11 @@ import struct
 from collections import deque
 from dataclasses import dataclass, field
 
+from nicmodel import int_md, pfc, roce
+from nicmodel.cc.base import HopInt
+from nicmodel.roce import OP_DATA, ROCE_UDP_PORT
 from nicmodel.sim.engine import Simulator
 from nicmodel.sim.link import Link
-from nicmodel.cc.base import HopInt
-from nicmodel import int_md, pfc
-from nicmodel.roce import OP_DATA, ROCE_UDP_PORT
 
 ETH_IPV4 = 0x0800
 
@@ -114,9 +114,9 @@ class Switch:
 
     def __init__(self, sim: Simulator, config: SwitchConfig | None = None, seed: int = 1) -> None:
         self.sim = sim
-        self.mac = b"\x02\xfe\x00\x00\x00" + bytes([(config.switch_id if config else 1) & 0xFF])
         self.config = config or SwitchConfig()
         self.config.validate()
+        self.mac = b"\x02\xfe\x00\x00\x00" + bytes([self.config.switch_id & 0xFF])  # PFC source
         self.rng = random.Random(seed)
         self.ports: dict[int, _Port] = {}
         self.routes: dict[bytes, tuple[int, bytes | None, bytes | None]] = {}
@@ -359,11 +359,7 @@ def _ip_bytes(ipv4: str) -> bytes:
 
 
 def _fix_ipv4_checksum(buf: bytearray) -> None:
+    """Recompute the IPv4 header checksum after a header field (ECN) changed."""
     ihl = (buf[14] & 0x0F) * 4
     buf[24:26] = b"\x00\x00"
-    total = 0
-    for i in range(14, 14 + ihl, 2):
-        total += (buf[i] << 8) | buf[i + 1]
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    struct.pack_into("!H", buf, 24, ~total & 0xFFFF)
+    struct.pack_into("!H", buf, 24, roce.ipv4_checksum(bytes(buf[14:14 + ihl])))

@@ -87,6 +87,11 @@ def test_management_errors_are_reported_and_change_nothing(pair, tmp_path) -> No
         c.configure(cc="hpcc", cc_params={"eta": 7})
     assert e.value.code == "invalid_params"
     assert c.status()["config"]["cc"] == "none"  # all-or-nothing
+    nics[0].port.ip_mtu = 1500  # as a raw port reads it from the interface
+    with pytest.raises(MgmtError) as e:
+        c.configure(mtu=4096)
+    assert e.value.code == "invalid_params" and "interface MTU" in e.value.message
+    assert c.configure(mtu=1024)["config"]["mtu"] == 1024
     with pytest.raises(MgmtError) as e:
         c.configure(colour="blue")
     assert e.value.code == "invalid_params"
@@ -130,3 +135,21 @@ def test_mgmt_server_refuses_a_socket_path_in_use(pair, tmp_path) -> None:
     (tmp_path / "plain").write_text("x")
     with pytest.raises(ValueError, match="not a socket"):
         MgmtServer(nics[0], tmp_path / "plain")
+
+
+def test_mgmt_api_also_over_tcp_localhost(tmp_path) -> None:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    nic = LiveNic(DatagramPort(a), "10.77.1.1", "02:77:01:00:00:01", guard_udp=False)
+    server = MgmtServer(nic, tmp_path / "t.sock", tcp_port=0)  # 0: any free port
+    server.start()
+    try:
+        with NicClient(tcp=("127.0.0.1", server.tcp_port)) as c:
+            assert c.status()["ip"] == "10.77.1.1"
+            assert c.configure(cc="timely")["config"]["cc"] == "timely"
+        with NicClient(tmp_path / "t.sock") as c:  # the same NIC through the Unix socket
+            assert c.status()["config"]["cc"] == "timely"
+    finally:
+        server.close()
+        nic.close()
+        b.close()
+    assert not (tmp_path / "t.sock").exists()

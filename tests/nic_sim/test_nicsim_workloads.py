@@ -62,8 +62,9 @@ def test_poisson_arrivals_match_load_and_spread_destinations() -> None:
 
 
 def test_workload_spec_validation_messages() -> None:
-    ok = WorkloadSpec.from_dict({"kind": "incast", "peers": PEERS, "rank": 2, "dst": 2})
-    assert ok.peer(1).ip == "10.0.0.2"
+    ok = WorkloadSpec.from_dict({"kind": "incast", "peers": PEERS, "rank": 2, "dst": 2, "size": 1e6,
+                                 "load": 1, "duration_ns": None})
+    assert ok.peer(1).ip == "10.0.0.2" and ok.size == 1_000_000 and isinstance(ok.size, int)
     bad = [
         ({"kind": "incast", "peers": PEERS}, "needs 'kind' and 'rank'"),
         ({"kind": "incast", "peers": PEERS, "rank": 5}, "not a rank"),
@@ -73,6 +74,9 @@ def test_workload_spec_validation_messages() -> None:
         ({"kind": "p2p", "peers": PEERS, "rank": 0, "colour": 1}, "unknown workload field"),
         ({"kind": "poisson", "peers": PEERS, "rank": 0}, "duration_ns or flows_per_host"),
         ({"kind": "p2p", "peers": [{**PEERS[0], "ip": "10.0.0"}, PEERS[1]], "rank": 0}, "10.0.0"),
+        ({"kind": "p2p", "peers": PEERS, "rank": 0, "size": "big"}, "'size' must be int"),
+        ({"kind": "p2p", "peers": PEERS, "rank": 0, "size": 1.5}, "'size' must be int"),
+        ({"kind": "p2p", "peers": PEERS, "rank": True}, "'rank' must be int"),
     ]
     for spec, message in bad:
         with pytest.raises(ValueError, match=message):
