@@ -1,0 +1,114 @@
+"""Packets/s of the switch on basic L3 forwarding (ptf_tests/basic/basic.p4).
+
+Two figures: the ``p4switch`` process switching between two veths (raw sockets in and out,
+traffic manager, pipeline) for basic.p4 and for fabric.p4, driven closed-loop by a sender that keeps at most ``WINDOW``
+frames in flight so no frame is lost in kernel buffers; and the Device in process (ingress,
+traffic manager, egress, no sockets), to show what the I/O costs.
+"""
+
+from __future__ import annotations
+
+import select
+import tempfile
+import time
+from pathlib import Path
+
+from bench.result import Result
+from p4switch.entries import ActionCall, Lpm, TableEntry
+from p4switch.switch.clock import WallClock
+from p4switch.switch.device import Device
+from p4switch.switch.ports import RawPort
+from ptf_tests.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
+from ptf_tests.p4rt import P4RuntimeClient
+from ptf_tests.targets import free_tcp_port, start_switch, switch_command
+from ptf_tests.veth import VethPairs
+
+FABRIC_P4 = Path(__file__).resolve().parent.parent / "p4src" / "fabric.p4"
+FRAMES = 20000
+WINDOW = 64
+IN_PROCESS_FRAMES = 20000
+
+
+def _veth_rate(name: str, program: Path, routes: list[tuple[str, dict, str, dict]], frame: bytes) -> Result:
+    """Closed-loop packets/s of ``program`` switching ``frame`` from port 1 to port 2."""
+    with tempfile.TemporaryDirectory() as work, VethPairs(2, prefix="bs") as veths:
+        grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
+        cmd = switch_command("ours", {1: veths.switch_side[0], 2: veths.switch_side[1]}, 1, grpc_addr, thrift,
+                             cpu_port=CPU_PORT, program=str(program), log_console=False)
+        proc = start_switch(cmd, grpc_addr, thrift, Path(work) / "switch.log")
+        tx = rx = None
+        try:
+            proc.wait_ready()
+            client = P4RuntimeClient(grpc_addr, device_id=1)
+            client.fetch_p4info()
+            for table, match, action, params in routes:
+                client.insert(client.table_entry(table, match, action, params))
+            client.close()
+            tx, rx = RawPort(1, veths.host_side[0]), RawPort(2, veths.host_side[1])
+            sent = received = written_off = 0
+            start = time.perf_counter()
+            deadline = start + 60
+            while received + written_off < FRAMES and time.perf_counter() < deadline:
+                while sent < FRAMES and sent - received - written_off < WINDOW:
+                    sent += tx.send(frame)
+                if select.select([rx], [], [], 0.5)[0]:
+                    while rx.recv() is not None:
+                        received += 1
+                else:  # nothing for 0.5 s: what is in flight was lost; do not stall the window
+                    written_off = sent - received
+            elapsed = time.perf_counter() - start
+        finally:
+            for p in (tx, rx):
+                if p is not None:
+                    p.close()
+            proc.stop()
+    return Result(name, received / elapsed, "packets/s",
+                  f"p4switch process, {received}/{sent} frames of {len(frame)} B delivered, window {WINDOW}")
+
+
+def _basic_over_veths() -> Result:
+    routes = [(TABLE, {"hdr.ipv4.dstAddr": "10.0.2.0/24"}, FORWARD, {"dstAddr": "00:00:00:00:02:02", "port": 2})]
+    return _veth_rate("switch basic L3 over veths", BASIC_P4, routes, bytes(udp_frame("10.0.2.2", payload=b"x" * 64)))
+
+
+def _fabric_over_veths() -> Result:
+    """fabric.p4 routing a UDP flow (route to port + next-hop MACs, p4src/README.md names)."""
+    routes = [("FabricIngress.routing.routing_v4", {"hdr.ipv4.dst_addr": "10.0.2.0/24"},
+               "FabricIngress.routing.route_to_port", {"port": 2}),
+              ("FabricIngress.next_hop.next_hop_mac", {"standard_metadata.egress_spec": 2},
+               "FabricIngress.next_hop.set_next_hop_macs", {"src_mac": "02:00:00:00:00:02", "dst_mac": "00:00:00:00:02:02"})]
+    frame = bytes(udp_frame("10.0.2.2", payload=b"x" * 64))
+    frame = bytes.fromhex("020000000001") + frame[6:]  # to the fabric switch's MAC
+    return _veth_rate("switch fabric.p4 over veths", FABRIC_P4, routes, frame)
+
+
+class _Sink:
+    def send(self, frame: bytes) -> bool:
+        return True
+
+
+def _in_process_rate() -> Result:
+    from p4switch.exec import LoadedProgram
+
+    prog = LoadedProgram.from_file(BASIC_P4)
+    prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000200, 24)},
+                                         ActionCall(FORWARD, {"dstAddr": 0x0202, "port": 2})))
+    device = Device(cpu_port=CPU_PORT, clock=WallClock())
+    device.add_port(1, _Sink())
+    device.add_port(2, _Sink())
+    device.set_program(prog)
+    frame = bytes(udp_frame("10.0.2.2", payload=b"x" * 64))
+    start = time.perf_counter()
+    for i in range(IN_PROCESS_FRAMES):
+        device.receive(1, frame)
+        if i % 32 == 31:
+            device.poll()
+    device.poll()
+    elapsed = time.perf_counter() - start
+    assert device.stats["tx"] == IN_PROCESS_FRAMES
+    return Result("switch basic L3 device in process", IN_PROCESS_FRAMES / elapsed, "packets/s",
+                  "Device: ingress + traffic manager + egress, no sockets")
+
+
+def run() -> list[Result]:
+    return [_in_process_rate(), _basic_over_veths(), _fabric_over_veths()]

@@ -1,0 +1,459 @@
+"""``fabricctl``: the operator's command line for a running fabric.
+
+Every command finds the fabric through its state file (``--state``, ``$FABRICCTL_STATE`` or
+/run/aifabric/state.json; see ``controller.state``). Exit status: 0 success, 1 the fabric
+refused or could not be reached, 2 bad arguments. Arguments are validated completely before
+anything is written, so a rejected command leaves switches and NICs as they were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from controller.p4info import P4InfoError, format_match
+from controller.profiles import PROFILES, settings_for
+from controller.settings import SettingsError, parse_value
+from controller.state import StateError, default_path
+from controller.switch_conn import P4RuntimeError
+from controller.textfmt import table
+
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+
+# `set` sections: a settings section, or a shorthand that also selects a mode.
+SET_ALIASES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
+    # alias: (section, implied values, key renames)
+    "dlb": ("lb", {"data_mode": "dlb"}, {"timeout_us": "flowlet_timeout_us"}),
+    "spray": ("lb", {"data_mode": "spray"}, {"algo": "spray_algo"}),
+    "ecmp": ("lb", {"data_mode": "ecmp"}, {}),
+}
+WORKLOADS = ("all-reduce", "all-to-all", "incast", "poisson")
+SHELL_ELECTION_ID = 20  # above the fabric controller (1) and fabricctl (10)
+
+
+class UsageError(Exception):
+    """Bad arguments discovered after parsing (unknown switch, malformed key=value...)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fabricctl",
+        description="Operate a running AI-fabric testbed (switches over P4Runtime, RNICs over their management API).",
+        epilog="The fabric is found through its state file, written by `python -m controller.run_demo --cli` "
+               "or `python -m topo.fabric`.",
+    )
+    p.add_argument("--state", type=Path, default=None,
+                   help="fabric state file (default: $FABRICCTL_STATE or /run/aifabric/state.json)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("status", help="switches, ports, links and NICs of the fabric",
+                   description="Show every switch (reachable? pipeline?), its ports and links, and every NIC.")
+    for name, what in (("tables", "table entries and selector groups"), ("counters", "counter values"),
+                       ("registers", "register values")):
+        sp = sub.add_parser(name, help=f"{what} of one switch", description=f"Read the {what} of SWITCH over P4Runtime.")
+        sp.add_argument("switch", metavar="SWITCH")
+        sp.add_argument("--name", help="only this table/counter/register (P4Info name)")
+        if name != "tables":
+            sp.add_argument("--all", action="store_true", help="also show zero values")
+
+    sp = sub.add_parser("set", help="change ECN, PFC, DLB, spray, INT, CC or class settings",
+                        description="Set fabric parameters. SECTION is one of: "
+                                    + ", ".join(["lb", "classes", "ecn", "pfc", "int", "nic", "cc", *SET_ALIASES])
+                                    + ". `cc` sets nic.cc (algo=NAME) and its parameters; `dlb`/`spray`/`ecmp` "
+                                      "select that load-balancing mode for RoCE data.",
+                        epilog="examples: fabricctl set ecn kmin_bytes=10000 kmax_bytes=50000 pmax=0.1 | "
+                               "fabricctl set dlb timeout_us=300 | fabricctl set spray algo=random | "
+                               "fabricctl set cc algo=hpcc eta=0.9 | fabricctl set int enabled=false")
+    sp.add_argument("section", metavar="SECTION")
+    sp.add_argument("values", nargs="*", metavar="KEY=VALUE")
+
+    sp = sub.add_parser("profile", help="apply a named profile in one step",
+                        description="Apply a profile to every switch and NIC: "
+                                    + "; ".join(f"{n}: {v['description']}" for n, v in PROFILES.items())
+                                    + ". Clears earlier `set` overrides.")
+    sp.add_argument("name", nargs="?", metavar="NAME", help="profile name (omit to list them)")
+
+    sp = sub.add_parser("run", help="run a workload on the NICs with a progress bar",
+                        description="Run a workload among the fabric's hosts and save its results for `report`.")
+    sp.add_argument("workload", choices=WORKLOADS, metavar="WORKLOAD", help=" | ".join(WORKLOADS))
+    sp.add_argument("--size", type=_positive_int, default=256 * 1024,
+                    help="bytes per host (all-reduce buffer, all-to-all/incast message); default 256 KiB")
+    sp.add_argument("--hosts", help="comma-separated hosts (default: all)")
+    sp.add_argument("--cdf", default="websearch", help="poisson: flow-size CDF (websearch, hadoop, or a file)")
+    sp.add_argument("--load", type=_fraction, default=0.3, help="poisson: offered load 0..1 of host link rate")
+    sp.add_argument("--flows", type=_positive_int, default=40, help="poisson: number of flows")
+    sp.add_argument("--timeout", type=float, default=300.0, help="wall-clock seconds before giving up")
+
+    sp = sub.add_parser("telemetry", help="live queue depth, pauses, ECN marks and link utilisation per link",
+                        description="Sample counters and INT data from every switch and print one table per sample.")
+    sp.add_argument("--interval", type=float, default=1.0, help="seconds between samples (wall clock)")
+    sp.add_argument("--count", type=_positive_int, default=0, help="number of samples (default: until Ctrl-C)")
+    sp.add_argument("--json", action="store_true", help="one JSON object per sample instead of a table")
+
+    sp = sub.add_parser("report", help="FCT/slowdown percentiles, goodput, retransmissions, pauses; table + PNGs",
+                        description="Compare saved runs (default: the latest run of each workload/profile).")
+    sp.add_argument("runs", nargs="*", type=Path, metavar="RUN.json")
+    sp.add_argument("--out", type=Path, help="directory for the PNG plots (default: <fabric out dir>/plots)")
+
+    sp = sub.add_parser("shell", help="open p4runtime-shell on one switch",
+                        description="Start p4runtime-shell connected to SWITCH. The shell is primary while it is "
+                                    "open (the fabric controller is backup and takes over again when it exits).")
+    sp.add_argument("switch", metavar="SWITCH")
+    return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _fraction(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}") from None
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    return v
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    state_path = args.state or default_path()
+    try:
+        return COMMANDS[args.command](args, state_path)
+    except (UsageError, SettingsError, P4InfoError) as e:
+        print(f"fabricctl: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (StateError, ConnectionError, RuntimeError, OSError) as e:
+        print(f"fabricctl: {e}", file=sys.stderr)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        return 130
+
+
+# -- commands --------------------------------------------------------------------------------
+def cmd_status(args, state_path: Path) -> int:
+    from controller.session import open_fabric
+
+    state, ctl = open_fabric(state_path)
+    topo = ctl.topo
+    rows = []
+    down = 0
+    for s in topo.switches:
+        conn = ctl.conns[s.name]
+        try:
+            cfg = conn.get_pipeline()
+            pipe = "fabric.p4" if cfg.cookie.cookie == ctl.pipeline.cookie else "other program"
+            up = "up"
+        except P4RuntimeError as e:
+            if e.code == grpc.StatusCode.FAILED_PRECONDITION:  # answering, but no program loaded
+                pipe, up = "none", "up"
+            else:
+                pipe, up = "-", f"DOWN ({e.code.name})"
+                down += 1
+        rows.append([s.name, s.role, s.device_id, state.switches[s.name].grpc, up, pipe])
+    print(f"fabric {topo.name}: target {state.target}, profile {state.profile}"
+          + (f" + overrides {json.dumps(state.overrides)}" if state.overrides else "")
+          + f", time dilation {topo.time_dilation:g}")
+    print(table(["switch", "role", "device", "grpc", "state", "pipeline"], rows))
+    print()
+    link_rows = [[f"{link.a}:{link.a_port}", f"{link.b}:{link.b_port}", link.rate_gbps, link.delay_us]
+                 for link in topo.links]
+    print(table(["end A", "end B", "Gb/s", "delay us"], link_rows))
+    print()
+    nic_rows = []
+    for h in topo.hosts:
+        info = state.nics.get(h.name)
+        nic_rows.append([h.name, h.ip, h.mac, f"{topo.host_port(h.name)[0]}:{topo.host_port(h.name)[1]}",
+                         info.mgmt if info else "-", _nic_state(info)])
+    print(table(["host", "ip", "mac", "leaf port", "mgmt socket", "nic"], nic_rows))
+    ctl.close()
+    return EXIT_FAIL if down else 0
+
+
+def _nic_state(info) -> str:
+    if info is None:
+        return "none"
+    if not os.path.exists(info.mgmt):
+        return "DOWN (no socket)"
+    try:
+        from nicmodel.mgmt import NicClient
+
+        with NicClient(info.mgmt, timeout=3) as nic:
+            cfg = nic.status().get("config", {})
+        return f"up cc={cfg.get('cc', '?')} rel={cfg.get('reliability', '?')}"
+    except Exception as e:  # an unreachable NIC is a status to show, not a crash
+        return f"DOWN ({e})"
+
+
+def _switch(ctl, name: str):
+    if name not in ctl.conns:
+        raise UsageError(f"no switch named {name!r} (switches: {', '.join(ctl.conns)})")
+    return name
+
+
+def cmd_tables(args, state_path: Path) -> int:
+    from controller.session import open_fabric
+
+    _, ctl = open_fabric(state_path)
+    sw = _switch(ctl, args.switch)
+    names = [args.name] if args.name else ctl.p4.names("tables")
+    for name in names:
+        ctl.p4.get("tables", name)  # unknown name -> usage error before any read
+    for name in names:
+        entries = ctl.read_table(sw, name)
+        print(f"{name}: {len(entries)} entries")
+        rows = []
+        for pb in entries:
+            _, entry, action = ctl.p4.table_entry_from_pb(pb)
+            if entry is None:
+                continue
+            match = " ".join(f"{k}={format_match(v)}" for k, v in sorted(entry.match.items()))
+            rows.append([match or "*", _format_action(action), entry.priority or ""])
+        if rows:
+            print("  " + table(["match", "action", "prio"], rows).replace("\n", "\n  "))
+    for prof in ctl.p4.names("action_profiles"):
+        groups = ctl.read_groups(sw, prof)
+        if groups:
+            print(f"{prof}: {len(groups)} groups")
+            for gid, members in sorted(groups.items()):
+                print(f"  group {gid}: " + ", ".join(f"{mid}: {_format_action(call)}" for mid, call in members))
+    ctl.close()
+    return 0
+
+
+def _format_action(action) -> str:
+    if action is None:
+        return "-"
+    if hasattr(action, "params"):
+        params = ", ".join(f"{k}={v:#x}" if v > 9 else f"{k}={v}" for k, v in action.params.items())
+        return f"{action.name}({params})"
+    return repr(action)
+
+
+def cmd_counters(args, state_path: Path) -> int:
+    from controller.session import open_fabric
+
+    _, ctl = open_fabric(state_path)
+    sw = _switch(ctl, args.switch)
+    names = [args.name] if args.name else ctl.p4.names("counters")
+    for name in names:
+        ctl.p4.get("counters", name)
+    for name in names:
+        values = ctl.read_counter(sw, name)
+        rows = [[i, pk, by] for i, (pk, by) in sorted(values.items()) if args.all or pk or by]
+        print(f"{name}: {len(rows)} {'' if args.all else 'non-zero '}cells")
+        if rows:
+            print("  " + table(["index", "packets", "bytes"], rows).replace("\n", "\n  "))
+    ctl.close()
+    return 0
+
+
+def cmd_registers(args, state_path: Path) -> int:
+    from controller.session import open_fabric
+
+    _, ctl = open_fabric(state_path)
+    sw = _switch(ctl, args.switch)
+    names = [args.name] if args.name else ctl.p4.names("registers")
+    for name in names:
+        ctl.p4.get("registers", name)
+    for name in names:
+        values = ctl.read_register(sw, name)
+        rows = [[i, v] for i, v in sorted(values.items()) if args.all or v]
+        print(f"{name}: {len(rows)} {'' if args.all else 'non-zero '}cells")
+        if rows:
+            print("  " + table(["index", "value"], rows).replace("\n", "\n  "))
+    ctl.close()
+    return 0
+
+
+def parse_set(section: str, values: list[str]) -> dict[str, dict[str, Any]]:
+    """``set`` arguments as settings overrides; raises UsageError/SettingsError."""
+    if not values and section not in SET_ALIASES:
+        raise UsageError(f"set {section}: give at least one KEY=VALUE")
+    pairs: dict[str, Any] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise UsageError(f"expected KEY=VALUE, got {item!r}")
+        pairs[key] = parse_value(value)
+    if section in SET_ALIASES:
+        target, implied, renames = SET_ALIASES[section]
+        return {target: {**implied, **{renames.get(k, k): v for k, v in pairs.items()}}}
+    if section == "cc":
+        nic: dict[str, Any] = {}
+        if "algo" in pairs:
+            nic["cc"] = pairs.pop("algo")
+        if pairs:
+            nic["cc_params"] = pairs
+        return {"nic": nic}
+    return {section: pairs}
+
+
+def _merge(base: dict[str, dict[str, Any]], extra: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out = {k: dict(v) for k, v in base.items()}
+    for section, values in extra.items():
+        cur = out.setdefault(section, {})
+        for k, v in values.items():
+            cur[k] = {**cur[k], **v} if isinstance(v, dict) and isinstance(cur.get(k), dict) else v
+    return out
+
+
+def cmd_set(args, state_path: Path) -> int:
+    from controller.session import open_fabric
+
+    overrides = _merge(_load_state(state_path).overrides, parse_set(args.section, args.values))
+    state = _load_state(state_path)
+    new = settings_for(state.profile, overrides)  # validates before anything is touched
+    return _apply(state_path, new, profile=state.profile, overrides=overrides, open_fabric=open_fabric,
+                  what=f"set {args.section} {' '.join(args.values)}".strip())
+
+
+def cmd_profile(args, state_path: Path) -> int:
+    from controller.session import open_fabric
+
+    if args.name is None:
+        print(table(["profile", "what it does"], [[n, v["description"]] for n, v in PROFILES.items()]))
+        return 0
+    new = settings_for(args.name)  # unknown name -> SettingsError (usage) before any write
+    return _apply(state_path, new, profile=args.name, overrides={}, open_fabric=open_fabric,
+                  what=f"profile {args.name}")
+
+
+def _load_state(state_path: Path):
+    from controller.state import FabricState
+
+    return FabricState.load(state_path)
+
+
+def _apply(state_path: Path, new, *, profile: str, overrides: dict, open_fabric, what: str) -> int:
+    state, ctl = open_fabric(state_path, with_nics=True)
+    try:
+        ctl.connect(timeout=10)
+        n = ctl.apply(new)
+    finally:
+        ctl.close()
+    state.profile, state.overrides = profile, overrides
+    state.save(state_path)
+    print(f"{what}: {n} switch updates written, {len(ctl.nics)} NICs configured")
+    return 0
+
+
+def cmd_run(args, state_path: Path) -> int:
+    from controller.session import open_fabric
+    from controller.workloads import run_workload
+
+    state, ctl = open_fabric(state_path, with_nics=True)
+    hosts = args.hosts.split(",") if args.hosts else [h.name for h in ctl.topo.hosts]
+    for h in hosts:
+        if h not in state.nics:
+            raise UsageError(f"no NIC on host {h!r} (hosts: {', '.join(state.nics)})")
+    from controller.telemetry import Telemetry
+
+    try:
+        ctl.connect(timeout=10)  # primary while the run lasts: INT reports come to us as packet-ins
+        tel = Telemetry(ctl)
+        ctl.on_packet_in = tel.on_packet_in
+        result, path = run_workload(state, ctl, args.workload, hosts, size=args.size, cdf=args.cdf,
+                                    load=args.load, flows=args.flows, timeout_s=args.timeout, progress=True,
+                                    telemetry=tel)
+    finally:
+        ctl.close()
+    from controller.report import comparison_table
+
+    print(comparison_table([result]))
+    print(f"saved {path}")
+    return 0 if result.ok else EXIT_FAIL
+
+
+def cmd_telemetry(args, state_path: Path) -> int:
+    from controller.session import open_fabric
+    from controller.telemetry import Telemetry
+
+    _, ctl = open_fabric(state_path)
+    sampler = Telemetry(ctl)
+    n = 0
+    try:
+        sampler.sample()
+        while not args.count or n < args.count:
+            time.sleep(args.interval)
+            snap = sampler.sample()
+            n += 1
+            if args.json:
+                print(json.dumps(snap.to_dict()), flush=True)
+            else:
+                print(f"--- sample {n}: {snap.span_us:.0f} us of fabric time")
+                print(snap.format(), flush=True)
+    finally:
+        ctl.close()
+    return 0
+
+
+def cmd_report(args, state_path: Path) -> int:
+    from controller.report import comparison_table, plot
+    from controller.results import RunResult
+
+    paths = list(args.runs)
+    out = args.out
+    if not paths:
+        state = _load_state(state_path)
+        latest: dict[tuple[str, str], Path] = {}
+        for p in sorted((Path(state.out_dir) / "runs").glob("*.json")):
+            r = RunResult.load(p)
+            latest[(r.workload, r.profile)] = p
+        paths = list(latest.values())
+        out = out or Path(state.out_dir) / "plots"
+        if not paths:
+            raise StateError(f"no saved runs in {Path(state.out_dir) / 'runs'} (use `fabricctl run` first)")
+    runs = []
+    for p in paths:
+        try:
+            runs.append(RunResult.load(p))
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise UsageError(f"{p}: not a run result ({e})") from None
+    print(comparison_table(runs))
+    for png in plot(runs, out or Path("out/plots")):
+        print(f"wrote {png}")
+    return 0
+
+
+def cmd_shell(args, state_path: Path) -> int:
+    state = _load_state(state_path)
+    if args.switch not in state.switches:
+        raise UsageError(f"no switch named {args.switch!r} (switches: {', '.join(state.switches)})")
+    sw = state.switches[args.switch]
+    cmd = [sys.executable, "-m", "p4runtime_sh", "--grpc-addr", sw.grpc, "--device-id", str(sw.device_id),
+           "--election-id", f"0,{SHELL_ELECTION_ID}"]
+    os.execv(sys.executable, cmd)
+    return 0  # not reached
+
+
+COMMANDS = {
+    "status": cmd_status,
+    "tables": cmd_tables,
+    "counters": cmd_counters,
+    "registers": cmd_registers,
+    "set": cmd_set,
+    "profile": cmd_profile,
+    "run": cmd_run,
+    "telemetry": cmd_telemetry,
+    "report": cmd_report,
+    "shell": cmd_shell,
+}
+
+if __name__ == "__main__":
+    sys.exit(main())

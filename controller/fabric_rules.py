@@ -1,0 +1,228 @@
+"""What fabric.p4 needs on each switch, computed from the topology and the settings.
+
+This is the one module that knows fabric.p4's control-plane contract (p4src/README.md):
+table, action, counter and register names, their keys and parameters, clone sessions and
+units. Everything else in the controller is program-agnostic. Names are resolved by unique
+suffix (``routing_v4`` -> ``FabricIngress.routing.routing_v4``) so the rules work with either
+compiler's naming of nested control instances; key fields are filled in P4Info order.
+
+Per switch it installs:
+- routing: a leaf routes its hosts' /32s straight to their ports and every other leaf's /16
+  to next-hop group 1 (all spine uplinks: ECMP selector group + ``lb_group`` member list);
+  a spine routes each leaf's /16 to the port facing it; ``next_hop_mac`` per port;
+- classes: RoCE data DSCP -> lossless priority, CNP/ACK/NAK -> high priority;
+- load balancing per class (``lb_mode``): data by the profile (ECMP, DLB, spray), the rest ECMP;
+- ECN Kmin/Kmax/Pmax on every port's data queue, converted from bytes to packets of the MTU;
+- PFC XOFF/XON per ingress port on the lossless priority, plus its clone sessions;
+- INT: source at leaves for RoCE data (watch list), transit hop records on every port, sink on
+  leaf host ports (report to the controller or forward to the NIC for HPCC), collector clone
+  session to the CPU port (reports arrive as packet-ins).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from controller.intent import Intent
+from controller.p4info import P4InfoIndex
+from controller.routing import host_ports, mac_to_int, routes
+from controller.settings import Settings
+from p4switch.entries import ActionCall, CloneSession, Exact, GroupRef, Lpm, Replica, TableEntry, Ternary
+from topo.spec import Topology
+
+# -- the contract (p4src/include/defines.p4, p4src/README.md) -------------------------------------
+LB_MODE_CODE = {"ecmp": 0, "dlb": 1}
+SPRAY_CODE = {"round_robin": 2, "random": 3, "best_of_two": 4}
+LB_MAX_MEMBERS = 8
+INT_REPORT_SESSION = 1
+PFC_SESSION_BASE = 256  # clone session 256 + p sends PFC frames out of port p
+PFC_COS = 7
+REPORT_HDR_BYTES = 16
+REPORT_UDP_PORT = 32766
+ROCE_UDP_PORT = 4791
+ROCE_CNP_OPCODE = 0x81
+ROCE_ACK_OPCODE = 0x11
+PMAX_SCALE = 65536
+PFC_QUANTA = 0xFFFF
+UPLINK_GROUP = 1  # on a leaf, the next-hop group of all spine uplinks
+# RoCEv2 WRITE packet around an MTU of payload: Ethernet 14, IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4.
+ROCE_OVERHEAD = 74
+COLLECTOR_IP = 0x0A00FFFE  # 10.0.255.254: the controller, as the reports' destination
+
+
+class Rules:
+    """Entry builders over one P4Info: resolve a short name once, fill keys in P4Info order."""
+
+    def __init__(self, p4: P4InfoIndex) -> None:
+        self.p4 = p4
+
+    def table(self, short: str) -> str:
+        return self.p4.resolve("tables", short)
+
+    def action(self, short: str, **params: int) -> ActionCall:
+        return ActionCall(self.p4.resolve("actions", short), params)
+
+    def entry(self, table: str, matches: list, action, priority: int = 0) -> tuple[str, TableEntry]:
+        """``matches`` in key order; None leaves a ternary/lpm field out (wildcard)."""
+        full = self.table(table)
+        keys = self.p4.table_keys(full)
+        if len(matches) != len(keys):
+            raise ValueError(f"{full}: {len(keys)} key fields ({', '.join(k.name for k in keys)}), got {len(matches)}")
+        match = {k.name: m for k, m in zip(keys, matches) if m is not None}
+        return full, TableEntry(match=match, action=action, priority=priority)
+
+
+def frame_bytes(topo: Topology) -> int:
+    """Bytes of one full data packet on the wire (what a queue slot holds at most)."""
+    return topo.mtu + ROCE_OVERHEAD
+
+
+def bytes_to_pkts(nbytes: int, topo: Topology) -> int:
+    return math.ceil(nbytes / frame_bytes(topo))
+
+
+def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex) -> dict[str, Intent]:
+    r = Rules(p4)
+    return {s.name: _switch_intent(topo, settings, r, s.name) for s in topo.switches}
+
+
+def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str) -> Intent:
+    it = Intent()
+    _routing(topo, r, name, it)
+    _classes(st, r, it)
+    _load_balancing(st, r, it)
+    _ecn(topo, st, r, name, it)
+    _pfc(topo, st, r, name, it)
+    _int(topo, st, r, name, it)
+    return it
+
+
+def _routing(topo: Topology, r: Rules, name: str, it: Intent) -> None:
+    sw = topo.switch(name)
+    selector = r.p4.resolve("action_profiles", "ecmp_selector")
+    for route in routes(topo, name):
+        prefix = Lpm(int(route.prefix.network_address), route.prefix.prefixlen)
+        if len(route.next_hops) == 1:
+            it.add_entry(*r.entry("routing_v4", [prefix], r.action("route_to_port", port=route.next_hops[0].port)))
+            continue
+        it.add_entry(*r.entry("routing_v4", [prefix], r.action("set_nh_group", group_id=UPLINK_GROUP)))
+        if (selector, UPLINK_GROUP) in it.groups:
+            continue
+        ports = [nh.port for nh in route.next_hops][:LB_MAX_MEMBERS]
+        for port in ports:
+            it.add_member(selector, port, r.action("set_egress_port", port=port))
+        it.add_group(selector, UPLINK_GROUP, [(port, 1) for port in ports])
+        it.add_entry(*r.entry("ecmp", [Exact(UPLINK_GROUP)], GroupRef(UPLINK_GROUP)))
+        members = {f"port{i}": (ports[i] if i < len(ports) else 0) for i in range(LB_MAX_MEMBERS)}
+        it.add_entry(*r.entry("lb_group", [Exact(UPLINK_GROUP)], r.action("set_lb_members", count=len(ports), **members)))
+    for port, (peer, _, _) in sorted(topo.ports_of(name).items()):
+        peer_mac = topo.switch(peer).mac if peer in topo.switch_names() else topo.host(peer).mac
+        it.add_entry(*r.entry("next_hop_mac", [Exact(port)],
+                              r.action("set_next_hop_macs", src_mac=mac_to_int(sw.mac), dst_mac=mac_to_int(peer_mac))))
+
+
+def _classes(st: Settings, r: Rules, it: Intent) -> None:
+    """classify (dscp, is_roce, bth_opcode): CNP and ACK/NAK above data, by opcode or DSCP."""
+    c = st.classes
+    high = r.action("set_priority", priority=c.cnp_priority)
+    it.add_entry(*r.entry("classify", [None, Ternary(1, 1), Ternary(ROCE_CNP_OPCODE, 0xFF)], high, priority=30))
+    it.add_entry(*r.entry("classify", [None, Ternary(1, 1), Ternary(ROCE_ACK_OPCODE, 0xFF)], high, priority=30))
+    it.add_entry(*r.entry("classify", [Ternary(c.cnp_dscp, 0x3F), None, None], high, priority=20))
+    it.add_entry(*r.entry("classify", [Ternary(c.data_dscp, 0x3F), None, None],
+                          r.action("set_priority", priority=c.data_priority), priority=10))
+    it.set_default(r.table("classify"), r.action("set_priority", priority=c.default_priority))
+
+
+def _lb_code(mode: str, spray_algo: str) -> int:
+    return SPRAY_CODE[spray_algo] if mode == "spray" else LB_MODE_CODE[mode]
+
+
+def _load_balancing(st: Settings, r: Rules, it: Intent) -> None:
+    """lb_mode (group, priority): the data class gets data_mode, every other class control_mode."""
+    lb = st.lb
+    common = {"hash_qp": int(lb.hash_qp), "flowlet_timeout_us": lb.flowlet_timeout_us}
+    it.add_entry(*r.entry("lb_mode", [None, Ternary(st.classes.data_priority, 0x7)],
+                          r.action("set_lb_mode", mode=_lb_code(lb.data_mode, lb.spray_algo), **common), priority=10))
+    it.set_default(r.table("lb_mode"), r.action("set_lb_mode", mode=_lb_code(lb.control_mode, lb.spray_algo), **common))
+
+
+def _ecn(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
+    if not st.ecn.enabled:
+        return
+    kmin = bytes_to_pkts(st.ecn.kmin_bytes, topo)
+    kmax = max(kmin + 1, bytes_to_pkts(st.ecn.kmax_bytes, topo))
+    action = r.action("set_ecn_thresholds", kmin_pkts=kmin, kmax_pkts=kmax, pmax_scaled=round(st.ecn.pmax * PMAX_SCALE))
+    for port in sorted(topo.ports_of(name)):
+        it.add_entry(*r.entry("ecn_thresholds", [Exact(port), Exact(st.classes.data_priority)], action))
+
+
+def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
+    for port in sorted(topo.ports_of(name)):
+        it.add_clone_session(CloneSession(PFC_SESSION_BASE + port, [Replica(port, 0)], cos=PFC_COS))
+    if not st.pfc.enabled:
+        return
+    xoff = bytes_to_pkts(st.pfc.xoff_bytes, topo)
+    xon = min(xoff - 1, bytes_to_pkts(st.pfc.xon_bytes, topo))
+    for port, (_, _, link) in sorted(topo.ports_of(name).items()):
+        pause_us = PFC_QUANTA * 512 / (link.rate_gbps * 1e3)  # quanta of 512 bit times at the port rate
+        it.add_entry(*r.entry("pfc_port", [Exact(port)], r.action(
+            "set_pfc_port", enable_mask_value=1 << st.classes.data_priority, xoff_pkts=xoff, xon_pkts=max(0, xon),
+            pause_quanta=PFC_QUANTA, refresh_us=max(1, int(pause_us / 2)))))
+
+
+def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
+    sw = topo.switch(name)
+    cpu = sw.cpu_port
+    it.add_clone_session(CloneSession(INT_REPORT_SESSION, [Replica(cpu, 0)]))
+    it.set_default(r.table("int_report_encap"), r.action(
+        "set_report_encap", src_mac=mac_to_int(sw.mac), dst_mac=mac_to_int(sw.mac), src_ip=0x0A00FF00 | sw.device_id & 0xFF,
+        dst_ip=COLLECTOR_IP, udp_dport=REPORT_UDP_PORT, switch_id_value=sw.device_id))
+    if not st.int.enabled:
+        return
+    for port, (_, _, link) in sorted(topo.ports_of(name).items()):
+        it.add_entry(*r.entry("int_transit_port", [Exact(port)],
+                              r.action("int_transit", switch_id_value=sw.device_id, link_rate_mbps=int(link.rate_gbps * 1000))))
+    if sw.role != "leaf":
+        return
+    if st.int.watch_data:
+        it.add_entry(*r.entry("int_watchlist", [None, None, None, Ternary(ROCE_UDP_PORT, 0xFFFF)],
+                              r.action("int_source", max_hops=st.int.max_hops), priority=10))
+    sink = "int_sink_report" if st.int.sink_mode == "report" else "int_sink_to_host"
+    for port in host_ports(topo, name):
+        it.add_entry(*r.entry("int_sink", [Exact(port)], r.action(sink)))
+
+
+def configure_nic(nic: Any, topo: Topology, host: str, st: Settings) -> None:
+    """Congestion control and reliability of one NIC (applies to queue pairs created next)."""
+    nic.configure(cc=st.nic.cc, cc_params=dict(st.nic.cc_params), reliability=st.nic.reliability,
+                  mtu=topo.mtu, dscp=st.classes.data_dscp, priority=st.classes.data_priority, ecn=st.ecn.enabled)
+
+
+# -- telemetry reads -------------------------------------------------------------------------------
+PORT_STATS = {
+    # field: (kind, short name, index = port or port * 8 + priority, summed over priorities)
+    "tx_bytes": ("registers", "port_tx_bytes", False),
+    "qdepth": ("registers", "port_qdepth", False),
+    "ecn_marks": ("counters", "ecn_marks", True),
+    "pauses": ("counters", "pfc_pauses_sent", True),
+    "drops": ("counters", "ingress_drops", True),
+    "int_reports": ("counters", "int_reports", False),
+}
+
+
+def read_port_stats(ctl: Any, switch: str) -> dict[int, dict[str, int]]:
+    """port -> {tx_bytes, qdepth, ecn_marks, pauses, drops, int_reports} of one switch, read
+    cell by cell (only the ports the topology uses) so a sample costs a few dozen reads."""
+    ports = sorted(ctl.topo.ports_of(switch))
+    out: dict[int, dict[str, int]] = {p: {} for p in ports}
+    for field, (kind, short, per_prio) in PORT_STATS.items():
+        name = ctl.p4.resolve(kind, short)
+        index = {p * 8 + c: p for p in ports for c in range(8)} if per_prio else {p: p for p in ports}
+        if kind == "registers":
+            values = ctl.read_register(switch, name, list(index))
+        else:
+            values = {i: pk for i, (pk, _) in ctl.read_counter(switch, name, list(index)).items()}
+        for i, v in values.items():
+            out[index[i]][field] = out[index[i]].get(field, 0) + v
+    return out

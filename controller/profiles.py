@@ -1,0 +1,51 @@
+"""The named fabric profiles: each is a set of overrides of the defaults in ``settings``.
+
+This dictionary is the only place a profile is defined; ``fabricctl profile NAME``, the demo
+and the README's table all read it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.settings import Settings, SettingsError
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # What most RoCEv2 fabrics run today: hash-based ECMP (a flow stays on one path), lossless
+    # class with PFC, ECN marking feeding DCQCN, and Go-Back-N retransmission in the NICs.
+    "baseline": {
+        "description": "ECMP, Go-Back-N, DCQCN, PFC on",
+        "lb": {"data_mode": "ecmp", "control_mode": "ecmp"},
+        "ecn": {"enabled": True},
+        "pfc": {"enabled": True, "xoff_bytes": 40_000, "xon_bytes": 20_000},
+        "int": {"enabled": True, "sink_mode": "report"},
+        "nic": {"cc": "dcqcn", "reliability": "gbn"},
+    },
+    # The AI-fabric design: spray each data packet over all uplinks (NICs reassemble out of
+    # order with selective repeat), HPCC rate control from INT echoed per hop, PFC kept only as
+    # a safety net (higher XOFF so it rarely fires).
+    "ai-fabric": {
+        "description": "per-packet spraying, selective repeat + OOO reassembly, HPCC, PFC as safety net",
+        "lb": {"data_mode": "spray", "spray_algo": "best_of_two", "control_mode": "ecmp"},
+        "ecn": {"enabled": True},
+        "pfc": {"enabled": True, "xoff_bytes": 80_000, "xon_bytes": 40_000},
+        "int": {"enabled": True, "sink_mode": "echo"},
+        "nic": {"cc": "hpcc", "reliability": "sr"},
+    },
+}
+
+
+def profile_names() -> list[str]:
+    return list(PROFILES)
+
+
+def description(name: str) -> str:
+    return PROFILES[name]["description"]
+
+
+def settings_for(name: str, overrides: dict[str, dict[str, Any]] | None = None) -> Settings:
+    """Defaults, then the profile, then the operator's ``set`` overrides; validated."""
+    if name not in PROFILES:
+        raise SettingsError(f"unknown profile {name!r} (profiles: {', '.join(PROFILES)})")
+    prof = {k: v for k, v in PROFILES[name].items() if k != "description"}
+    return Settings().with_overrides(prof).with_overrides(overrides or {})

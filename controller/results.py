@@ -1,0 +1,106 @@
+"""One workload run's outcome as plain data, and the statistics computed from it.
+
+``fabricctl run`` and the demo write one JSON file per run (``out/runs/<n>-<workload>-<profile>.json``);
+``fabricctl report`` and the demo's side-by-side table read them back. All times are fabric
+time (microseconds), so runs at different time dilations compare directly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Message:
+    src: str
+    dst: str
+    size: int  # bytes
+    fct_us: float  # completion time
+    ideal_us: float  # size at the bottleneck line rate plus base RTT, for the slowdown
+
+    @property
+    def slowdown(self) -> float:
+        return max(1.0, self.fct_us / self.ideal_us) if self.ideal_us > 0 else math.nan
+
+
+@dataclass
+class LinkSeries:
+    """Utilisation (0..1) of one direction of one link, sampled over the run."""
+
+    name: str  # "leaf1:3->spine1"
+    times_us: list[float] = field(default_factory=list)
+    util: list[float] = field(default_factory=list)
+
+    @property
+    def mean(self) -> float:
+        return sum(self.util) / len(self.util) if self.util else 0.0
+
+
+@dataclass
+class RunResult:
+    workload: str
+    profile: str
+    params: dict[str, Any]
+    completion_us: float  # whole workload, fabric time
+    bytes_delivered: int
+    messages: list[Message] = field(default_factory=list)
+    retransmissions: int = 0
+    naks: int = 0
+    cnps: int = 0
+    timeouts: int = 0
+    pauses: int = 0  # PFC pause frames sent by switches
+    ecn_marks: int = 0
+    drops: int = 0
+    int_reports: int = 0
+    links: list[LinkSeries] = field(default_factory=list)
+    queue_depth: dict[str, list[tuple[float, int]]] = field(default_factory=dict)  # "leaf1:3" -> (t_us, pkts)
+    nic_stats: dict[str, dict[str, Any]] = field(default_factory=dict)  # raw per-host statistics
+    ok: bool = True  # every message completed with its data intact
+    data_verified: list[str] = field(default_factory=list)  # hosts whose received bytes were checked equal
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def goodput_gbps(self) -> float:
+        return self.bytes_delivered * 8 / (self.completion_us * 1e3) if self.completion_us > 0 else 0.0
+
+    @property
+    def mean_link_util(self) -> float:
+        fabric = [s.mean for s in self.links]
+        return sum(fabric) / len(fabric) if fabric else 0.0
+
+    @property
+    def max_link_util(self) -> float:
+        return max((s.mean for s in self.links), default=0.0)
+
+    def fct_percentiles(self) -> dict[str, float]:
+        return _percentiles([m.fct_us for m in self.messages])
+
+    def slowdown_percentiles(self) -> dict[str, float]:
+        return _percentiles([m.slowdown for m in self.messages])
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(self), indent=1))
+
+    @classmethod
+    def load(cls, path: Path) -> RunResult:
+        d = json.loads(Path(path).read_text())
+        d["messages"] = [Message(**m) for m in d.get("messages", [])]
+        d["links"] = [LinkSeries(**s) for s in d.get("links", [])]
+        d["queue_depth"] = {k: [tuple(p) for p in v] for k, v in d.get("queue_depth", {}).items()}
+        return cls(**d)
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": math.nan, "p95": math.nan, "p99": math.nan, "max": math.nan}
+    v = sorted(values)
+
+    def pick(q: float) -> float:
+        return v[min(len(v) - 1, max(0, math.ceil(q * len(v)) - 1))]
+
+    return {"p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99), "max": v[-1]}

@@ -1,0 +1,220 @@
+"""``make run``: the default fabric in Mininet, a ring all-reduce under each profile, a table.
+
+Steps: compile fabric.p4 for the target, start 2 spines x 2 leaves x 2 hosts in Mininet (P4
+switch processes, one RNIC model per host), start the controller (pipeline, routes, groups,
+thresholds, NIC settings), then for each profile (``baseline``, then ``ai-fabric``) apply it in
+one step and run a ring all-reduce across all hosts while telemetry samples every switch.
+Prints the side-by-side table, writes plots and run files under ``out/``, and tears down: every
+process it started is stopped by PID and every interface deleted.
+
+``--cli`` (with a terminal) leaves you in the Mininet CLI after the runs, with the controller
+still running and the state file in place so ``fabricctl`` works from another shell; leaving
+the CLI (``exit`` or Ctrl-D) tears everything down. ``--keep`` does the same without the
+Mininet CLI (until Ctrl-C), for terminals-less use of ``fabricctl``.
+
+The fabric runs time-dilated (``--time-dilation``, default 20000): links are 100 Gb/s in
+fabric time, so a Python switch process sees about 600 packets/s per link; all results are
+reported in fabric time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from controller.controller import FabricController
+from controller.pipeline import compile_fabric
+from controller.profiles import PROFILES, settings_for
+from controller.report import comparison_table, plot
+from controller.session import current_settings, profile_label
+from controller.settings import Settings
+from controller.state import FabricState, default_path
+from controller.telemetry import Telemetry
+from controller.workloads import run_workload
+from topo.builder import leaf_spine
+from topo.spec import Topology, TopologyError, load
+
+log = logging.getLogger("run_demo")
+
+DEFAULT_DILATION = 20000
+DEFAULT_SIZE = 1024 * 1024
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m controller.run_demo",
+                                 description="Bring up the default leaf/spine fabric in Mininet, run a ring "
+                                             "all-reduce under each profile and compare them.")
+    ap.add_argument("--cli", action="store_true", help="after the runs, stay in the Mininet CLI (needs a terminal)")
+    ap.add_argument("--keep", action="store_true", help="after the runs, keep the fabric up until Ctrl-C")
+    ap.add_argument("--target", choices=("ours", "bmv2"), default="ours",
+                    help="switch target: our p4switch (default) or BMv2 simple_switch_grpc (needs p4c and BMv2)")
+    ap.add_argument("--time-dilation", type=float, default=None, metavar="D",
+                    help=f"fabric time = wall time / D (default {DEFAULT_DILATION}, or the topology file's)")
+    ap.add_argument("--topology", type=Path, help="topology file (YAML/JSON, see topo/spec.py) instead of the "
+                                                  "built-in 2 x 2 x 2 leaf/spine")
+    ap.add_argument("--size", type=int, default=DEFAULT_SIZE, help="all-reduce buffer bytes per host")
+    ap.add_argument("--profiles", default="baseline,ai-fabric", help="comma-separated profiles to run, in order")
+    ap.add_argument("--spines", type=int, default=2, help="built-in topology: spines (default 2)")
+    ap.add_argument("--leaves", type=int, default=2, help="built-in topology: leaves (default 2)")
+    ap.add_argument("--hosts-per-leaf", type=int, default=2, help="built-in topology: hosts per leaf (default 2)")
+    ap.add_argument("--out", type=Path, default=Path("out"), help="output directory (plots, runs, telemetry, logs)")
+    ap.add_argument("--state", type=Path, default=None, help="state file for fabricctl (default: $FABRICCTL_STATE "
+                                                             "or /run/aifabric/state.json)")
+    ap.add_argument("--pcap", action="store_true", help="capture every switch port into out/fabric/pcap")
+    ap.add_argument("--timeout", type=float, default=600.0, help="wall seconds allowed per run")
+    return ap
+
+
+def free_grpc_base(offsets: list[int]) -> int:
+    """A base port such that base + each offset (the switches' device ids) is free."""
+    rng = random.Random(os.getpid())
+    for _ in range(50):
+        base = rng.randrange(20000, 60000 - max(offsets))
+        if all(_port_free(base + d) for d in offsets):
+            return base
+    raise RuntimeError("no free block of TCP ports for the switches")
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _check_names_free(topo) -> None:
+    taken = [f"{link.b}-eth{link.b_port}" for link in topo.links
+             if subprocess.run(["ip", "link", "show", f"{link.b}-eth{link.b_port}"], capture_output=True).returncode == 0]
+    if taken:
+        raise RuntimeError(f"interfaces {', '.join(taken)} exist: another fabric is running on this machine")
+
+
+def load_topology(args: argparse.Namespace) -> Topology:
+    """The topology file given, or the built-in leaf/spine on free gRPC ports."""
+    if args.topology is not None:
+        topo = load(args.topology)
+        busy = [f"{s.name}:{s.grpc_port}" for s in topo.switches if not _port_free(s.grpc_port)]
+        if busy:
+            raise ValueError(f"gRPC ports in use: {', '.join(busy)}")
+        if args.time_dilation is not None:
+            topo.time_dilation = args.time_dilation
+        return topo
+    ids = [s.device_id for s in leaf_spine(args.spines, args.leaves, args.hosts_per_leaf).switches]
+    default = DEFAULT_DILATION if args.target == "ours" else 1.0  # BMv2 has no time dilation
+    return leaf_spine(args.spines, args.leaves, args.hosts_per_leaf,
+                      time_dilation=args.time_dilation or default, grpc_base=free_grpc_base(ids))
+
+
+def state_settings(path: Path) -> tuple[Settings, str]:
+    """The settings the state file says the fabric runs (``fabricctl`` may have changed them)."""
+    st = FabricState.load(path)
+    return current_settings(st), profile_label(st)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown or not profiles:
+        print(f"run_demo: unknown profile(s) {', '.join(unknown)} (profiles: {', '.join(PROFILES)})", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("run_demo: Mininet needs root (run `sudo make run`)", file=sys.stderr)
+        return 1
+    if args.cli and not sys.stdin.isatty():
+        print("run_demo: --cli needs a terminal; use --keep instead", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    out = args.out.resolve()
+    state_path = args.state or default_path()
+    try:
+        topo = load_topology(args)
+    except (TopologyError, ValueError) as e:
+        print(f"run_demo: {e}", file=sys.stderr)
+        return 2
+    if args.size <= 0 or args.size % len(topo.hosts):
+        print(f"run_demo: --size must be a positive multiple of the {len(topo.hosts)} hosts", file=sys.stderr)
+        return 2
+    _check_names_free(topo)
+    from topo.fabric import FabricNet
+
+    t0 = time.monotonic()
+    log.info("compiling p4src/fabric.p4 for %s ...", args.target)
+    try:
+        pipe = compile_fabric(args.target, out / "build")
+    except RuntimeError as e:  # compiler errors, or BMv2's tools not installed
+        print(f"run_demo: {e}", file=sys.stderr)
+        return 1
+    fab = FabricNet(topo, out / "fabric", args.target, args.pcap)
+    ctl: FabricController | None = None
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        log.info("starting %s in Mininet (%d switches, %d RNIC hosts, time dilation %g) ...",
+                 topo.name, len(topo.switches), len(topo.hosts), topo.time_dilation)
+        fab.start()
+        state = fab.state(str(pipe.p4info_path), str(pipe.config_path), profiles[0], str(out))
+        state.save(state_path)
+        from nicmodel.mgmt import NicClient
+
+        nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
+        ctl = FabricController(topo, pipe, settings_for(profiles[0]), nics=nics, profile=profiles[0],
+                               settings_source=lambda: state_settings(state_path))
+        tel = Telemetry(ctl)
+        ctl.on_packet_in = tel.on_packet_in
+        log.info("controller: pushing the pipeline and installing state ...")
+        ctl.start()
+        log.info("fabric ready after %.0f s", time.monotonic() - t0)
+        results = []
+        hosts = [h.name for h in topo.hosts]
+        for profile in profiles:
+            n = ctl.apply(settings_for(profile), profile)
+            state.profile, state.overrides = profile, {}
+            state.save(state_path)
+            log.info("profile %s: %d switch updates (%s)", profile, n, PROFILES[profile]["description"])
+            result, path = run_workload(state, ctl, "all-reduce", hosts, size=args.size, timeout_s=args.timeout,
+                                        progress=True, telemetry=tel)
+            log.info("  saved %s", path)
+            results.append(result)
+        print()
+        print(f"Ring all-reduce of {args.size // 1024} KiB per host over {len(hosts)} hosts "
+              f"({topo.name}, time dilation {topo.time_dilation:g}, times in fabric microseconds):")
+        print(comparison_table(results))
+        for png in plot(results, out / "plots"):
+            print(f"wrote {png}")
+        tel.write(out / "telemetry" / "all")
+        failed = [r for r in results if not r.ok]
+        for r in failed:
+            print(f"{r.profile}: " + "; ".join(r.errors), file=sys.stderr)
+        if args.cli:
+            print(f"Mininet CLI: the controller keeps running; `fabricctl --state {state_path} status` works "
+                  "from another shell. `exit` tears the fabric down.")
+            fab.cli()
+        elif args.keep:
+            print(f"fabric up; `fabricctl --state {state_path} status`; Ctrl-C to tear down")
+            try:
+                stop.wait()
+            except KeyboardInterrupt:
+                pass
+        return 1 if failed else 0
+    finally:
+        if ctl is not None:
+            ctl.close()
+        fab.stop()
+        state_path.unlink(missing_ok=True)
+        log.info("torn down after %.0f s", time.monotonic() - t0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The state file: how ``fabricctl`` finds a running fabric.
+
+Whoever starts a fabric (``python -m controller.run_demo``, ``topo.fabric``) writes one JSON
+file; every ``fabricctl`` command reads it. It holds the topology, where each switch's
+P4Runtime server listens, where each NIC's management socket is, the compiled pipeline files,
+the active profile with the operator's overrides, and where telemetry goes. ``fabricctl
+profile``/``set`` update the profile/overrides in it after the fabric accepted the change, so
+the file always says what the fabric runs. Path: ``--state PATH``, else ``$FABRICCTL_STATE``,
+else ``/run/aifabric/state.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from topo.spec import Topology
+
+DEFAULT_PATH = Path("/run/aifabric/state.json")
+VERSION = 1
+
+
+class StateError(RuntimeError):
+    """No fabric to talk to, or a state file that is not ours."""
+
+
+def default_path() -> Path:
+    return Path(os.environ.get("FABRICCTL_STATE", DEFAULT_PATH))
+
+
+@dataclass
+class SwitchInfo:
+    grpc: str  # host:port of the P4Runtime server
+    device_id: int
+    pid: int = 0
+    thrift_port: int = 0  # BMv2's runtime CLI port, when the target is bmv2
+
+
+@dataclass
+class NicInfo:
+    mgmt: str  # Unix socket path of the NIC's management API (reachable from the root namespace)
+    ip: str
+    pid: int = 0
+
+
+@dataclass
+class FabricState:
+    topology: dict[str, Any]
+    target: str
+    p4info: str
+    device_config: str
+    switches: dict[str, SwitchInfo]
+    nics: dict[str, NicInfo]
+    profile: str = "baseline"
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    out_dir: str = "out"
+    version: int = VERSION
+
+    def topo(self) -> Topology:
+        return Topology.from_dict(self.topology)
+
+    def save(self, path: Path) -> None:
+        """Atomic replace, so a reader never sees half a file."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".state-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(asdict(self), f, indent=2)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> FabricState:
+        try:
+            d = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise StateError(f"no running fabric: state file {path} does not exist "
+                             "(start one with `make run -- --cli` or pass --state)") from None
+        except (OSError, json.JSONDecodeError) as e:
+            raise StateError(f"cannot read state file {path}: {e}") from None
+        if not isinstance(d, dict) or d.get("version") != VERSION:
+            raise StateError(f"{path} is not a fabric state file of version {VERSION}")
+        try:
+            d["switches"] = {k: SwitchInfo(**v) for k, v in d["switches"].items()}
+            d["nics"] = {k: NicInfo(**v) for k, v in d["nics"].items()}
+            return cls(**d)
+        except (KeyError, TypeError) as e:
+            raise StateError(f"{path}: malformed state file ({e})") from None

@@ -1,0 +1,249 @@
+"""Telemetry collector: INT reports and switch counters, as time series in memory and on disk.
+
+Two sources, both target-agnostic (P4Runtime only):
+- INT reports, which fabric.p4's sink clones to the collector session; the controller points
+  that session at the CPU port, so each report arrives as a packet-in. Every hop record gives a
+  queue-depth point for (switch, egress port) at that hop's egress time.
+- Counters and registers read from every switch on each ``sample()``: cumulative tx bytes per
+  port (link utilisation = delta bytes x 8 / (delta fabric time x link rate)), ECN marks,
+  pauses sent, drops and INT reports per port. Fabric time is wall time / time dilation.
+
+``write(dir)`` leaves ``samples.csv`` (one row per switch port per sample), ``int_hops.csv``
+(one row per hop record) and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller import fabric_rules
+from controller.results import LinkSeries
+from controller.textfmt import table
+from nicmodel.int_md import INT_UDP_PORT, parse_stack
+
+log = logging.getLogger(__name__)
+
+ETH_LEN = 14
+UDP_LEN = 8
+
+
+@dataclass
+class PortSample:
+    switch: str
+    port: int
+    peer: str
+    tx_bytes: int = 0
+    ecn_marks: int = 0
+    pauses: int = 0
+    drops: int = 0
+    int_reports: int = 0
+    qdepth: int = 0
+
+
+@dataclass
+class Snapshot:
+    """One sample of every switch port; utilisation relative to the previous sample."""
+
+    wall: float
+    span_us: float  # fabric time since the previous sample
+    ports: dict[tuple[str, int], PortSample]
+    util: dict[tuple[str, int], float] = field(default_factory=dict)
+    deltas: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
+
+    def format(self) -> str:
+        rows = []
+        for key in sorted(self.ports):
+            p = self.ports[key]
+            d = self.deltas.get(key, {})
+            rows.append([f"{p.switch}:{p.port}", p.peer, f"{self.util.get(key, 0.0) * 100:.1f}%", p.qdepth,
+                         d.get("pauses", 0), d.get("ecn_marks", 0), d.get("drops", 0), d.get("int_reports", 0)])
+        return table(["port", "to", "util", "queue (pkts)", "pauses", "ECN marks", "drops", "INT reports"], rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "wall": self.wall,
+            "span_us": self.span_us,
+            "ports": [{"port": f"{p.switch}:{p.port}", "to": p.peer, "util": self.util.get(k, 0.0),
+                       "qdepth": p.qdepth, **{f"d_{n}": v for n, v in self.deltas.get(k, {}).items()}}
+                      for k, p in sorted(self.ports.items())],
+        }
+
+
+@dataclass
+class HopPoint:
+    switch: str
+    port: int
+    t_us: int
+    qdepth: int
+    hop_latency_us: int
+
+
+class Telemetry:
+    def __init__(self, ctl) -> None:
+        self.ctl = ctl
+        self.topo = ctl.topo
+        self.dilation = float(self.topo.time_dilation)
+        self.by_device = {s.device_id: s.name for s in self.topo.switches}
+        self.snapshots: list[Snapshot] = []
+        self.hops: list[HopPoint] = []
+        self.reports: dict[str, int] = {s.name: 0 for s in self.topo.switches}
+        self.malformed_reports = 0
+        self._lock = threading.Lock()
+        self._run_start = 0  # index of the snapshot a workload started at
+        self._hops_start = 0
+        self._reports_start: dict[str, int] = {}
+        self._prev: Snapshot | None = None
+
+    # -- INT reports (packet-in) ----------------------------------------------------------
+    def on_packet_in(self, switch: str, packet) -> None:
+        """Packet-in handler for the controller; anything that is not an INT report is ignored."""
+        try:
+            hops = parse_report(packet.payload)
+        except ValueError:
+            with self._lock:
+                self.malformed_reports += 1
+            return
+        with self._lock:
+            self.reports[switch] = self.reports.get(switch, 0) + 1
+            for h in hops:
+                name = self.by_device.get(h.switch_id, f"dev{h.switch_id}")
+                self.hops.append(HopPoint(name, h.egress_port, h.egress_ts_us, h.qdepth_pkts, h.hop_latency_us))
+
+    # -- counters ---------------------------------------------------------------------------
+    def sample(self) -> Snapshot:
+        now = time.monotonic()
+        ports: dict[tuple[str, int], PortSample] = {}
+        for s in self.topo.switches:
+            try:
+                values = fabric_rules.read_port_stats(self.ctl, s.name)
+            except Exception as e:  # a switch restarting: skip it this sample
+                log.info("telemetry: %s unreadable: %s", s.name, e)
+                continue
+            for port, (peer, _, _) in self.topo.ports_of(s.name).items():
+                v = values.get(port, {})
+                ports[(s.name, port)] = PortSample(s.name, port, peer, **v)
+        snap = Snapshot(now, 0.0, ports)
+        prev = self._prev
+        if prev is not None:
+            snap.span_us = (now - prev.wall) * 1e6 / self.dilation
+            for key, p in ports.items():
+                q = prev.ports.get(key)
+                if q is None:
+                    continue
+                snap.deltas[key] = {n: max(0, getattr(p, n) - getattr(q, n))
+                                    for n in ("ecn_marks", "pauses", "drops", "int_reports")}
+                dbytes = (p.tx_bytes - q.tx_bytes) % (1 << 32)
+                link = self.topo.ports_of(key[0])[key[1]][2]
+                if snap.span_us > 0:
+                    snap.util[key] = min(1.0, dbytes * 8 / (snap.span_us * 1e-6 * link.rate_gbps * 1e9))
+        with self._lock:
+            self.snapshots.append(snap)
+            self._prev = snap
+        return snap
+
+    def start_run(self) -> None:
+        """Mark the start of a workload: totals and series below count from the next sample on."""
+        self.sample()
+        with self._lock:
+            self._run_start = len(self.snapshots) - 1
+            self._hops_start = len(self.hops)
+            self._reports_start = dict(self.reports)
+
+    def _run_snaps(self) -> list[Snapshot]:
+        return self.snapshots[self._run_start:]
+
+    def run_totals(self) -> dict[str, int]:
+        snaps = self._run_snaps()
+        out = {"pauses": 0, "ecn_marks": 0, "drops": 0, "int_reports": 0}
+        for snap in snaps[1:]:
+            for d in snap.deltas.values():
+                for k in out:
+                    out[k] += d.get(k, 0)
+        received = sum(self.reports.values()) - sum(self._reports_start.values())
+        out["int_reports"] = max(out["int_reports"], received)
+        return out
+
+    def link_series(self) -> list[LinkSeries]:
+        """Per direction of every switch-to-switch link (the fabric's links), named a:port->b."""
+        snaps = self._run_snaps()[1:]
+        names = set(self.topo.switch_names())
+        out = []
+        for s in self.topo.switches:
+            for port, (peer, _, _) in sorted(self.topo.ports_of(s.name).items()):
+                if peer not in names:
+                    continue
+                series = LinkSeries(f"{s.name}:{port}->{peer}")
+                t = 0.0
+                for snap in snaps:
+                    t += snap.span_us
+                    series.times_us.append(round(t, 1))
+                    series.util.append(round(snap.util.get((s.name, port), 0.0), 4))
+                out.append(series)
+        return out
+
+    def queue_depth_series(self) -> dict[str, list[tuple[float, int]]]:
+        out: dict[str, list[tuple[float, int]]] = {}
+        for h in self.hops[self._hops_start:]:
+            out.setdefault(f"{h.switch}:{h.port}", []).append((float(h.t_us), h.qdepth))
+        return out
+
+    def write(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(directory / "samples.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["sample", "span_us", "switch", "port", "to", "util", "qdepth", "tx_bytes",
+                        "ecn_marks", "pauses", "drops", "int_reports"])
+            for i, snap in enumerate(self.snapshots):
+                for key, p in sorted(snap.ports.items()):
+                    w.writerow([i, round(snap.span_us, 1), p.switch, p.port, p.peer, round(snap.util.get(key, 0.0), 4),
+                                p.qdepth, p.tx_bytes, p.ecn_marks, p.pauses, p.drops, p.int_reports])
+        with open(directory / "int_hops.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["switch", "egress_port", "egress_ts_us", "qdepth_pkts", "hop_latency_us"])
+            for h in self.hops:
+                w.writerow([h.switch, h.port, h.t_us, h.qdepth, h.hop_latency_us])
+        (directory / "summary.json").write_text(json.dumps({
+            "samples": len(self.snapshots),
+            "int_reports_per_switch": self.reports,
+            "malformed_reports": self.malformed_reports,
+            "int_hop_records": len(self.hops),
+        }, indent=1))
+
+
+def parse_report(frame: bytes):
+    """Hop records (source-side first) of one INT report as it reaches the controller.
+
+    Two forms: the report of p4src/README.md ("INT report format": Ethernet / IPv4 / UDP to
+    the report port / 16-byte report header / the packet as it reached the sink, cut after its
+    BTH), or, when the collector session points at the CPU port, the sink's ingress clone as
+    it arrived there (Ethernet / IPv4 / UDP dport 4792 / INT stack / BTH ...)."""
+    off, dport = _skip_eth_ip_udp(frame, 0)
+    if dport == fabric_rules.REPORT_UDP_PORT:
+        if len(frame) < off + fabric_rules.REPORT_HDR_BYTES:
+            raise ValueError("truncated report header")
+        off, dport = _skip_eth_ip_udp(frame, off + fabric_rules.REPORT_HDR_BYTES)
+    if dport != INT_UDP_PORT:
+        raise ValueError(f"not an INT report (UDP port {dport})")
+    stack, _ = parse_stack(frame, off, len(frame))
+    return stack.hops()
+
+
+def _skip_eth_ip_udp(frame: bytes, off: int) -> tuple[int, int]:
+    """Offset after Ethernet / IPv4 / UDP at ``off``, and the UDP destination port."""
+    if len(frame) < off + ETH_LEN + 20 + UDP_LEN:
+        raise ValueError("truncated frame")
+    if struct.unpack_from("!H", frame, off + 12)[0] != 0x0800:
+        raise ValueError("not IPv4")
+    ihl = (frame[off + ETH_LEN] & 0x0F) * 4
+    if ihl < 20 or frame[off + ETH_LEN + 9] != 17 or len(frame) < off + ETH_LEN + ihl + UDP_LEN:
+        raise ValueError("not UDP")
+    udp = off + ETH_LEN + ihl
+    return udp + UDP_LEN, struct.unpack_from("!H", frame, udp + 2)[0]

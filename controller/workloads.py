@@ -1,0 +1,140 @@
+"""Running a workload across the fabric's NICs and collecting its result.
+
+The NICs run the traffic themselves (``start_workload`` of the management API); this module
+gives each one its rank and peers, watches progress, samples switch telemetry meanwhile, and
+turns NIC statistics plus switch counters into one :class:`RunResult` saved under
+``<out_dir>/runs``. Peers are addressed by IP with the *sender's* gateway MAC as destination,
+as an L3 fabric requires (the leaf routes on IP and rewrites the MAC hop by hop).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from controller.results import Message, RunResult
+from controller.telemetry import Telemetry
+from controller.textfmt import ProgressBar
+
+SAMPLE_INTERVAL_S = 0.5  # wall seconds between switch counter samples during a run
+POLL_INTERVAL_S = 0.1  # wall seconds between NIC progress polls
+KINDS = {"all-reduce": "allreduce", "all-to-all": "alltoall", "incast": "incast", "poisson": "poisson"}
+
+
+def workload_specs(topo, workload: str, hosts: list[str], *, size: int, cdf: str = "websearch",
+                   load: float = 0.3, flows: int = 40, seed: int = 1) -> dict[str, dict[str, Any]]:
+    """The spec each host's NIC gets: same workload, its own rank, everyone's address."""
+    if workload not in KINDS:
+        raise ValueError(f"unknown workload {workload!r} (workloads: {', '.join(KINDS)})")
+    if len(hosts) < 2:
+        raise ValueError("a workload needs at least two hosts")
+    if workload == "all-reduce" and size % len(hosts):
+        raise ValueError(f"all-reduce size {size} must be a multiple of the {len(hosts)} hosts")
+    specs: dict[str, dict[str, Any]] = {}
+    for rank, name in enumerate(hosts):
+        gw_mac = topo.switch(topo.host(name).leaf).mac
+        peers = [{"ip": topo.host(h).ip, "mac": gw_mac, "rank": r} for r, h in enumerate(hosts)]
+        spec: dict[str, Any] = {"kind": KINDS[workload], "rank": rank, "peers": peers, "size": size}
+        if workload == "incast":
+            spec["dst"] = 0  # everyone else sends to the first host
+        if workload == "poisson":
+            spec.update(cdf=cdf, load=load, flows_per_host=flows, seed=seed)
+        specs[name] = spec
+    return specs
+
+
+def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf: str = "websearch",
+                 load: float = 0.3, flows: int = 40, timeout_s: float = 300.0, progress: bool = True,
+                 telemetry: Telemetry | None = None) -> tuple[RunResult, Path]:
+    """Run to completion (or timeout) and save the result; returns it and its file."""
+    topo = ctl.topo
+    specs = workload_specs(topo, workload, hosts, size=size, cdf=cdf, load=load, flows=flows)
+    nics = {h: ctl.nics[h] for h in hosts}
+    for nic in nics.values():
+        nic.reset()
+    ctl.configure_nics(hosts)
+    tel = telemetry or Telemetry(ctl)
+    tel.start_run()
+    bar = ProgressBar(f"{workload} ({ctl.profile})") if progress else None
+    t0 = time.monotonic()
+    for h in hosts:
+        nics[h].start_workload(specs[h])
+    errors: list[str] = []
+    timed_out = False
+    last_sample = time.monotonic()
+    while True:
+        statuses = {h: nic.workload_status() for h, nic in nics.items()}
+        frac = sum(float(s.get("progress", 0.0)) for s in statuses.values()) / len(statuses)
+        if time.monotonic() - last_sample >= SAMPLE_INTERVAL_S:
+            tel.sample()
+            last_sample = time.monotonic()
+        if bar:
+            bar.update(frac, f"{time.monotonic() - t0:.0f}s")
+        if all(s.get("done") for s in statuses.values()):
+            errors = [f"{h}: {e}" for h, s in statuses.items() for e in s.get("errors", [])]
+            errors += [f"{h}: received data differ from what was sent" for h, s in statuses.items()
+                       if s.get("data_ok") is False]
+            break
+        if time.monotonic() - t0 > timeout_s:
+            timed_out = True
+            errors = [f"{h}: not done after {timeout_s:.0f} s (progress {float(s.get('progress', 0)):.0%})"
+                      for h, s in statuses.items() if not s.get("done")]
+            break
+        time.sleep(POLL_INTERVAL_S)
+    tel.sample()
+    if bar:
+        bar.done("timed out" if timed_out else "done")
+    stats = {h: nic.stats() for h, nic in nics.items()}
+    result = build_result(workload, ctl.profile, specs, stats, tel, errors)
+    result.data_verified = sorted(h for h, st in statuses.items() if st.get("data_ok") is True)
+    out = Path(state.out_dir) / "runs"
+    out.mkdir(parents=True, exist_ok=True)
+    n = len(list(out.glob("*.json"))) + 1
+    path = out / f"{n:03d}-{workload}-{ctl.profile}.json"
+    result.save(path)
+    tel.write(Path(state.out_dir) / "telemetry" / path.stem)
+    return result, path
+
+
+def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], stats: dict[str, dict[str, Any]],
+                 tel: Telemetry, errors: list[str]) -> RunResult:
+    messages: list[Message] = []
+    starts, ends = [], []
+    incomplete = 0
+    totals: dict[str, float] = {}
+    for host, st in stats.items():
+        for m in st.get("messages", []):
+            if m.get("end_ns") is None:
+                incomplete += 1
+                continue
+            starts.append(m["start_ns"])
+            ends.append(m["end_ns"])
+            messages.append(Message(m["src"], m["dst"], m["size"], m["fct_ns"] / 1e3, (m.get("ideal_ns") or 0) / 1e3))
+        for k, v in (st.get("summary", {}).get("counters", {}) or {}).items():
+            if isinstance(v, (int, float)):
+                totals[k] = totals.get(k, 0) + v
+    if incomplete:
+        errors = [*errors, f"{incomplete} messages did not complete"]
+    sw = tel.run_totals()
+    return RunResult(
+        workload=workload,
+        profile=profile,
+        params={k: v for k, v in next(iter(specs.values())).items() if k not in ("rank", "peers")},
+        completion_us=(max(ends) - min(starts)) / 1e3 if ends else 0.0,
+        bytes_delivered=sum(m.size for m in messages),
+        messages=messages,
+        retransmissions=int(totals.get("retransmitted_pkts", 0)),
+        naks=int(totals.get("naks_received", 0)),
+        cnps=int(totals.get("cnps_received", 0)),
+        timeouts=int(totals.get("timeouts", 0)),
+        pauses=sw["pauses"],
+        ecn_marks=sw["ecn_marks"],
+        drops=sw["drops"],
+        int_reports=sw["int_reports"],
+        links=tel.link_series(),
+        queue_depth=tel.queue_depth_series(),
+        nic_stats={h: st.get("summary", {}) for h, st in stats.items()},
+        ok=not errors,
+        errors=errors,
+    )

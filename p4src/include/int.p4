@@ -1,0 +1,261 @@
+/* In-band network telemetry, INT-MD over UDP as p4src/include/INT_LAYOUT.md lays it out.
+ *
+ * Source (ingress, first switch): a RoCEv2 data packet (SEND/WRITE) of a flow on the watch
+ * list gets the shim and INT-MD header; UDP dport becomes 4792.
+ * Transit (egress, every switch including the source and a forwarding sink): pushes one
+ * 32-byte hop record while remaining_hop_cnt > 0, else sets the e bit.
+ * Sink (ingress decides by egress port, egress acts): either forwards the INT to the host
+ * for the NIC to echo (HPCC), or strips it, restores the UDP dport and lengths, and sends
+ * a telemetry report to the collector: an ingress-to-egress clone (the original still
+ * carries the INT then; an egress clone would copy the stripped packet) that gets the
+ * sink's own hop record and the report encapsulation at egress (p4src/README.md). */
+#ifndef _FABRIC_INT_P4_
+#define _FABRIC_INT_P4_
+
+#include "headers.p4"
+#include "port_load.p4"
+
+control IntIngress(inout headers_t hdr,
+                   inout fabric_metadata_t meta,
+                   in standard_metadata_t standard_metadata) {
+
+    action int_source(bit<8> max_hops) {
+        meta.int_source = 1;
+        meta.int_max_hops = max_hops;
+    }
+
+    /* Flows to instrument at this (first-hop) switch; larger priority wins. */
+    table int_watchlist {
+        key = {
+            hdr.ipv4.src_addr: ternary;
+            hdr.ipv4.dst_addr: ternary;
+            meta.l4_sport:     ternary;
+            meta.l4_dport:     ternary;
+        }
+        actions = {
+            int_source;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        size = 256;
+    }
+
+    action int_sink_to_host() {
+        meta.int_sink_strip = 0;
+    }
+
+    action int_sink_report() {
+        meta.int_sink_strip = 1;
+        meta.clone_kind = CLONE_INT_REPORT;
+    }
+
+    /* Ports towards hosts, where INT ends. */
+    table int_sink {
+        key = {
+            standard_metadata.egress_spec: exact;
+        }
+        actions = {
+            int_sink_to_host;
+            int_sink_report;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        size = NUM_PORTS;
+    }
+
+    apply {
+        if (hdr.udp.isValid() && !hdr.int_shim.isValid() && meta.is_roce == 1
+                && meta.bth_opcode <= BTH_OPCODE_LAST_DATA) {
+            int_watchlist.apply();
+            if (meta.int_source == 1) {
+                hdr.int_shim.setValid();
+                hdr.int_shim.int_type = INT_TYPE_MD;
+                hdr.int_shim.npt = INT_NPT_UDP_PORT;
+                hdr.int_shim._reserved = 0;
+                hdr.int_shim.len = INT_MD_WORDS;
+                hdr.int_shim.udp_dport = hdr.udp.dst_port;
+                hdr.int_md.setValid();
+                hdr.int_md.ver = INT_VERSION;
+                hdr.int_md.d = 0;
+                hdr.int_md.e = 0;
+                hdr.int_md.m = 0;
+                hdr.int_md._reserved1 = 0;
+                hdr.int_md.hop_ml = INT_HOP_WORDS;
+                hdr.int_md.remaining_hop_cnt = meta.int_max_hops;
+                hdr.int_md.instructions = INT_INSTRUCTIONS;
+                hdr.int_md._reserved2 = 0;
+                hdr.int_md.domain_id = INT_DOMAIN_ID;
+                hdr.int_md.ds_flags = 0;
+                hdr.udp.dst_port = UDP_PORT_INT;
+                hdr.udp.checksum = 0;
+                hdr.udp.length = hdr.udp.length + INT_SHIM_MD_BYTES;
+                hdr.ipv4.total_len = hdr.ipv4.total_len + INT_SHIM_MD_BYTES;
+            }
+        }
+        if (hdr.int_shim.isValid()) {
+            int_sink.apply();
+        }
+    }
+}
+
+control IntEgress(inout headers_t hdr,
+                  inout fabric_metadata_t meta,
+                  inout standard_metadata_t standard_metadata,
+                  in bool is_report) {
+
+    /* Telemetry reports sent, by the sink's egress port towards the host. */
+    counter(NUM_PORTS, CounterType.packets) int_reports;
+    /* Report sequence number (one per switch). */
+    register<bit<32>>(1) int_report_seq;
+
+    bit<32> tx_bytes = 0;
+    bit<32> switch_id = 0;
+
+    action int_transit(bit<32> switch_id_value, bit<32> link_rate_mbps) {
+        hdr.int_hops.push_front(1);
+        hdr.int_hops[0].setValid();
+        hdr.int_hops[0].switch_id = switch_id_value;
+        hdr.int_hops[0].ingress_port = (bit<16>)meta.ingress_port;
+        hdr.int_hops[0].egress_port = (bit<16>)meta.out_port;
+        hdr.int_hops[0].hop_latency =
+            (bit<32>)(standard_metadata.egress_global_timestamp - meta.ingress_tstamp);
+        hdr.int_hops[0].queue_id = (bit<8>)meta.prio;
+        hdr.int_hops[0].queue_occupancy = (bit<24>)standard_metadata.deq_qdepth;
+        hdr.int_hops[0].ingress_tstamp = (bit<32>)meta.ingress_tstamp;
+        hdr.int_hops[0].egress_tstamp = (bit<32>)standard_metadata.egress_global_timestamp;
+        hdr.int_hops[0].egress_tx_bytes = tx_bytes;
+        hdr.int_hops[0].egress_link_rate = link_rate_mbps;
+        hdr.int_md.remaining_hop_cnt = hdr.int_md.remaining_hop_cnt - 1;
+        hdr.int_shim.len = hdr.int_shim.len + (bit<8>)INT_HOP_WORDS;
+        hdr.udp.length = hdr.udp.length + INT_HOP_BYTES;
+        hdr.ipv4.total_len = hdr.ipv4.total_len + INT_HOP_BYTES;
+    }
+
+    /* Per egress port: this switch's id and the port's rate. A port without an entry
+     * adds no hop. */
+    table int_transit_port {
+        key = {
+            meta.out_port: exact;
+        }
+        actions = {
+            int_transit;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        size = NUM_PORTS;
+    }
+
+    action set_report_encap(bit<48> src_mac, bit<48> dst_mac, bit<32> src_ip,
+                            bit<32> dst_ip, bit<16> udp_dport, bit<32> switch_id_value) {
+        switch_id = switch_id_value;
+        hdr.report_ethernet.setValid();
+        hdr.report_ethernet.dst_addr = dst_mac;
+        hdr.report_ethernet.src_addr = src_mac;
+        hdr.report_ethernet.ether_type = ETHERTYPE_IPV4;
+        hdr.report_ipv4.setValid();
+        hdr.report_ipv4.version = 4;
+        hdr.report_ipv4.ihl = 5;
+        hdr.report_ipv4.dscp = 0;
+        hdr.report_ipv4.ecn = 0;
+        hdr.report_ipv4.identification = 0;
+        hdr.report_ipv4.flags = 0;
+        hdr.report_ipv4.frag_offset = 0;
+        hdr.report_ipv4.ttl = 64;
+        hdr.report_ipv4.protocol = IP_PROTO_UDP;
+        hdr.report_ipv4.hdr_checksum = 0;
+        hdr.report_ipv4.src_addr = src_ip;
+        hdr.report_ipv4.dst_addr = dst_ip;
+        hdr.report_udp.setValid();
+        hdr.report_udp.src_port = UDP_PORT_INT_REPORT;
+        hdr.report_udp.dst_port = udp_dport;
+        hdr.report_udp.checksum = 0;
+    }
+
+    /* Where reports go (keyless: one default action). */
+    table int_report_encap {
+        actions = {
+            set_report_encap;
+            @defaultonly NoAction;
+        }
+        default_action = NoAction();
+    }
+
+    apply {
+        if (!hdr.int_shim.isValid()) {
+            if (is_report) {
+                /* Source and sink on one switch: the clone has no INT to report. */
+                meta.drop_reason = DROP_NO_REPORT;
+                mark_to_drop(standard_metadata);
+            }
+        } else {
+            bit<8> hops = (hdr.int_shim.len - INT_MD_WORDS) >> 3;
+            bool strip = !is_report && meta.int_sink_strip == 1;
+            if (!strip) {
+                if (hdr.int_md.remaining_hop_cnt == 0 || hops >= INT_MAX_HOPS) {
+                    hdr.int_md.e = 1;
+                } else {
+                    port_tx_bytes.read(tx_bytes, (bit<32>)meta.out_port);
+                    if (int_transit_port.apply().hit) {
+                        hops = hops + 1;
+                    }
+                }
+            }
+            if (strip) {
+                bit<16> int_bytes = ((bit<16>)hdr.int_shim.len << 2) + 4;
+                hdr.udp.dst_port = hdr.int_shim.udp_dport;
+                hdr.udp.length = hdr.udp.length - int_bytes;
+                hdr.ipv4.total_len = hdr.ipv4.total_len - int_bytes;
+                hdr.int_shim.setInvalid();
+                hdr.int_md.setInvalid();
+                hdr.int_hops[0].setInvalid();
+                hdr.int_hops[1].setInvalid();
+                hdr.int_hops[2].setInvalid();
+                hdr.int_hops[3].setInvalid();
+                hdr.int_hops[4].setInvalid();
+                hdr.int_hops[5].setInvalid();
+                hdr.int_hops[6].setInvalid();
+                hdr.int_hops[7].setInvalid();
+            }
+            if (is_report) {
+                /* A keyless table always misses: test which action its default ran. */
+                bool encap = false;
+                switch (int_report_encap.apply().action_run) {
+                    set_report_encap: {
+                        encap = true;
+                    }
+                }
+                if (encap) {
+                    /* Inner packet: Ethernet, IPv4, UDP, INT, BTH (payload cut off). */
+                    bit<16> inner = 14 + 20 + 8 + 4 + ((bit<16>)hdr.int_shim.len << 2);
+                    if (hdr.bth.isValid()) {
+                        inner = inner + 12;
+                    }
+                    bit<32> seq;
+                    int_report_seq.read(seq, 0);
+                    int_report_seq.write(0, seq + 1);
+                    hdr.report.setValid();
+                    hdr.report.ver = REPORT_VERSION;
+                    hdr.report.kind = REPORT_KIND_INT;
+                    hdr.report.hop_count = hops;
+                    hdr.report._reserved = 0;
+                    hdr.report.switch_id = switch_id;
+                    hdr.report.seq_no = seq;
+                    hdr.report.ingress_tstamp = (bit<32>)meta.ingress_tstamp;
+                    hdr.report_udp.length = 8 + REPORT_HDR_BYTES + inner;
+                    hdr.report_ipv4.total_len = 20 + 8 + REPORT_HDR_BYTES + inner;
+                    bit<32> cut = (bit<32>)(14 + 20 + 8 + REPORT_HDR_BYTES + inner);
+                    if (hdr.packet_in.isValid()) {
+                        cut = cut + 2;   /* the PacketIn header in front of a report to the CPU */
+                    }
+                    truncate(cut);
+                    int_reports.count((bit<32>)meta.out_port);
+                } else {
+                    meta.drop_reason = DROP_NO_REPORT;
+                    mark_to_drop(standard_metadata);
+                }
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,92 @@
+/* Egress port load, measured at egress and read at ingress by DLB and spraying (and by INT
+ * for the egress tx byte counter). The registers are declared at top level so both
+ * pipelines reach them (simple_switch shares them; p4c accepts top-level instances). */
+#ifndef _FABRIC_PORT_LOAD_P4_
+#define _FABRIC_PORT_LOAD_P4_
+
+#include "headers.p4"
+
+/* Queue depth (packets) seen by the last packet dequeued on the port. */
+register<bit<19>>(NUM_PORTS) port_qdepth;
+/* Cumulative bytes sent on the port (wraps at 2^32): INT egress_tx_bytes. */
+register<bit<32>>(NUM_PORTS) port_tx_bytes;
+/* Discounting rate estimator: recent bytes, halved every 2^DRE_SHIFT us. */
+register<bit<32>>(NUM_PORTS) port_dre_bytes;
+register<bit<48>>(NUM_PORTS) port_dre_time;
+
+/* Updates the port's load registers with the packet leaving on it. */
+control PortLoadEgress(inout standard_metadata_t standard_metadata) {
+    apply {
+        bit<32> index = (bit<32>)standard_metadata.egress_port;
+        bit<48> now = standard_metadata.egress_global_timestamp;
+        bit<32> tx;
+        port_tx_bytes.read(tx, index);
+        port_tx_bytes.write(index, tx + standard_metadata.packet_length);
+        port_qdepth.write(index, standard_metadata.deq_qdepth);
+
+        bit<32> recent;
+        bit<48> since;
+        port_dre_bytes.read(recent, index);
+        port_dre_time.read(since, index);
+        bit<48> periods = (now - since) >> DRE_SHIFT;
+        if (periods >= 32) {
+            recent = 0;
+        } else {
+            recent = recent >> (bit<8>)periods;
+        }
+        if (periods != 0) {
+            port_dre_time.write(index, now);
+        }
+        port_dre_bytes.write(index, recent + standard_metadata.packet_length);
+    }
+}
+
+/* Load of one port as ingress sees it (lower is better): queued packets weigh 1 KiB each,
+ * plus the recent byte estimate discounted to now. */
+control PortQuality(in bit<9> port, in bit<48> now, out bit<48> quality) {
+    apply {
+        bit<32> index = (bit<32>)port;
+        bit<19> qdepth;
+        bit<32> recent;
+        bit<48> since;
+        port_qdepth.read(qdepth, index);
+        port_dre_bytes.read(recent, index);
+        port_dre_time.read(since, index);
+        /* Egress may have stamped the register after this packet arrived. */
+        bit<48> periods = 0;
+        if (now > since) {
+            periods = (now - since) >> DRE_SHIFT;
+        }
+        if (periods >= 32) {
+            recent = 0;
+        } else {
+            recent = recent >> (bit<8>)periods;
+        }
+        quality = ((bit<48>)qdepth << 10) + (bit<48>)recent;
+    }
+}
+
+/* Port of member `index` of the group in `lb`. */
+control LbMemberPort(in lb_members_t lb, in bit<8> index, out bit<9> port) {
+    apply {
+        if (index == 0) {
+            port = lb.port0;
+        } else if (index == 1) {
+            port = lb.port1;
+        } else if (index == 2) {
+            port = lb.port2;
+        } else if (index == 3) {
+            port = lb.port3;
+        } else if (index == 4) {
+            port = lb.port4;
+        } else if (index == 5) {
+            port = lb.port5;
+        } else if (index == 6) {
+            port = lb.port6;
+        } else {
+            port = lb.port7;
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,391 @@
+"""Writes the STF tests of fabric.p4 (``p4src/tests/*.stf``).
+
+Expected frames are built with scapy and ``ptf_tests/fabric/fabric_packets.py`` from what the
+control-plane contract (p4src/README.md) and INT_LAYOUT.md say, not from the P4 code, so the
+STF files check the program against the documents. ``*`` nibbles stand for values the STF
+clock decides (timestamps). Run ``python p4src/tests/make_stf.py`` after changing a test.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from scapy.layers.inet import IP, UDP, IPOption_NOP  # noqa: E402
+from scapy.layers.l2 import ARP, Ether  # noqa: E402
+
+from ptf_tests.fabric.fabric_packets import (  # noqa: E402
+    ECT0, OP_ACK, OP_CNP, Hop, IntStack, pfc, report, roce, routed, udp, with_int)
+
+HERE = Path(__file__).resolve().parent
+SW_MAC = "02:00:00:00:00:01"      # the switch's MAC, as hosts address it
+H = {p: f"00:00:00:00:0{p}:0{p}" for p in range(1, 5)}   # neighbour on port p
+PORT_MAC = {p: f"02:00:00:00:00:0{p}" for p in range(1, 5)}
+CPU = 255
+
+ROUTE = "FabricIngress.routing.routing_v4"
+NEXT_HOP = "FabricIngress.next_hop.next_hop_mac"
+CLASSIFY = "FabricIngress.classify.classify"
+
+
+def hexs(frame: bytes) -> str:
+    return frame.hex().upper()
+
+
+def mac_int(mac: str) -> str:
+    return "0x" + mac.replace(":", "")
+
+
+def next_hops(ports: list[int]) -> list[str]:
+    return [f"add {NEXT_HOP} standard_metadata.egress_spec:{p} "
+            f"FabricIngress.next_hop.set_next_hop_macs(src_mac:{mac_int(PORT_MAC[p])}, dst_mac:{mac_int(H[p])})"
+            for p in ports]
+
+
+def fwd(frame: bytes, port: int, ecn: int | None = None) -> bytes:
+    return routed(frame, PORT_MAC[port], H[port], ecn)
+
+
+def wild(frame: bytes, spans: list[tuple[int, int]]) -> str:
+    """Hex of ``frame`` with the byte ranges [start, end) as ``*``."""
+    h = list(hexs(frame))
+    for start, end in spans:
+        for i in range(2 * start, 2 * end):
+            h[i] = "*"
+    return "".join(h)
+
+
+def routing() -> str:
+    ok = udp(dst_ip="10.0.2.2")
+    wide = udp(dst_ip="10.0.9.9")
+    bad_sum = bytearray(udp(dst_ip="10.0.2.2"))
+    bad_sum[24] ^= 0xFF
+    arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=H[1]) / ARP(psrc="10.0.1.1", pdst="10.0.1.254"))
+    pause = pfc(H[1], 3, 0xFFFF)
+    options = bytes(Ether(src=H[1], dst=SW_MAC) / IP(src="10.0.1.1", dst="10.0.2.2", options=[IPOption_NOP()] * 4)
+                    / UDP(sport=1, dport=2) / b"options")
+    out_frame = udp(dst_ip="10.0.3.3", src_mac=PORT_MAC[3], dst_mac=H[3])
+    short_roce = roce(dst_ip="10.0.2.2", payload=b"")[:14 + 20 + 8 + 6]
+    bad_int = bytearray(with_int(roce(dst_ip="10.0.2.2"), IntStack(4, [Hop(1, 1, 2)])))
+    bad_int[14 + 20 + 8 + 1] = 5     # shim length: 3 + 8 x hops only
+    lines = [
+        "# L3: longest prefix match, next-hop MACs, TTL, checksum; drops with their reasons;",
+        "# ACL punt to the CPU port (PacketIn header), PacketOut from the CPU port.",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000200/24 FabricIngress.routing.route_to_port(port:2)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000000/16 FabricIngress.routing.route_to_port(port:3)",
+        *next_hops([2, 3]),
+        f"packet 1 {hexs(ok)}",
+        f"expect 2 {hexs(fwd(ok, 2))}$",
+        f"packet 1 {hexs(wide)}",
+        f"expect 3 {hexs(fwd(wide, 3))}$",
+        "# no route, TTL 1, bad IPv4 checksum, a received PFC frame, ARP without ACL, IPv4",
+        "# options: dropped",
+        f"packet 1 {hexs(udp(dst_ip='10.1.0.1'))}",
+        f"packet 1 {hexs(udp(dst_ip='10.0.2.2', ttl=1))}",
+        f"packet 1 {hexs(bytes(bad_sum))}",
+        f"packet 1 {hexs(pause)}",
+        f"packet 1 {hexs(arp)}",
+        f"packet 1 {hexs(options)}",
+        "# malformed: RoCE cut inside its BTH; INT shim length not 3 + 8 x hops",
+        f"packet 1 {hexs(short_roce)}",
+        f"packet 1 {hexs(bad_int)}",
+        "check_counter FabricIngress.counters.drop_reasons(1) packets == 3",
+        "check_counter FabricIngress.counters.drop_reasons(6) packets == 1",
+        "check_counter FabricIngress.counters.drop_reasons(5) packets == 1",
+        "check_counter FabricIngress.counters.drop_reasons(2) packets == 1",
+        "check_counter FabricIngress.counters.drop_reasons(3) packets == 1",
+        "check_counter FabricIngress.counters.drop_reasons(4) packets == 1",
+        "check_counter FabricIngress.counters.rx_port(1) packets == 10",
+        "# ARP punted: PacketIn header (ingress_port 1 in 9 bits, 7 bits pad) + the frame",
+        "add FabricIngress.acl.acl hdr.ethernet.ether_type:0x0806 FabricIngress.acl.punt_to_cpu()",
+        f"packet 1 {hexs(arp)}",
+        f"expect {CPU} {(1 << 7):04X}{hexs(arp)}$",
+        "# PacketOut: header egress_port 3, the frame leaves port 3 as it is",
+        f"packet {CPU} {(3 << 7):04X}{hexs(out_frame)}",
+        f"expect 3 {hexs(out_frame)}$",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def ecn() -> str:
+    lines = [
+        "# ECN: Kmax 0 marks every ECT packet (queue depth 0 >= Kmax); Not-ECT never;",
+        "# below Kmin nothing is marked.",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000303/32 FabricIngress.routing.route_to_port(port:3)",
+        *next_hops([2, 3]),
+        "add FabricEgress.ecn.ecn_thresholds standard_metadata.egress_port:2 meta.prio:0 "
+        "FabricEgress.ecn.set_ecn_thresholds(kmin_pkts:0, kmax_pkts:0, pmax_scaled:0)",
+        "add FabricEgress.ecn.ecn_thresholds standard_metadata.egress_port:3 meta.prio:0 "
+        "FabricEgress.ecn.set_ecn_thresholds(kmin_pkts:5, kmax_pkts:10, pmax_scaled:65536)",
+    ]
+    for code in (1, 2, 0, 3):
+        pkt = udp(dst_ip="10.0.2.2", ecn=code)
+        want = 3 if code in (1, 2) else code
+        lines += [f"packet 1 {hexs(pkt)}", f"expect 2 {hexs(fwd(pkt, 2, want))}$"]
+    pkt = udp(dst_ip="10.0.3.3", ecn=ECT0)
+    lines += [f"packet 1 {hexs(pkt)}", f"expect 3 {hexs(fwd(pkt, 3))}$",
+              "check_counter FabricEgress.ecn.ecn_marks(16) packets == 2",
+              "check_counter FabricEgress.ecn.ecn_marks(24) packets == 0"]
+    return "\n".join(lines) + "\n"
+
+
+def classify() -> str:
+    data = roce(dst_ip="10.0.2.2", dscp=26)
+    cnp = roce(dst_ip="10.0.2.2", dscp=48, opcode=OP_CNP)
+    other = udp(dst_ip="10.0.2.2")
+    lines = [
+        "# Classes: DSCP 26 -> priority 3; RoCE CNP (BTH opcode 0x81) -> 6; the rest 0. The",
+        "# priority is the egress queue: tx_queue counts by egress port * 8 + priority.",
+        f"add {CLASSIFY} hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {CLASSIFY} meta.is_roce:0b1 meta.bth_opcode:0x81 FabricIngress.classify.set_priority(priority:6)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
+        *next_hops([2]),
+    ]
+    for pkt in (data, cnp, other):
+        lines += [f"packet 1 {hexs(pkt)}", f"expect 2 {hexs(fwd(pkt, 2))}$"]
+    lines += ["check_counter FabricEgress.counters.tx_queue(19) packets == 1",
+              "check_counter FabricEgress.counters.tx_queue(22) packets == 1",
+              "check_counter FabricEgress.counters.tx_queue(16) packets == 1"]
+    return "\n".join(lines) + "\n"
+
+
+def spray() -> str:
+    lines = [
+        "# Round-robin spraying over 3 members: packets 1..7 go to ports 2, 3, 4, 2, 3, 4, 2.",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000200/24 FabricIngress.routing.set_nh_group(group_id:5)",
+        "add FabricIngress.routing.lb_mode meta.nh_group:0x0005 "
+        "FabricIngress.routing.set_lb_mode(mode:2, hash_qp:0, flowlet_timeout_us:0)",
+        "add FabricIngress.routing.lb_group meta.nh_group:5 FabricIngress.routing.set_lb_members("
+        "count:3, port0:2, port1:3, port2:4, port3:0, port4:0, port5:0, port6:0, port7:0)",
+        *next_hops([2, 3, 4]),
+    ]
+    for i in range(7):
+        pkt = roce(psn=i)
+        port = (2, 3, 4)[i % 3]
+        lines += [f"packet 1 {hexs(pkt)}", f"expect {port} {hexs(fwd(pkt, port))}$"]
+    lines += ["check_counter FabricIngress.counters.lb_choices(18) packets == 3",   # port 2, mode 2
+              "check_counter FabricIngress.counters.lb_choices(26) packets == 2",
+              "check_counter FabricIngress.counters.lb_choices(34) packets == 2"]
+    return "\n".join(lines) + "\n"
+
+
+def pfc_test() -> str:
+    data = roce(dst_ip="10.0.2.2", dst_mac=SW_MAC)
+    best_effort = udp(dst_ip="10.0.2.2", dst_mac=SW_MAC)
+    lines = [
+        "# PFC with XOFF 1 / XON 0 on port 1 for priority 3: a RoCE data packet (DSCP 26 ->",
+        "# priority 3) makes the switch pause priority 3 towards port 1 (clone session 257) and,",
+        "# once it has left, resume it. Priority 0 traffic is not PFC-enabled: no frames.",
+        f"add {CLASSIFY} hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
+        *next_hops([2]),
+        "add FabricIngress.pfc.pfc_port standard_metadata.ingress_port:1 FabricIngress.pfc.set_pfc_port("
+        "enable_mask_value:0x08, xoff_pkts:1, xon_pkts:0, pause_quanta:0xFFFF, refresh_us:1000000)",
+        "mirroring_add 257 1",
+        f"packet 1 {hexs(data)}",
+        f"expect 2 {hexs(fwd(data, 2))}$",
+        f"expect 1 {hexs(pfc(SW_MAC, 3, 0xFFFF))}$",
+        f"expect 1 {hexs(pfc(SW_MAC, 3, 0))}$",
+        f"packet 1 {hexs(best_effort)}",
+        f"expect 2 {hexs(fwd(best_effort, 2))}$",
+        "check_counter FabricIngress.pfc.pfc_pauses_sent(11) packets == 1",
+        "check_counter FabricEgress.pfc.pfc_resumes_sent(11) packets == 1",
+        "register_read pfc_buffered 11 0",
+        "register_read pfc_paused 11 0",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _lb_setup(group: int, mode: int, ports: list[int], timeout_us: int = 0) -> list[str]:
+    members = ", ".join(f"port{i}:{ports[i] if i < len(ports) else 0}" for i in range(8))
+    return [
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000200/24 FabricIngress.routing.set_nh_group(group_id:{group})",
+        f"add FabricIngress.routing.lb_mode meta.nh_group:0x{group:04X} "
+        f"FabricIngress.routing.set_lb_mode(mode:{mode}, hash_qp:0, flowlet_timeout_us:{timeout_us})",
+        f"add FabricIngress.routing.lb_group meta.nh_group:{group} "
+        f"FabricIngress.routing.set_lb_members(count:{len(ports)}, {members})",
+        *next_hops(ports),
+    ]
+
+
+def dlb() -> str:
+    lines = [
+        "# DLB: port load is read from the registers egress writes (here written by the test):",
+        "# a new flow takes the less loaded member (port 2), keeps it while packets are 1 us",
+        "# apart even when port 2 becomes loaded, and moves to port 3 after a 1 s gap (> the",
+        "# 100 us flowlet timeout), where it stays.",
+        *_lb_setup(6, 1, [2, 3], timeout_us=100),
+        "register_write port_qdepth 3 10",
+    ]
+    for psn in range(3):
+        pkt = roce(psn=psn)
+        lines += [f"packet 1 {hexs(pkt)}", f"expect 2 {hexs(fwd(pkt, 2))}$"]
+        if psn == 0:
+            lines.append("register_write port_qdepth 2 50")
+    lines.append("register_write port_qdepth 2 50")
+    lines.append("wait")
+    for psn in range(3, 6):
+        pkt = roce(psn=psn)
+        lines += [f"packet 1 {hexs(pkt)}", f"expect 3 {hexs(fwd(pkt, 3))}$"]
+    lines += ["check_counter FabricIngress.counters.lb_choices(17) packets == 3",   # port 2, mode 1
+              "check_counter FabricIngress.counters.lb_choices(25) packets == 3"]
+    return "\n".join(lines) + "\n"
+
+
+def spray_best_of_two() -> str:
+    lines = [
+        "# Best-of-two spraying over 2 members compares both: each packet takes the port with",
+        "# the lower load (queue depth registers written by the test; a packet leaving a port",
+        "# records that port's depth, 0 here).",
+        *_lb_setup(7, 4, [2, 3]),
+        "register_write port_qdepth 2 20",
+    ]
+    for psn, port in ((0, 3), (1, 3)):
+        pkt = roce(psn=psn)
+        lines += [f"packet 1 {hexs(pkt)}", f"expect {port} {hexs(fwd(pkt, port))}$"]
+    lines.append("register_write port_qdepth 3 40")
+    for psn, port in ((2, 2), (3, 2)):
+        pkt = roce(psn=psn)
+        lines += [f"packet 1 {hexs(pkt)}", f"expect {port} {hexs(fwd(pkt, port))}$"]
+    return "\n".join(lines) + "\n"
+
+
+# Offsets of the hop fields that hold STF-clock times (hop latency, ingress/egress timestamp).
+def _time_spans(first_hop: int, nhops: int) -> list[tuple[int, int]]:
+    spans = []
+    for i in range(nhops):
+        h = first_hop + 32 * i
+        spans += [(h + 8, h + 12), (h + 16, h + 24)]
+    return spans
+
+
+def int_source_transit() -> str:
+    plain = roce(dst_ip="10.0.2.2", dscp=26)
+    second = roce(dst_ip="10.0.2.2", dscp=26, psn=1)
+    ack = roce(src_ip="10.0.1.1", dst_ip="10.0.2.2", opcode=OP_ACK, dscp=26)
+    other = roce(src_ip="10.0.1.9", dst_ip="10.0.2.2", dscp=26)
+    rate = 100000
+    hop1 = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=0, egress_link_rate=rate)
+    hop2 = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=len(plain), egress_link_rate=rate)
+    first_hop = 14 + 20 + 8 + 16
+    out1 = with_int(fwd(plain, 2), IntStack(4, [hop1]))
+    out2 = with_int(fwd(second, 2), IntStack(4, [hop2]))
+    # transit: a packet that already has one hop from switch 0x10 gets a second, newest first
+    upstream = Hop(0x10, 3, 1, 7, 3, 9, 100, 107, 5000, rate)
+    arriving = with_int(roce(src_ip="10.0.3.3", dst_ip="10.0.2.2", dscp=26), IntStack(4, [upstream]))
+    sent_before = sum(len(f) for f in (plain, second, ack, other))   # bytes out of port 2 so far
+    transit_hop = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=sent_before, egress_link_rate=rate)
+    transit_out = with_int(fwd(roce(src_ip="10.0.3.3", dst_ip="10.0.2.2", dscp=26), 2),
+                           IntStack(3, [transit_hop, upstream]))
+    # no hops left: the e bit is set, no hop added
+    full = with_int(roce(src_ip="10.0.3.3", dst_ip="10.0.2.2", dscp=26, psn=2), IntStack(0, [upstream]))
+    full_out = with_int(fwd(roce(src_ip="10.0.3.3", dst_ip="10.0.2.2", dscp=26, psn=2), 2),
+                        IntStack(0, [upstream], e=1))
+    lines = [
+        "# INT source and transit (INT_LAYOUT.md): a watched RoCE WRITE gets shim + INT-MD + this",
+        "# switch's hop (UDP dport 4792, lengths, checksum); ACKs and unwatched flows do not;",
+        "# an INT packet gets a second hop, newest first; with no hops left only the e bit is set.",
+        f"add {CLASSIFY} hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
+        *next_hops([2]),
+        "add FabricIngress.int_ingress.int_watchlist hdr.ipv4.src_addr:0x0A000101&&&0xFFFFFFFF "
+        "FabricIngress.int_ingress.int_source(max_hops:5)",
+        "add FabricEgress.int_egress.int_transit_port meta.out_port:2 "
+        f"FabricEgress.int_egress.int_transit(switch_id_value:0x11, link_rate_mbps:{rate})",
+        f"packet 1 {hexs(plain)}",
+        f"expect 2 {wild(out1, _time_spans(first_hop, 1))}$",
+        f"packet 1 {hexs(second)}",
+        f"expect 2 {wild(out2, _time_spans(first_hop, 1))}$",
+        f"packet 1 {hexs(ack)}",
+        f"expect 2 {hexs(fwd(ack, 2))}$",
+        f"packet 1 {hexs(other)}",
+        f"expect 2 {hexs(fwd(other, 2))}$",
+        f"packet 1 {hexs(arriving)}",
+        f"expect 2 {wild(transit_out, _time_spans(first_hop, 1))}$",
+        f"packet 1 {hexs(full)}",
+        f"expect 2 {hexs(full_out)}$",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def int_sink() -> str:
+    rate = 100000
+    upstream = [Hop(0x22, 3, 1, 5, 3, 2, 50, 55, 7000, rate), Hop(0x21, 1, 4, 4, 3, 1, 40, 44, 6000, rate)]
+    base = roce(src_ip="10.0.1.1", dst_ip="10.0.2.2", dscp=26, dst_mac=SW_MAC)
+    arriving = with_int(base, IntStack(3, upstream))
+    stripped = fwd(base, 2)
+    sink_hop = Hop(0x33, 1, 2, queue_id=3, egress_link_rate=rate)
+    inner = with_int(base, IntStack(2, [sink_hop] + upstream))[:14 + 20 + 8 + 16 + 3 * 32 + 12]
+    rep = report(inner, hop_count=3, switch_id=0x33, seq_no=0, ingress_tstamp=0, src_mac=PORT_MAC[4],
+                 dst_mac=H[4], src_ip="10.0.0.1", dst_ip="10.0.4.4")
+    rep_cpu = report(inner, hop_count=3, switch_id=0x33, seq_no=1, ingress_tstamp=0, src_mac=PORT_MAC[4],
+                     dst_mac=H[4], src_ip="10.0.0.1", dst_ip="10.0.4.4")
+    outer = 14 + 20 + 8
+    first_hop = outer + 16 + 14 + 20 + 8 + 16
+    # report header ingress timestamp; sink hop times and tx bytes (clone order decides them)
+    spans = [(outer + 12, outer + 16), (first_hop + 8, first_hop + 12), (first_hop + 16, first_hop + 28)]
+    host_base = roce(src_ip="10.0.1.1", dst_ip="10.0.3.3", dscp=26, dst_mac=SW_MAC)
+    to_host_in = with_int(host_base, IntStack(3, upstream))
+    host_hop = Hop(0x33, 1, 3, queue_id=3, egress_link_rate=rate)
+    to_host_out = with_int(fwd(host_base, 3), IntStack(2, [host_hop] + upstream))
+    lines = [
+        "# INT sink. Port 2 (report mode): the host gets the packet without INT (UDP dport 4791,",
+        "# lengths restored) and the collector on port 4 (clone session 1) a report: outer",
+        "# Ethernet/IPv4/UDP 32766, 16-byte report header, the received frame with the sink's hop",
+        "# pushed, cut after the BTH. Port 3 (to-host mode, HPCC): INT kept with the sink's hop.",
+        f"add {CLASSIFY} hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000303/32 FabricIngress.routing.route_to_port(port:3)",
+        *next_hops([2, 3]),
+        "add FabricIngress.int_ingress.int_sink standard_metadata.egress_spec:2 "
+        "FabricIngress.int_ingress.int_sink_report()",
+        "add FabricIngress.int_ingress.int_sink standard_metadata.egress_spec:3 "
+        "FabricIngress.int_ingress.int_sink_to_host()",
+        "add FabricEgress.int_egress.int_transit_port meta.out_port:2 "
+        f"FabricEgress.int_egress.int_transit(switch_id_value:0x33, link_rate_mbps:{rate})",
+        "add FabricEgress.int_egress.int_transit_port meta.out_port:3 "
+        f"FabricEgress.int_egress.int_transit(switch_id_value:0x33, link_rate_mbps:{rate})",
+        "setdefault FabricEgress.int_egress.int_report_encap FabricEgress.int_egress.set_report_encap("
+        f"src_mac:{mac_int(PORT_MAC[4])}, dst_mac:{mac_int(H[4])}, src_ip:0x0A000001, dst_ip:0x0A000404, "
+        "udp_dport:32766, switch_id_value:0x33)",
+        "mirroring_add 1 4",
+        f"packet 1 {hexs(arriving)}",
+        f"expect 2 {hexs(stripped)}$",
+        f"expect 4 {wild(rep, spans)}$",
+        f"packet 1 {hexs(to_host_in)}",
+        f"expect 3 {wild(to_host_out, _time_spans(14 + 20 + 8 + 16, 1))}$",
+        "# the controller as collector: reports come as PacketIn (ingress port 1), seq_no 1",
+        f"mirroring_add 1 {CPU}",
+        f"packet 1 {hexs(arriving)}",
+        f"expect 2 {hexs(stripped)}$",
+        f"expect {CPU} {(1 << 7):04X}{wild(rep_cpu, spans)}$",
+        "check_counter FabricEgress.int_egress.int_reports(2) packets == 2",
+        "register_read FabricEgress.int_egress.int_report_seq 0 2",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+TESTS = {
+    "fabric_routing.stf": routing,
+    "fabric_ecn.stf": ecn,
+    "fabric_classify.stf": classify,
+    "fabric_spray_rr.stf": spray,
+    "fabric_spray_best2.stf": spray_best_of_two,
+    "fabric_dlb.stf": dlb,
+    "fabric_pfc.stf": pfc_test,
+    "fabric_int_transit.stf": int_source_transit,
+    "fabric_int_sink.stf": int_sink,
+}
+
+
+def main() -> None:
+    for name, make in TESTS.items():
+        (HERE / name).write_text(make())
+        print("wrote", HERE / name)
+
+
+if __name__ == "__main__":
+    main()

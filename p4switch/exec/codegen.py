@@ -1,0 +1,265 @@
+"""Python source generation helpers: an indenting line buffer and the per-type classes
+(headers, structs, header unions) that hold packet state.
+
+Each P4 struct-like type becomes a Python class whose scalar fields default at class level,
+so that creating a packet's state is cheap and field access is a plain attribute access. Headers get generated ``ext``
+(extract from bytes) and ``emit`` (append to the output) methods with the field shifts
+computed at load time, so parsing a header is one ``int.from_bytes`` and a few shifts.
+"""
+
+from __future__ import annotations
+
+import keyword
+
+from p4switch.frontend import types as T
+
+
+class Lines:
+    """An indenting buffer of Python source lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def __call__(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def indent(self) -> "_Indent":
+        return _Indent(self)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+class _Indent:
+    def __init__(self, lines: Lines) -> None:
+        self.lines = lines
+
+    def __enter__(self) -> None:
+        self.lines.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.lines.depth -= 1
+
+
+def attr(name: str) -> str:
+    """Python attribute name of a P4 field (``v_`` is reserved for validity)."""
+    if keyword.iskeyword(name) or name in ("v_", "copy", "ext", "emit", "mk", "valid", "inval"):
+        return name + "_f"
+    return name
+
+
+def underlying(t: T.P4Type) -> T.P4Type:
+    return T.underlying(t)
+
+
+def scalar_width(t: T.P4Type) -> int | None:
+    """Width in bits of a bit-like type (bit/int/ser-enum/new type/bool), else None."""
+    u = underlying(t)
+    if isinstance(u, T.BitsType):
+        return u.width
+    if isinstance(u, T.BoolType):
+        return 1
+    return None
+
+
+def is_signed(t: T.P4Type) -> bool:
+    u = underlying(t)
+    return isinstance(u, T.BitsType) and u.signed
+
+
+def is_aggregate(t: T.P4Type) -> bool:
+    return isinstance(t, (T.StructLikeType, T.StackType))
+
+
+class TypeClasses:
+    """Generates one class per struct-like type on first use and the default-value code of
+    any type."""
+
+    def __init__(self, out: Lines, error_codes: dict[str, int]) -> None:
+        self.out = out
+        self.names: dict[int, str] = {}
+        self.keep: list[T.P4Type] = []
+        self.err = error_codes
+
+    def default(self, t: T.P4Type) -> str:
+        u = underlying(t) if not isinstance(t, T.EnumType) else t
+        if isinstance(u, T.BitsType):
+            return "0"
+        if isinstance(u, T.BoolType):
+            return "False"
+        if isinstance(u, T.VarbitType):
+            return "(0, 0)"
+        if isinstance(u, T.ErrorType):
+            return "0"
+        if isinstance(u, T.EnumType):
+            return repr(u.members[0]) if u.members else "''"
+        if isinstance(u, T.StructLikeType):
+            return f"{self.cls(u)}()"
+        if isinstance(u, T.StackType):
+            return f"Stack([{self.default(u.elem)} for _ in range({u.size})])"
+        if isinstance(u, T.TupleType):
+            return "(" + "".join(self.default(e) + ", " for e in u.elems) + ")"
+        if isinstance(u, T.StringType):
+            return "''"
+        if isinstance(u, T.IntType):
+            return "0"
+        return "None"
+
+    def cls(self, t: T.StructLikeType) -> str:
+        name = self.names.get(id(t))
+        if name is not None:
+            return name
+        name = f"C{len(self.names)}_{(t.name or 'anon').replace('.', '_')}"
+        self.names[id(t)] = name
+        self.keep.append(t)
+        for f in t.fields:  # nested classes first
+            ft = underlying(f.type)
+            if isinstance(ft, T.StructLikeType):
+                self.cls(ft)
+            elif isinstance(ft, T.StackType) and isinstance(ft.elem, T.StructLikeType):
+                self.cls(ft.elem)
+        self._emit_class(t, name)
+        return name
+
+    def _emit_class(self, t: T.StructLikeType, name: str) -> None:
+        """Scalar fields (and a header's validity) are class-level defaults, so creating a
+        packet's headers costs one empty object each; only nested aggregates are built in
+        ``__init__``. ``copy`` duplicates the instance dict and deep-copies aggregates."""
+        o = self.out
+        fields = [(attr(f.name), f.type) for f in t.fields]
+        is_header = isinstance(t, T.HeaderType)
+        aggregates = [(a, ft) for a, ft in fields if is_aggregate(underlying(ft))]
+        o(f"class {name}:")
+        with o.indent():
+            for a, ft in fields:
+                if not is_aggregate(underlying(ft)):
+                    o(f"{a} = {self.default(ft)}")
+            if is_header:
+                o("v_ = False")
+            if aggregates:
+                o("def __init__(self):")
+                with o.indent():
+                    for a, ft in aggregates:
+                        o(f"self.{a} = {self.default(ft)}")
+            o("def copy(self):")
+            with o.indent():
+                o(f"c = {name}.__new__({name})")
+                o("c.__dict__.update(self.__dict__)")
+                for a, ft in aggregates:
+                    o(f"c.{a} = self.{a}.copy()")
+                o("return c")
+            o("def __eq__(self, x):")
+            with o.indent():
+                if is_header:
+                    o("if not self.v_ or not x.v_: return self.v_ == x.v_")
+                cmp = " and ".join(f"self.{a} == x.{a}" for a, _ in fields) or "True"
+                o(f"return {cmp}")
+            o("__hash__ = None")
+            o("@staticmethod")
+            o("def mk(" + ", ".join(f"a{i}" for i in range(len(fields))) + "):")
+            with o.indent():
+                o(f"c = {name}()")
+                for i, (a, _) in enumerate(fields):
+                    o(f"c.{a} = a{i}")
+                if is_header:
+                    o("c.v_ = True")
+                o("return c")
+            if isinstance(t, T.HeaderUnionType):
+                o("def valid(self):")
+                with o.indent():
+                    o("return " + (" or ".join(f"self.{a}.v_" for a, _ in fields) or "False"))
+                o("def inval(self):")
+                with o.indent():
+                    for a, _ in fields:
+                        o(f"self.{a}.v_ = False")
+                    o("pass")
+            if is_header:
+                if t.has_varbit():
+                    self._emit_varbit_header(t)
+                else:
+                    self._emit_fixed_header(t)
+        o("")
+
+    def _emit_fixed_header(self, t: T.HeaderType) -> None:
+        o = self.out
+        widths = [(attr(f.name), scalar_width(f.type) or 0, isinstance(underlying(f.type), T.BoolType))
+                  for f in t.fields]
+        total = sum(w for _, w, _ in widths)
+        nbytes = (total + 7) // 8
+        pad = nbytes * 8 - total
+        o("def ext(self, d, o):")
+        with o.indent():
+            o(f"e = o + {nbytes}")
+            o(f"if e > len(d): raise ParserError({self.err['PacketTooShort']})")
+            if total:
+                o("v = int.from_bytes(d[o:e], 'big')" + (f" >> {pad}" if pad else ""))
+            shift = total
+            for a, w, is_bool in widths:
+                shift -= w
+                expr = "v" if shift == 0 else f"(v >> {shift})"
+                if shift + w < total:
+                    expr = f"({expr} & {(1 << w) - 1})"
+                o(f"self.{a} = {'bool(' + expr + ')' if is_bool else expr}")
+            o("self.v_ = True")
+            o("return e")
+        o("def emit(self, out):")
+        with o.indent():
+            o("if self.v_:")
+            with o.indent():
+                parts = []
+                shift = total
+                for a, w, is_bool in widths:
+                    shift -= w
+                    v = f"int(self.{a})" if is_bool else f"self.{a}"
+                    parts.append(v if shift == 0 else f"({v} << {shift})")
+                acc = " | ".join(parts) or "0"
+                if pad:
+                    acc = f"(({acc}) << {pad})"
+                o(f"out.append(({acc}).to_bytes({nbytes}, 'big'))")
+        o(f"nbits = {total}")
+
+    def _emit_varbit_header(self, t: T.HeaderType) -> None:
+        """Headers with a varbit field: widths known only at extraction, so the shifts are
+        computed per packet. The varbit value is stored as (nbits, value)."""
+        o = self.out
+        fixed = sum(scalar_width(f.type) or 0 for f in t.fields if not isinstance(f.type, T.VarbitType))
+        vmax = sum(f.type.max_width for f in t.fields if isinstance(f.type, T.VarbitType))
+        o("def ext(self, d, o, n):")
+        with o.indent():
+            o(f"if n > {vmax} or n < 0: raise ParserError({self.err['HeaderTooShort']})")
+            o(f"total = {fixed} + n")
+            o("nb = (total + 7) >> 3")
+            o("e = o + nb")
+            o(f"if e > len(d): raise ParserError({self.err['PacketTooShort']})")
+            o("v = int.from_bytes(d[o:e], 'big') >> (nb * 8 - total)")
+            o("s = total")
+            for f in t.fields:
+                a = attr(f.name)
+                if isinstance(f.type, T.VarbitType):
+                    o("s -= n")
+                    o(f"self.{a} = (n, (v >> s) & ((1 << n) - 1))")
+                else:
+                    w = scalar_width(f.type) or 0
+                    o(f"s -= {w}")
+                    cast = "bool" if isinstance(underlying(f.type), T.BoolType) else ""
+                    o(f"self.{a} = {cast}((v >> s) & {(1 << w) - 1})")
+            o("self.v_ = True")
+            o("return e")
+        o("def emit(self, out):")
+        with o.indent():
+            o("if self.v_:")
+            with o.indent():
+                o("acc = 0")
+                o("n = 0")
+                for f in t.fields:
+                    a = attr(f.name)
+                    if isinstance(f.type, T.VarbitType):
+                        o(f"acc = (acc << self.{a}[0]) | self.{a}[1]")
+                        o(f"n += self.{a}[0]")
+                    else:
+                        w = scalar_width(f.type) or 0
+                        o(f"acc = (acc << {w}) | int(self.{a})")
+                        o(f"n += {w}")
+                o("p = (-n) % 8")
+                o("out.append((acc << p).to_bytes((n + p) >> 3, 'big'))")

@@ -1,0 +1,229 @@
+"""Stateful v1model externs: register, counter, direct_counter, meter, direct_meter, and
+the parser value_set.
+
+These are the objects the control plane reads and writes (by P4Info name in
+``LoadedProgram``) and the generated code calls per packet. Indices out of range behave as
+BMv2 does: an access outside the array is ignored (reads give 0) rather than crashing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p4switch.entries import CounterData, InvalidEntryError, MeterConfig, NotFoundError, ResourceExhaustedError
+
+GREEN, YELLOW, RED = 0, 1, 2
+
+
+class Register:
+    """``register<T, I>(size)``: an array of ``width``-bit cells, initially 0."""
+
+    def __init__(self, name: str, size: int, width: int) -> None:
+        self.name = name
+        self.size = size
+        self.width = width
+        self._mask = (1 << width) - 1
+        self.cells = [0] * size
+
+    def read(self, index: int) -> int:
+        if not 0 <= index < self.size:
+            raise NotFoundError(f"register {self.name}: index {index} out of range 0..{self.size - 1}")
+        return self.cells[index]
+
+    def write(self, index: int, value: int) -> None:
+        if not 0 <= index < self.size:
+            raise NotFoundError(f"register {self.name}: index {index} out of range 0..{self.size - 1}")
+        if not 0 <= value <= self._mask:
+            raise InvalidEntryError(f"register {self.name}: value {value} does not fit in {self.width} bits")
+        self.cells[index] = value
+
+    def reset(self) -> None:
+        self.cells = [0] * self.size
+
+    # data plane
+    def p_read(self, index: int) -> int:
+        return self.cells[index] if 0 <= index < self.size else 0
+
+    def p_write(self, index: int, value: int) -> None:
+        if 0 <= index < self.size:
+            self.cells[index] = value & self._mask
+
+
+class Counter:
+    """``counter(size, type)``; ``kind`` is "packets", "bytes" or "packets_and_bytes"."""
+
+    def __init__(self, name: str, size: int, kind: str) -> None:
+        self.name = name
+        self.size = size
+        self.kind = kind
+        self.direct = False
+        self.cells = [CounterData() for _ in range(size)]
+
+    def read(self, index: int) -> CounterData:
+        self._check(index)
+        c = self.cells[index]
+        return CounterData(c.packets, c.bytes)
+
+    def write(self, index: int, data: CounterData) -> None:
+        self._check(index)
+        self.cells[index] = CounterData(data.packets, data.bytes)
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise NotFoundError(f"counter {self.name}: index {index} out of range 0..{self.size - 1}")
+
+    def count(self, index: int, nbytes: int) -> None:
+        if 0 <= index < self.size:
+            c = self.cells[index]
+            c.packets += 1
+            c.bytes += nbytes
+
+
+class DirectCounter:
+    """``direct_counter(type)``: one CounterData per entry of its table (``entry.counter``);
+    the table counts a hit whether or not the action calls ``count()`` (BMv2)."""
+
+    def __init__(self, name: str, kind: str) -> None:
+        self.name = name
+        self.kind = kind
+        self.direct = True
+        self.table: str | None = None
+
+
+@dataclass
+class _Bucket:
+    """RFC 2698 token buckets of one meter cell, in units (packets or bytes)."""
+
+    config: MeterConfig
+    tc: float
+    tp: float
+    last_us: int
+
+
+class MeterState:
+    """Two-rate three-colour marking (RFC 2698, colour blind), the way BMv2's meters mark:
+    a packet larger than the peak bucket is RED, larger than the committed bucket YELLOW,
+    else GREEN; an unconfigured meter marks everything GREEN."""
+
+    def __init__(self, by_bytes: bool) -> None:
+        self.by_bytes = by_bytes
+
+    @staticmethod
+    def new_bucket(config: MeterConfig, now_us: int) -> _Bucket:
+        return _Bucket(config, float(config.cburst), float(config.pburst), now_us)
+
+    def execute(self, bucket: _Bucket | None, nbytes: int, now_us: int) -> int:
+        if bucket is None:
+            return GREEN
+        cfg = bucket.config
+        dt = max(0, now_us - bucket.last_us) / 1e6
+        bucket.last_us = max(now_us, bucket.last_us)
+        bucket.tc = min(float(cfg.cburst), bucket.tc + cfg.cir * dt)
+        bucket.tp = min(float(cfg.pburst), bucket.tp + cfg.pir * dt)
+        units = nbytes if self.by_bytes else 1
+        if bucket.tp < units:
+            return RED
+        if bucket.tc < units:
+            bucket.tp -= units
+            return YELLOW
+        bucket.tp -= units
+        bucket.tc -= units
+        return GREEN
+
+
+def _check_meter_config(name: str, config: MeterConfig | None) -> None:
+    if config is None:
+        return
+    if min(config.cir, config.cburst, config.pir, config.pburst) < 0:
+        raise InvalidEntryError(f"meter {name}: negative rate or burst")
+    if config.pir < config.cir:
+        raise InvalidEntryError(f"meter {name}: peak rate {config.pir} below committed rate {config.cir}")
+
+
+class Meter(MeterState):
+    """``meter(size, type)``: an array of trTCM meters; ``kind`` is "packets" or "bytes"."""
+
+    def __init__(self, name: str, size: int, kind: str) -> None:
+        super().__init__(kind == "bytes")
+        self.name = name
+        self.size = size
+        self.kind = kind
+        self.direct = False
+        self.buckets: list[_Bucket | None] = [None] * size
+        self.now_us = 0
+
+    def set_config(self, index: int, config: MeterConfig | None) -> None:
+        self._check(index)
+        _check_meter_config(self.name, config)
+        self.buckets[index] = None if config is None else self.new_bucket(config, self.now_us)
+
+    def get_config(self, index: int) -> MeterConfig | None:
+        self._check(index)
+        b = self.buckets[index]
+        return None if b is None else b.config
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise NotFoundError(f"meter {self.name}: index {index} out of range 0..{self.size - 1}")
+
+    def p_execute(self, index: int, nbytes: int, now_us: int) -> int:
+        if not 0 <= index < self.size:
+            return GREEN
+        return self.execute(self.buckets[index], nbytes, now_us)
+
+
+class DirectMeter(MeterState):
+    """``direct_meter(type)``: the configuration lives in ``entry.meter``; the bucket state
+    per entry is kept here. The table marks on every hit and leaves the colour in
+    ``self.color`` for the action's ``read()`` (BMv2 behaves as if every action reads it)."""
+
+    def __init__(self, name: str, kind: str) -> None:
+        super().__init__(kind == "bytes")
+        self.name = name
+        self.kind = kind
+        self.direct = True
+        self.table: str | None = None
+        self.color = GREEN
+        self._buckets: dict[int, _Bucket] = {}
+
+    def check_config(self, config: MeterConfig | None) -> None:
+        _check_meter_config(self.name, config)
+
+    def forget(self, entry_id: int) -> None:
+        self._buckets.pop(entry_id, None)
+
+    def mark(self, entry_id: int, config: MeterConfig | None, nbytes: int, now_us: int) -> int:
+        if config is None:
+            self.color = GREEN
+            return GREEN
+        b = self._buckets.get(entry_id)
+        if b is None or b.config != config:
+            b = self._buckets[entry_id] = self.new_bucket(config, now_us)
+        self.color = self.execute(b, nbytes, now_us)
+        return self.color
+
+
+class ValueSet:
+    """Parser ``value_set<T>(size)``: the control plane installs up to ``size`` (value, mask)
+    members; a select case naming the set matches a key equal to a member under its mask."""
+
+    def __init__(self, name: str, size: int, width: int) -> None:
+        self.name = name
+        self.size = size
+        self.width = width
+        self.members: list[tuple[int, int]] = []
+
+    def set_members(self, members: list[tuple[int, int]]) -> None:
+        full = (1 << self.width) - 1
+        if len(members) > self.size:
+            raise ResourceExhaustedError(f"value set {self.name} holds at most {self.size} members")
+        for v, m in members:
+            if not (0 <= v <= full and 0 <= m <= full):
+                raise InvalidEntryError(f"value set {self.name}: member {v:#x}/{m:#x} does not fit in {self.width} bits")
+        self.members = [(v & m, m) for v, m in members]
+
+    def contains(self, key: int) -> bool:
+        for v, m in self.members:
+            if key & m == v:
+                return True
+        return False

@@ -1,0 +1,367 @@
+"""The v1model pipeline around the generated code: parser -> verify checksum -> ingress ->
+(traffic manager, outside) -> egress -> compute checksum -> deparser, with BMv2
+simple_switch's end-of-ingress and end-of-egress logic (docs/simple_switch.md):
+
+end of ingress: I2E clone and digest, then resubmit, else multicast (mcast_grp != 0), else
+drop (egress_spec == 511), else unicast to egress_spec.
+end of egress: E2E clone, then drop (egress_spec == 511), else recirculate, else transmit.
+
+An I2E clone is the packet as it was when this ingress pass began, parsed again; an E2E clone
+carries the headers as they are at the end of egress and restarts at egress without parser
+or deparser. Preserved field lists (@field_list) carry user metadata into clones, resubmitted
+and recirculated packets; every other metadata field starts at zero.
+
+Nothing here raises on a bad packet: parser errors are recorded in parser_error (the packet
+continues, as in BMv2) and any failure inside the program drops the packet and is counted.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from p4switch.exec.program import LoadedProgram
+from p4switch.exec.runtime import (
+    DROP_PORT,
+    PKT_INSTANCE_TYPE_EGRESS_CLONE,
+    PKT_INSTANCE_TYPE_INGRESS_CLONE,
+    PKT_INSTANCE_TYPE_NORMAL,
+    PKT_INSTANCE_TYPE_RECIRC,
+    PKT_INSTANCE_TYPE_REPLICATION,
+    PKT_INSTANCE_TYPE_RESUBMIT,
+    AssertionFailed,
+    Context,
+    ExitControl,
+    ParserError,
+)
+
+log = logging.getLogger("p4switch.exec")
+
+MASK48 = (1 << 48) - 1
+MASK32 = (1 << 32) - 1
+MASK19 = (1 << 19) - 1
+
+
+@dataclass
+class DigestMessage:
+    name: str
+    fields: list[tuple[str, int, int]]  # (field name, width, value)
+
+
+@dataclass
+class QueueMeta:
+    enq_timestamp: int = 0
+    enq_qdepth: int = 0
+    deq_timedelta: int = 0
+    deq_qdepth: int = 0
+
+
+class EgressJob:
+    """A packet between ingress and egress (what the traffic manager queues)."""
+
+    __slots__ = ("egress_port", "priority", "packet_length", "instance_type", "egress_rid",
+                 "truncate", "_state")
+
+    def __init__(self, egress_port: int, priority: int, packet_length: int, instance_type: int,
+                 egress_rid: int, state: tuple, truncate: int = 0) -> None:
+        self.egress_port = egress_port
+        self.priority = priority
+        self.packet_length = packet_length
+        self.instance_type = instance_type
+        self.egress_rid = egress_rid
+        self.truncate = truncate
+        self._state = state  # (hdr, meta, sm, payload)
+
+    def __repr__(self) -> str:
+        return (f"EgressJob(port={self.egress_port}, prio={self.priority}, len={self.packet_length}, "
+                f"type={self.instance_type}, rid={self.egress_rid})")
+
+
+class IngressResult:
+    """What one packet's ingress produced: jobs for the traffic manager and digests."""
+
+    __slots__ = ("to_egress", "digests")
+
+    def __init__(self) -> None:
+        self.to_egress: list[EgressJob] = []
+        self.digests: list[DigestMessage] = []
+
+
+class EgressResult:
+    """What one egress pass produced: frames to send, E2E clones for the traffic manager,
+    frames to recirculate (``(port, RecirculatedFrame)``)."""
+
+    __slots__ = ("transmit", "to_egress", "recirculate")
+
+    def __init__(self) -> None:
+        self.transmit: list[tuple[int, bytes]] = []
+        self.to_egress: list[EgressJob] = []
+        self.recirculate: list[tuple[int, bytes]] = []
+
+
+class RecirculatedFrame(bytes):
+    """A frame sent back to ingress by ``recirculate``: bytes that also carry the preserved
+    user metadata, so that feeding it to ``V1Pipeline.ingress`` starts a RECIRC pass."""
+
+    preserved: dict
+    instance_type: int
+
+
+class V1Pipeline:
+    def __init__(self, prog: LoadedProgram, cpu_port: int | None = None, seed: int = 0,
+                 max_passes: int = 16) -> None:
+        self.prog = prog
+        self.cpu_port = cpu_port
+        self.max_passes = max_passes
+        self.rng = random.Random(seed)
+        self.logs: list[str] = []
+        self.digests: list[DigestMessage] = []
+        self.stats: collections.Counter[str] = collections.Counter()
+        st = prog.stages
+        self._parser = st["parser"]
+        self._verify = st["verify_checksum"]
+        self._ingress = st["ingress"]
+        self._egress = st["egress"]
+        self._compute = st["compute_checksum"]
+        self._deparser = st["deparser"]
+        c = prog.compiled
+        self._H, self._M, self._SM = c.hdr_cls, c.meta_cls, c.sm_cls
+        self._fl = prog.field_lists
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def _fault(self, where: str) -> None:
+        """Count a failure inside the program; log the first ones and then every 1000th, so
+        that a program that fails on every packet cannot flood the log."""
+        self.stats["dropped_internal_error"] += 1
+        n = self.stats["dropped_internal_error"]
+        if n <= 10 or n % 1000 == 0:
+            log.exception("%s failed (%d so far); packet dropped", where, n)
+
+    def _preserve(self, meta: Any, fl: int | None) -> dict:
+        out = {}
+        for path in self._fl.get(fl, []) if fl is not None else []:
+            obj = meta
+            for p in path[:-1]:
+                obj = getattr(obj, p)
+            v = getattr(obj, path[-1])
+            out[path] = v.copy() if hasattr(v, "copy") else v
+        return out
+
+    @staticmethod
+    def _restore(meta: Any, preserved: dict | None) -> None:
+        for path, v in (preserved or {}).items():
+            obj = meta
+            for p in path[:-1]:
+                obj = getattr(obj, p)
+            setattr(obj, path[-1], v.copy() if hasattr(v, "copy") else v)
+
+    def _parse(self, data: bytes, hdr: Any, meta: Any, sm: Any, ctx: Context) -> None:
+        try:
+            off = self._parser(data, 0, hdr, meta, sm, ctx)
+        except ParserError as e:
+            sm.parser_error = e.code
+            off = e.off or 0
+            if e.code:
+                self.stats["parser_error"] += 1
+                self.stats["parser_error_" + self.prog.error_names.get(e.code, str(e.code))] += 1
+        ctx.payload = data[off:]
+
+    def _new_state(self, port: int, data: bytes, now_us: int, itype: int) -> tuple:
+        hdr, meta, sm = self._H(), self._M(), self._SM()
+        sm.ingress_port = port
+        sm.packet_length = len(data)
+        sm.instance_type = itype
+        sm.ingress_global_timestamp = now_us & MASK48
+        return hdr, meta, sm
+
+    # ---- ingress ---------------------------------------------------------------------------
+    def ingress(self, port: int, data: bytes, now_us: int = 0) -> IngressResult:
+        res = IngressResult()
+        self.stats["packets_in"] += 1
+        if type(data) is bytes:
+            itype, preserved = PKT_INSTANCE_TYPE_NORMAL, None
+        else:  # a RecirculatedFrame, or any bytes-like object
+            itype = getattr(data, "instance_type", PKT_INSTANCE_TYPE_NORMAL)
+            preserved = getattr(data, "preserved", None)
+            data = bytes(data)
+        for n in range(self.max_passes):
+            try:
+                again = self._ingress_pass(port, data, now_us, itype, preserved, res)
+            except AssertionFailed as e:
+                self.stats["dropped_assert"] += 1
+                log.debug("assertion failed at %s; packet dropped", e)
+                return res
+            except Exception:  # a program fault must never take the switch down
+                self._fault("ingress")
+                return res
+            if again is None:
+                return res
+            if n + 1 == self.max_passes:
+                break
+            self.stats["resubmitted"] += 1
+            itype, preserved = PKT_INSTANCE_TYPE_RESUBMIT, again
+        self.stats["dropped_pass_limit"] += 1
+        return res
+
+    def _ingress_pass(self, port: int, data: bytes, now_us: int, itype: int,
+                      preserved: dict | None, res: IngressResult) -> dict | None:
+        hdr, meta, sm = self._new_state(port, data, now_us, itype)
+        if preserved:
+            self._restore(meta, preserved)
+        ctx = Context(sm, len(data), now_us, self.rng, self.logs)
+        self._parse(data, hdr, meta, sm, ctx)
+        try:
+            self._verify(hdr, meta, ctx)
+            self._ingress(hdr, meta, sm, ctx)
+        except ExitControl:
+            pass
+        if ctx.digests:
+            for name, fields in ctx.digests:
+                d = DigestMessage(name, fields)
+                res.digests.append(d)
+                self.digests.append(d)
+            if len(self.digests) > 10000:
+                del self.digests[:5000]
+        if ctx.clone_session:
+            self._clone_i2e(port, data, now_us, meta, ctx, res)
+        if ctx.resubmit_fl is not None:
+            return self._preserve(meta, ctx.resubmit_fl)
+        prio = sm.priority & 7
+        if sm.mcast_grp:
+            replicas = self.prog.pre.mc_groups.get(sm.mcast_grp)
+            if replicas is None:
+                self.stats["dropped_unknown_mc_group"] += 1
+                return None
+            for r in replicas:
+                st = (hdr.copy(), meta.copy(), sm.copy(), ctx.payload)
+                res.to_egress.append(EgressJob(r.port, prio, len(data), PKT_INSTANCE_TYPE_REPLICATION,
+                                               r.instance, st))
+            self.stats["replicated"] += len(replicas)
+        elif sm.egress_spec == DROP_PORT:
+            self.stats["dropped_ingress"] += 1
+            if sm.parser_error:
+                self.stats["dropped_after_parser_error"] += 1
+        else:
+            res.to_egress.append(EgressJob(sm.egress_spec, prio, len(data), sm.instance_type, 0,
+                                           (hdr, meta, sm, ctx.payload)))
+        return None
+
+    def _clone_i2e(self, port: int, data: bytes, now_us: int, meta: Any, ctx: Context,
+                   res: IngressResult) -> None:
+        sess = self.prog.pre.clone_sessions.get(ctx.clone_session)
+        if sess is None:
+            self.stats["clone_unknown_session"] += 1
+            return
+        keep = self._preserve(meta, ctx.clone_fl)
+        chdr, cmeta, csm = self._new_state(port, data, now_us, PKT_INSTANCE_TYPE_INGRESS_CLONE)
+        cctx = Context(csm, len(data), now_us, self.rng, self.logs)
+        self._parse(data, chdr, cmeta, csm, cctx)
+        self._restore(cmeta, keep)
+        csm.instance_type = PKT_INSTANCE_TYPE_INGRESS_CLONE
+        for r in sess.replicas:
+            st = (chdr.copy(), cmeta.copy(), csm.copy(), cctx.payload)
+            res.to_egress.append(EgressJob(r.port, sess.cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE,
+                                           r.instance, st, sess.truncate))
+        self.stats["cloned"] += len(sess.replicas)
+
+    # ---- egress ----------------------------------------------------------------------------
+    def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0) -> EgressResult:
+        res = EgressResult()
+        try:
+            self._egress_pass(job, qmeta or _EMPTY_QUEUE, now_us, res)
+        except AssertionFailed as e:
+            self.stats["dropped_assert"] += 1
+            log.debug("assertion failed at %s; packet dropped", e)
+        except Exception:
+            self._fault("egress")
+        return res
+
+    def _egress_pass(self, job: EgressJob, q: QueueMeta, now_us: int, res: EgressResult) -> None:
+        hdr, meta, sm, payload = job._state
+        sm.egress_port = job.egress_port
+        sm.egress_spec = 0
+        sm.egress_rid = job.egress_rid
+        sm.instance_type = job.instance_type
+        sm.enq_timestamp = q.enq_timestamp & MASK32
+        sm.enq_qdepth = q.enq_qdepth & MASK19
+        sm.deq_timedelta = q.deq_timedelta & MASK32
+        sm.deq_qdepth = q.deq_qdepth & MASK19
+        sm.egress_global_timestamp = now_us & MASK48
+        ctx = Context(sm, sm.packet_length, now_us, self.rng, self.logs)
+        ctx.payload = payload
+        try:
+            self._egress(hdr, meta, sm, ctx)
+        except ExitControl:
+            pass
+        if ctx.clone_session:
+            self._clone_e2e(job, hdr, meta, sm, payload, ctx, res)
+        if sm.egress_spec == DROP_PORT:
+            self.stats["dropped_egress"] += 1
+            return
+        self._compute(hdr, meta, ctx)
+        chunks: list[bytes] = []
+        self._deparser(chunks, hdr, ctx)
+        chunks.append(payload)
+        frame = b"".join(chunks)
+        trunc = ctx.truncate or job.truncate
+        if trunc and len(frame) > trunc:
+            frame = frame[:trunc]
+        if ctx.recirc_fl is not None:
+            rf = RecirculatedFrame(frame)
+            rf.preserved = self._preserve(meta, ctx.recirc_fl)
+            rf.instance_type = PKT_INSTANCE_TYPE_RECIRC
+            res.recirculate.append((sm.ingress_port, rf))
+            self.stats["recirculated"] += 1
+            return
+        res.transmit.append((job.egress_port, frame))
+        self.stats["packets_out"] += 1
+
+    def _clone_e2e(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
+                   res: EgressResult) -> None:
+        sess = self.prog.pre.clone_sessions.get(ctx.clone_session)
+        if sess is None:
+            self.stats["clone_unknown_session"] += 1
+            return
+        keep = self._preserve(meta, ctx.clone_fl)
+        for r in sess.replicas:
+            cmeta = self._M()
+            self._restore(cmeta, keep)
+            csm = self._SM()
+            csm.ingress_port = sm.ingress_port
+            csm.packet_length = sm.packet_length
+            csm.instance_type = PKT_INSTANCE_TYPE_EGRESS_CLONE
+            res.to_egress.append(EgressJob(r.port, sess.cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
+                                           r.instance, (hdr.copy(), cmeta, csm, payload), sess.truncate))
+        self.stats["cloned"] += len(sess.replicas)
+
+    # ---- whole switch without queues -------------------------------------------------------
+    def process(self, port: int, data: bytes, now_us: int = 0) -> list[tuple[int, bytes]]:
+        """Run one packet through ingress and egress with empty queues; clones, multicast
+        copies and recirculations are all followed (at most ``max_passes`` ingress passes and
+        ``MAX_COPIES`` egress passes). Returns the transmitted frames in order."""
+        out: list[tuple[int, bytes]] = []
+        pending = [(port, data)]
+        for p, d in pending:  # grows with recirculated frames
+            if len(pending) > self.max_passes:
+                self.stats["dropped_pass_limit"] += 1
+                break
+            jobs = self.ingress(p, d, now_us).to_egress
+            for job in jobs:  # grows with E2E clones
+                if len(jobs) > MAX_COPIES:
+                    self.stats["dropped_copy_limit"] += 1
+                    break
+                r = self.egress(job, _EMPTY_QUEUE, now_us)
+                if r.transmit:
+                    out.extend(r.transmit)
+                if r.to_egress:
+                    jobs.extend(r.to_egress)
+                if r.recirculate:
+                    pending.extend(r.recirculate)
+        return out
+
+
+MAX_COPIES = 1024
+_EMPTY_QUEUE = QueueMeta()

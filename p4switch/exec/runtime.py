@@ -1,0 +1,125 @@
+"""Objects the generated code uses at run time: packet context, header stacks, the
+exceptions that end a parser or a control, and the byte-buffer builders of hash/checksum
+inputs. Kept separate from the code generator so that what runs per packet is small."""
+
+from __future__ import annotations
+
+import logging
+import random as _random
+from typing import Any
+
+log = logging.getLogger("p4switch.exec")
+
+DROP_PORT = 511
+
+# standard_metadata.instance_type values of BMv2 simple_switch
+PKT_INSTANCE_TYPE_NORMAL = 0
+PKT_INSTANCE_TYPE_INGRESS_CLONE = 1
+PKT_INSTANCE_TYPE_EGRESS_CLONE = 2
+PKT_INSTANCE_TYPE_COALESCED = 3
+PKT_INSTANCE_TYPE_RECIRC = 4
+PKT_INSTANCE_TYPE_REPLICATION = 5
+PKT_INSTANCE_TYPE_RESUBMIT = 6
+
+
+class ParserError(Exception):
+    """Ends parsing with ``code`` (an error member index); ``off`` is the byte offset after
+    the last header extracted, where the payload starts (filled in by the parser)."""
+
+    def __init__(self, code: int, off: int | None = None) -> None:
+        self.code = code
+        self.off = off
+
+
+class ExitControl(Exception):
+    """P4 ``exit``: ends the current pipeline control."""
+
+
+class AssertionFailed(Exception):
+    """v1model ``assert``/``assume`` with a false condition (BMv2 aborts; we drop the packet)."""
+
+
+class Stack:
+    """A header stack: ``h`` the element headers, ``nxt`` the P4 ``nextIndex``."""
+
+    __slots__ = ("h", "nxt", "size")
+
+    def __init__(self, elems: list, nxt: int = 0) -> None:
+        self.h = elems
+        self.nxt = nxt
+        self.size = len(elems)
+
+    def copy(self) -> "Stack":
+        return Stack([e.copy() for e in self.h], self.nxt)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stack) and self.h == other.h
+
+    def at(self, index: int):
+        """Element ``index`` chosen at run time; out of range gives a detached invalid header,
+        so reads see an invalid header and writes have no effect (the spec leaves the value
+        undefined; BMv2 would fail the packet)."""
+        if 0 <= index < self.size:
+            return self.h[index]
+        return type(self.h[0])()
+
+    def next_elem(self, code_oob: int):
+        if self.nxt >= self.size:
+            raise ParserError(code_oob)
+        return self.h[self.nxt]
+
+    def last_elem(self, code_oob: int):
+        if self.nxt == 0:
+            raise ParserError(code_oob)
+        return self.h[self.nxt - 1]
+
+    def push_front(self, count: int) -> None:
+        """Shift elements up by ``count``; the first ``count`` become invalid."""
+        count = min(count, self.size)
+        fresh = [self.h[-1 - i].copy() for i in range(count)]
+        for f in fresh:
+            f.v_ = False
+        self.h = fresh + self.h[: self.size - count]
+        self.nxt = min(self.size, self.nxt + count)
+
+    def pop_front(self, count: int) -> None:
+        count = min(count, self.size)
+        fresh = [self.h[i].copy() for i in range(count)]
+        for f in fresh:
+            f.v_ = False
+        self.h = self.h[count:] + fresh
+        self.nxt = max(0, self.nxt - count)
+
+
+class Context:
+    """Per-packet state of one pass through a pipeline control that is not a P4 variable:
+    extern side effects collected for the end-of-pipeline logic. Fields that are rarely set
+    default at class level (digests is a tuple, extended by ``+=``)."""
+
+    payload = b""
+    clone_type = None
+    clone_session = 0
+    clone_fl = None
+    resubmit_fl = None
+    recirc_fl = None
+    digests: tuple = ()
+    truncate = 0
+
+    def __init__(self, sm: Any, nbytes: int, now: int, rng: _random.Random, logs: list) -> None:
+        self.sm = sm
+        self.nbytes = nbytes
+        self.now = now
+        self.rng = rng
+        self.logs = logs
+
+    def random(self, lo: int, hi: int) -> int:
+        return lo if hi <= lo else self.rng.randint(lo, hi)
+
+    def log_msg(self, msg: str, values: tuple = ()) -> None:
+        text = msg
+        for v in values:
+            text = text.replace("{}", str(v), 1)
+        self.logs.append(text)
+        if len(self.logs) > 1000:
+            del self.logs[:500]
+        log.info("log_msg: %s", text)

@@ -1,0 +1,662 @@
+"""Match-action tables and action profiles/selectors, with BMv2's matching rules.
+
+A table keeps its entries (``TableEntry`` from p4switch.entries, keyed by match + priority)
+and an index built for the match kinds it has, updated on every write:
+- only exact fields: one dict from the key tuple;
+- one lpm field (plus exact ones): one dict per prefix length, tried longest first;
+- any ternary/range/optional field: a list sorted by priority (larger wins; among equal
+  priorities the earlier entry), scanned in order.
+The data plane calls ``apply(key, nbytes, now_us)`` and gets the chosen action as
+``(action index in table.action_names, args tuple)`` plus the hit flag.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from p4switch.entries import (
+    ActionCall,
+    AlreadyExistsError,
+    CounterData,
+    Exact,
+    FieldMatch,
+    GroupRef,
+    InvalidEntryError,
+    Lpm,
+    MatchKind,
+    MemberRef,
+    NotFoundError,
+    Optional,
+    Range,
+    ResourceExhaustedError,
+    TableEntry,
+    Ternary,
+)
+from p4switch.exec.bits import bytes_of_bits
+from p4switch.exec.externs import DirectCounter, DirectMeter
+
+TABLE_AND_DEFAULT, TABLE_ONLY, DEFAULT_ONLY = "table_and_default", "table_only", "default_only"
+
+
+@dataclass(frozen=True)
+class KeyField:
+    name: str
+    match_kind: MatchKind
+    width: int
+
+
+@dataclass(frozen=True)
+class ActionInfo:
+    """An action of the program: P4Info name and its control-plane parameters."""
+
+    name: str
+    params: tuple[tuple[str, int], ...]
+
+
+def _full(width: int) -> int:
+    return (1 << width) - 1
+
+
+def _prefix_mask(plen: int, width: int) -> int:
+    return _full(width) ^ _full(width - plen)
+
+
+def args_of(call: ActionCall, info: ActionInfo) -> tuple[int, ...]:
+    """Validate an ActionCall against its action and order its arguments."""
+    names = {n for n, _ in info.params}
+    extra = set(call.params) - names
+    if extra:
+        raise InvalidEntryError(f"action {info.name}: unknown parameter(s) {', '.join(sorted(extra))}")
+    args = []
+    for pname, width in info.params:
+        if pname not in call.params:
+            raise InvalidEntryError(f"action {info.name}: missing parameter {pname}")
+        v = call.params[pname]
+        if not isinstance(v, int) or not 0 <= v <= _full(width):
+            raise InvalidEntryError(f"action {info.name}: parameter {pname}={v} does not fit in bit<{width}>")
+        args.append(v)
+    return tuple(args)
+
+
+@dataclass
+class ActionGroup:
+    group_id: int
+    members: list[tuple[int, int]]  # (member_id, weight)
+    max_size: int = 0
+
+
+class ActionProfile:
+    """``action_profile(size)`` or ``action_selector(algo, size, width)``: members are actions
+    with arguments; groups (selector only) are weighted member lists. A group picks its member
+    by the hash of the table's selector fields modulo the group size (BMv2), members ordered by
+    id and repeated by weight."""
+
+    def __init__(
+        self,
+        name: str,
+        size: int,
+        actions: dict[str, ActionInfo],
+        selector_hash: Callable[[bytes], int] | None = None,
+        max_group_size: int = 0,
+    ) -> None:
+        self.name = name
+        self.size = size
+        self.actions = actions
+        self.has_selector = selector_hash is not None
+        self.selector_hash = selector_hash
+        self.max_group_size = max_group_size
+        self.members: dict[int, ActionCall] = {}
+        self.groups: dict[int, ActionGroup] = {}
+        self._member_args: dict[int, tuple[str, tuple[int, ...]]] = {}
+        self._group_slots: dict[int, list[int]] = {}
+        self._refs: dict[tuple[str, int], int] = {}
+
+    def _resolve(self, call: ActionCall) -> tuple[str, tuple[int, ...]]:
+        info = self.actions.get(call.name)
+        if info is None:
+            raise InvalidEntryError(f"action profile {self.name}: action {call.name} not allowed")
+        return call.name, args_of(call, info)
+
+    def add_member(self, member_id: int, action: ActionCall) -> None:
+        if member_id in self.members:
+            raise AlreadyExistsError(f"action profile {self.name}: member {member_id} exists")
+        if len(self.members) >= self.size:
+            raise ResourceExhaustedError(f"action profile {self.name} is full ({self.size} members)")
+        self._member_args[member_id] = self._resolve(action)
+        self.members[member_id] = action
+
+    def modify_member(self, member_id: int, action: ActionCall) -> None:
+        if member_id not in self.members:
+            raise NotFoundError(f"action profile {self.name}: no member {member_id}")
+        self._member_args[member_id] = self._resolve(action)
+        self.members[member_id] = action
+
+    def delete_member(self, member_id: int) -> None:
+        if member_id not in self.members:
+            raise NotFoundError(f"action profile {self.name}: no member {member_id}")
+        if self._refs.get(("m", member_id)):
+            raise InvalidEntryError(f"action profile {self.name}: member {member_id} is used by a table entry")
+        for g in self.groups.values():
+            if any(m == member_id for m, _ in g.members):
+                raise InvalidEntryError(f"action profile {self.name}: member {member_id} is in group {g.group_id}")
+        del self.members[member_id]
+        del self._member_args[member_id]
+
+    def _check_group(self, group_id: int, members: list[tuple[int, int]], max_size: int) -> list[int]:
+        if not self.has_selector:
+            raise InvalidEntryError(f"action profile {self.name} has no selector: groups are not allowed")
+        seen = set()
+        for m, w in members:
+            if m not in self.members:
+                raise NotFoundError(f"action profile {self.name}: group {group_id} refers to missing member {m}")
+            if m in seen:
+                raise InvalidEntryError(f"action profile {self.name}: member {m} twice in group {group_id}")
+            if w < 1:
+                raise InvalidEntryError(f"action profile {self.name}: weight {w} of member {m} must be >= 1")
+            seen.add(m)
+        total = sum(w for _, w in members)
+        limit = max_size or self.max_group_size
+        if limit and total > limit:
+            raise ResourceExhaustedError(f"action profile {self.name}: group {group_id} exceeds max size {limit}")
+        return [m for m, w in sorted(members) for _ in range(w)]
+
+    def add_group(self, group_id: int, members: list[tuple[int, int]], max_size: int = 0) -> None:
+        if group_id in self.groups:
+            raise AlreadyExistsError(f"action profile {self.name}: group {group_id} exists")
+        if len(self.groups) >= self.size:
+            raise ResourceExhaustedError(f"action profile {self.name} is full ({self.size} groups)")
+        self._group_slots[group_id] = self._check_group(group_id, members, max_size)
+        self.groups[group_id] = ActionGroup(group_id, list(members), max_size)
+
+    def modify_group(self, group_id: int, members: list[tuple[int, int]], max_size: int = 0) -> None:
+        if group_id not in self.groups:
+            raise NotFoundError(f"action profile {self.name}: no group {group_id}")
+        self._group_slots[group_id] = self._check_group(group_id, members, max_size)
+        self.groups[group_id] = ActionGroup(group_id, list(members), max_size)
+
+    def delete_group(self, group_id: int) -> None:
+        if group_id not in self.groups:
+            raise NotFoundError(f"action profile {self.name}: no group {group_id}")
+        if self._refs.get(("g", group_id)):
+            raise InvalidEntryError(f"action profile {self.name}: group {group_id} is used by a table entry")
+        del self.groups[group_id]
+        del self._group_slots[group_id]
+
+    # used by tables
+    def ref(self, action: MemberRef | GroupRef, delta: int) -> None:
+        k = ("m", action.member_id) if isinstance(action, MemberRef) else ("g", action.group_id)
+        if delta > 0:
+            if k[0] == "m" and action.member_id not in self.members:
+                raise NotFoundError(f"action profile {self.name}: no member {action.member_id}")
+            if k[0] == "g" and action.group_id not in self.groups:
+                raise NotFoundError(f"action profile {self.name}: no group {action.group_id}")
+        self._refs[k] = self._refs.get(k, 0) + delta
+
+    def member_action(self, member_id: int) -> tuple[str, tuple[int, ...]] | None:
+        return self._member_args.get(member_id)
+
+    def group_action(self, group_id: int, selector: list[tuple[int, int]]) -> tuple[str, tuple[int, ...]] | None:
+        slots = self._group_slots.get(group_id)
+        if not slots:
+            return None
+        h = self.selector_hash(bytes_of_bits(selector)) if self.selector_hash else 0
+        return self._member_args[slots[h % len(slots)]]
+
+
+class _Rec:
+    """An installed entry as the data plane sees it."""
+
+    __slots__ = ("entry", "eid", "action", "args", "masks", "values", "ranges", "prio", "seq")
+
+    def __init__(self, entry: TableEntry, eid: int, action: int, args: tuple[int, ...]) -> None:
+        self.entry = entry
+        self.eid = eid
+        self.action = action
+        self.args = args
+
+
+_seq = itertools.count()
+
+
+class Table:
+    def __init__(
+        self,
+        name: str,
+        key: list[KeyField],
+        actions: list[ActionInfo],
+        size: int,
+        default_action: ActionCall,
+        default_is_const: bool = False,
+        is_const: bool = False,
+        scopes: dict[str, str] | None = None,
+        implementation: ActionProfile | None = None,
+        direct_counter: DirectCounter | None = None,
+        direct_meter: DirectMeter | None = None,
+        hidden_actions: frozenset[str] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.key = list(key)
+        # ``hidden_actions``: the implicit NoAction default of a table that lists no default;
+        # it runs on a miss but is not one of the table's actions for the control plane.
+        self.action_names = [a.name for a in actions if a.name not in hidden_actions]
+        self._actions = {a.name: a for a in actions}
+        self._action_index = {a.name: i for i, a in enumerate(actions)}
+        self.scopes = scopes or {}
+        self.size = size
+        self.is_const = is_const
+        self.default_is_const = default_is_const
+        self.profile = implementation
+        self.implementation = implementation.name if implementation else None
+        self.dcounter = direct_counter
+        self.dmeter = direct_meter
+        self.direct_counter = direct_counter.name if direct_counter else None
+        self.direct_meter = direct_meter.name if direct_meter else None
+        self._match_fields = [(i, k) for i, k in enumerate(self.key) if k.match_kind != MatchKind.SELECTOR]
+        self._selector_fields = [(i, k.width) for i, k in enumerate(self.key) if k.match_kind == MatchKind.SELECTOR]
+        kinds = {k.match_kind for _, k in self._match_fields}
+        self.needs_priority = bool(kinds & {MatchKind.TERNARY, MatchKind.RANGE, MatchKind.OPTIONAL})
+        lpm = [i for i, (_, k) in enumerate(self._match_fields) if k.match_kind == MatchKind.LPM]
+        if self.needs_priority:
+            self._mode = "list"
+        elif lpm:
+            if len(lpm) > 1:
+                raise ValueError(f"table {name}: more than one lpm key field")
+            self._mode = "lpm"
+        else:
+            self._mode = "exact"
+        self._lpm_pos = lpm[0] if lpm and not self.needs_priority else -1
+        self._single = len(self._match_fields) == 1 and not self._selector_fields
+        self._entries: dict[tuple, _Rec] = {}
+        self._eids = itertools.count(1)
+        self._exact: dict = {}
+        self._levels: list[tuple[int, tuple[int, ...] | int, dict]] = []
+        self._by_plen: dict[int, dict] = {}
+        self._list: list[_Rec] = []
+        self._list_keys: list[tuple[int, int]] = []
+        self._initial_default = default_action
+        self.default_action = default_action
+        self.default_pair = self._resolve_call(default_action)
+        self.apply = self._build_apply()
+
+    # ---- validation -------------------------------------------------------------------
+    def _resolve_call(self, call: ActionCall) -> tuple[int, tuple[int, ...]]:
+        idx = self._action_index.get(call.name)
+        if idx is None:
+            raise InvalidEntryError(f"table {self.name}: action {call.name} is not one of its actions")
+        return idx, args_of(call, self._actions[call.name])
+
+    def _canon(self, match: dict[str, FieldMatch]) -> tuple:
+        known = {k.name for _, k in self._match_fields}
+        unknown = set(match) - known
+        if unknown:
+            raise InvalidEntryError(f"table {self.name}: unknown key field(s) {', '.join(sorted(unknown))}")
+        out = []
+        for _, k in self._match_fields:
+            m = match.get(k.name)
+            full = _full(k.width)
+            kind = k.match_kind
+            if m is None:
+                if kind == MatchKind.EXACT:
+                    raise InvalidEntryError(f"table {self.name}: exact key field {k.name} is required")
+                out.append({MatchKind.LPM: (0, 0), MatchKind.TERNARY: (0, 0),
+                            MatchKind.RANGE: (0, full), MatchKind.OPTIONAL: None}[kind])
+                continue
+
+            def fits(v: int, what: str = "value") -> int:
+                if not isinstance(v, int) or not 0 <= v <= full:
+                    raise InvalidEntryError(f"table {self.name}: {k.name} {what} {v} does not fit in {k.width} bits")
+                return v
+
+            if isinstance(m, Exact):
+                v = fits(m.value)
+                out.append({MatchKind.EXACT: v, MatchKind.LPM: (v, k.width), MatchKind.TERNARY: (v, full),
+                            MatchKind.RANGE: (v, v), MatchKind.OPTIONAL: v}[kind])
+            elif isinstance(m, Lpm) and kind == MatchKind.LPM:
+                if not 0 <= m.prefix_len <= k.width:
+                    raise InvalidEntryError(f"table {self.name}: {k.name} prefix length {m.prefix_len} out of range")
+                v = fits(m.value)
+                if v & ~_prefix_mask(m.prefix_len, k.width):
+                    raise InvalidEntryError(f"table {self.name}: {k.name} value has bits set beyond the prefix length")
+                out.append((v, m.prefix_len))
+            elif isinstance(m, Ternary) and kind == MatchKind.TERNARY:
+                v, mk = fits(m.value), fits(m.mask, "mask")
+                if v & ~mk:
+                    raise InvalidEntryError(f"table {self.name}: {k.name} value has bits set outside the mask")
+                out.append((v, mk))
+            elif isinstance(m, Range) and kind == MatchKind.RANGE:
+                lo, hi = fits(m.low, "low"), fits(m.high, "high")
+                if lo > hi:
+                    raise InvalidEntryError(f"table {self.name}: {k.name} range low {lo} > high {hi}")
+                out.append((lo, hi))
+            elif isinstance(m, Optional) and kind == MatchKind.OPTIONAL:
+                out.append(None if m.value is None else fits(m.value))
+            else:
+                raise InvalidEntryError(f"table {self.name}: {type(m).__name__} match given for {kind.value} field {k.name}")
+        return tuple(out)
+
+    def _key_of(self, match: dict[str, FieldMatch], priority: int) -> tuple:
+        if self.needs_priority:
+            if priority <= 0:
+                raise InvalidEntryError(f"table {self.name}: entries need a priority > 0")
+        elif priority != 0:
+            raise InvalidEntryError(f"table {self.name}: priority must be 0 for exact/lpm tables")
+        return (self._canon(match), priority)
+
+    def _action_of(self, action) -> tuple[int, tuple[int, ...]]:
+        if isinstance(action, ActionCall):
+            if self.profile is not None:
+                raise InvalidEntryError(f"table {self.name} uses {self.profile.name}: entries need a member or group")
+            idx, args = self._resolve_call(action)
+            if self.scopes.get(action.name) == DEFAULT_ONLY:
+                raise InvalidEntryError(f"table {self.name}: action {action.name} is default-only")
+            return idx, args
+        if self.profile is None:
+            raise InvalidEntryError(f"table {self.name} has no action profile: entries need an action")
+        if isinstance(action, GroupRef) and not self.profile.has_selector:
+            raise InvalidEntryError(f"table {self.name}: {self.profile.name} has no selector, groups not allowed")
+        return -1, ()
+
+    # ---- control plane ----------------------------------------------------------------
+    def insert(self, entry: TableEntry) -> None:
+        self._check_mutable()
+        self.insert_const(entry)
+
+    def insert_const(self, entry: TableEntry) -> None:
+        """Insert without the const-table check (the program's own ``const entries``)."""
+        key = self._key_of(entry.match, entry.priority)
+        if key in self._entries:
+            raise AlreadyExistsError(f"table {self.name}: entry exists")
+        if len(self._entries) >= self.size:
+            raise ResourceExhaustedError(f"table {self.name} is full ({self.size} entries)")
+        idx, args = self._action_of(entry.action)
+        self._check_extras(entry)
+        if self.profile is not None:
+            self.profile.ref(entry.action, +1)
+        stored = replace(entry, match=dict(entry.match))
+        if self.dcounter is not None:
+            stored.counter = CounterData(entry.counter.packets, entry.counter.bytes) if entry.counter else CounterData()
+        rec = _Rec(stored, next(self._eids), idx, args)
+        self._entries[key] = rec
+        self._index_add(key, rec)
+
+    def modify(self, entry: TableEntry) -> None:
+        self._check_mutable()
+        key = self._key_of(entry.match, entry.priority)
+        rec = self._entries.get(key)
+        if rec is None:
+            raise NotFoundError(f"table {self.name}: no such entry")
+        idx, args = self._action_of(entry.action)
+        self._check_extras(entry)
+        if self.profile is not None:
+            self.profile.ref(entry.action, +1)
+            self.profile.ref(rec.entry.action, -1)
+        rec.entry.action = entry.action
+        rec.action, rec.args = idx, args
+        if self.dmeter is not None:
+            rec.entry.meter = entry.meter
+            self.dmeter.forget(rec.eid)
+        if self.dcounter is not None and entry.counter is not None:
+            rec.entry.counter = CounterData(entry.counter.packets, entry.counter.bytes)
+        rec.entry.idle_timeout_ns = entry.idle_timeout_ns
+
+    def delete(self, entry: TableEntry) -> None:
+        self._check_mutable()
+        key = self._key_of(entry.match, entry.priority)
+        rec = self._entries.pop(key, None)
+        if rec is None:
+            raise NotFoundError(f"table {self.name}: no such entry")
+        if self.profile is not None:
+            self.profile.ref(rec.entry.action, -1)
+        if self.dmeter is not None:
+            self.dmeter.forget(rec.eid)
+        self._index_remove(key, rec)
+
+    def clear(self) -> None:
+        """Remove every non-const entry (used when a table is reset)."""
+        for key, rec in list(self._entries.items()):
+            if self.profile is not None:
+                self.profile.ref(rec.entry.action, -1)
+            del self._entries[key]
+            self._index_remove(key, rec)
+
+    def get(self, match: dict[str, FieldMatch], priority: int = 0) -> TableEntry:
+        rec = self._entries.get(self._key_of(match, priority))
+        if rec is None:
+            raise NotFoundError(f"table {self.name}: no such entry")
+        return self._copy(rec.entry)
+
+    def entries(self) -> list[TableEntry]:
+        return [self._copy(r.entry) for r in self._entries.values()]
+
+    def set_counter(self, match: dict[str, FieldMatch], priority: int, data: CounterData) -> None:
+        """Write the direct counter of one entry (allowed on const tables too)."""
+        rec = self._entries.get(self._key_of(match, priority))
+        if rec is None:
+            raise NotFoundError(f"table {self.name}: no such entry")
+        if self.dcounter is None:
+            raise InvalidEntryError(f"table {self.name} has no direct counter")
+        rec.entry.counter = CounterData(data.packets, data.bytes)
+
+    def set_meter(self, match: dict[str, FieldMatch], priority: int, config) -> None:
+        rec = self._entries.get(self._key_of(match, priority))
+        if rec is None:
+            raise NotFoundError(f"table {self.name}: no such entry")
+        if self.dmeter is None:
+            raise InvalidEntryError(f"table {self.name} has no direct meter")
+        self.dmeter.check_config(config)
+        rec.entry.meter = config
+        self.dmeter.forget(rec.eid)
+
+    @staticmethod
+    def _copy(e: TableEntry) -> TableEntry:
+        c = None if e.counter is None else CounterData(e.counter.packets, e.counter.bytes)
+        return replace(e, match=dict(e.match), counter=c)
+
+    def set_default(self, action: ActionCall) -> None:
+        if self.default_is_const:
+            raise InvalidEntryError(f"table {self.name}: the default action is const")
+        resolved = self._resolve_call(action)
+        if self.scopes.get(action.name) == TABLE_ONLY:
+            raise InvalidEntryError(f"table {self.name}: action {action.name} cannot be the default action")
+        self.default_pair = resolved
+        self.default_action = action
+
+    def reset_default(self) -> None:
+        self.default_action = self._initial_default
+        self.default_pair = self._resolve_call(self._initial_default)
+
+    def _check_mutable(self) -> None:
+        if self.is_const:
+            raise InvalidEntryError(f"table {self.name} has const entries and cannot be changed")
+
+    def _check_extras(self, entry: TableEntry) -> None:
+        if entry.meter is not None:
+            if self.dmeter is None:
+                raise InvalidEntryError(f"table {self.name} has no direct meter")
+            self.dmeter.check_config(entry.meter)
+        if entry.counter is not None and self.dcounter is None:
+            raise InvalidEntryError(f"table {self.name} has no direct counter")
+
+    # ---- index ------------------------------------------------------------------------
+    def _prepare(self, canon: tuple, rec: _Rec, priority: int) -> None:
+        masks, values, ranges = [], [], []
+        for (i, k), c in zip(self._match_fields, canon):
+            full = _full(k.width)
+            kind = k.match_kind
+            if kind == MatchKind.EXACT:
+                masks.append(full)
+                values.append(c)
+            elif kind == MatchKind.LPM:
+                masks.append(_prefix_mask(c[1], k.width))
+                values.append(c[0])
+            elif kind == MatchKind.TERNARY:
+                masks.append(c[1])
+                values.append(c[0])
+            elif kind == MatchKind.OPTIONAL:
+                masks.append(0 if c is None else full)
+                values.append(0 if c is None else c)
+            else:
+                masks.append(0)
+                values.append(0)
+                if c != (0, full):
+                    ranges.append((i, c[0], c[1]))
+        rec.masks = tuple(masks)
+        rec.values = tuple(values)
+        rec.ranges = tuple(ranges)
+        rec.prio = priority
+        rec.seq = next(_seq)
+
+    def _exact_key(self, canon: tuple):
+        return canon[0] if self._single else canon
+
+    def _index_add(self, key: tuple, rec: _Rec) -> None:
+        canon, priority = key
+        if self._mode == "exact":
+            self._exact[self._exact_key(canon)] = rec
+        elif self._mode == "lpm":
+            plen = canon[self._lpm_pos][1]
+            d = self._by_plen.get(plen)
+            if d is None:
+                d = self._by_plen[plen] = {}
+                self._rebuild_levels()
+            d[self._lpm_key(canon)] = rec
+        else:
+            self._prepare(canon, rec, priority)
+            k = (-priority, rec.seq)
+            pos = bisect.bisect(self._list_keys, k)
+            self._list_keys.insert(pos, k)
+            self._list.insert(pos, rec)
+
+    def _index_remove(self, key: tuple, rec: _Rec) -> None:
+        canon, _ = key
+        if self._mode == "exact":
+            del self._exact[self._exact_key(canon)]
+        elif self._mode == "lpm":
+            plen = canon[self._lpm_pos][1]
+            d = self._by_plen[plen]
+            del d[self._lpm_key(canon)]
+            if not d:
+                del self._by_plen[plen]
+                self._rebuild_levels()
+        else:
+            pos = self._list.index(rec)
+            del self._list[pos]
+            del self._list_keys[pos]
+
+    def _lpm_key(self, canon: tuple):
+        vals = tuple(c[0] if i == self._lpm_pos else c for i, c in enumerate(canon))
+        return vals[0] if self._single else vals
+
+    def _rebuild_levels(self) -> None:
+        levels = []
+        for plen in sorted(self._by_plen, reverse=True):
+            masks = tuple(
+                _prefix_mask(plen, k.width) if i == self._lpm_pos else _full(k.width)
+                for i, (_, k) in enumerate(self._match_fields)
+            )
+            levels.append((plen, masks[0] if self._single else masks, self._by_plen[plen]))
+        self._levels[:] = levels
+
+    # ---- data plane -------------------------------------------------------------------
+    def _build_apply(self):
+        """Pick the lookup routine for this table's shape once, so that the per-packet path
+        has no mode tests. Returns ``apply(key: tuple, nbytes, now_us) -> (index, args, hit)``."""
+        match_pos = [i for i, _ in self._match_fields]
+        all_match = match_pos == list(range(len(self.key)))
+        single = self._single
+        mode = self._mode
+
+        if mode == "exact":
+            exact = self._exact
+            if single:
+                def find(key):
+                    return exact.get(key[0])
+            elif all_match:
+                find = exact.get
+            else:
+                def find(key):
+                    return exact.get(tuple(key[i] for i in match_pos))
+        elif mode == "lpm":
+            levels = self._levels
+            if single:
+                def find(key):
+                    v = key[0]
+                    for _, m, d in levels:
+                        r = d.get(v & m)
+                        if r is not None:
+                            return r
+                    return None
+            else:
+                def find(key):
+                    vals = [key[i] for i in match_pos]
+                    for _, masks, d in levels:
+                        r = d.get(tuple(v & m for v, m in zip(vals, masks)))
+                        if r is not None:
+                            return r
+                    return None
+        else:
+            lst = self._list
+
+            def find(key):
+                vals = [key[i] for i in match_pos] if not all_match else key
+                for r in lst:
+                    for v, m, x in zip(vals, r.masks, r.values):
+                        if v & m != x:
+                            break
+                    else:
+                        for i, lo, hi in r.ranges:
+                            if not lo <= key[i] <= hi:
+                                break
+                        else:
+                            return r
+                return None
+
+        dcounter, dmeter, profile = self.dcounter, self.dmeter, self.profile
+        selector = self._selector_fields
+        action_index = self._action_index
+        me = self
+
+        self.find = find
+        self.plain = dcounter is None and dmeter is None and profile is None
+        # an exact table keyed by all its fields: generated code may use the dict directly
+        self.exact_index = self._exact if mode == "exact" and all_match and (
+            single or len(self._match_fields) != 1) else None
+        if self.plain:
+            def apply(key, nbytes, now_us):
+                r = find(key)
+                if r is None:
+                    d = me.default_pair
+                    return d[0], d[1], False
+                return r.action, r.args, True
+            return apply
+
+        def apply(key, nbytes, now_us):
+            r = find(key)
+            if r is None:
+                if dmeter is not None:  # a miss is not metered: the default action reads GREEN
+                    dmeter.color = 0
+                d = me.default_pair
+                return d[0], d[1], False
+            e = r.entry
+            if dcounter is not None:
+                c = e.counter
+                c.packets += 1
+                c.bytes += nbytes
+            if dmeter is not None:
+                dmeter.mark(r.eid, e.meter, nbytes, now_us)
+            if profile is None:
+                return r.action, r.args, True
+            a = e.action
+            if isinstance(a, MemberRef):
+                res = profile.member_action(a.member_id)
+            else:
+                res = profile.group_action(a.group_id, [(key[i], w) for i, w in selector])
+            if res is None:
+                d = me.default_pair
+                return d[0], d[1], False
+            return action_index[res[0]], res[1], True
+
+        return apply

@@ -1,0 +1,119 @@
+"""The compiled form of a program and the two compile entry points.
+
+``CheckedProgram`` is what every consumer (executor, P4Info generator, STF runner, switch)
+receives: the annotated AST, the v1model pipeline stages of the ``main`` package instance,
+the preprocessed text, and the control-plane naming rules p4c applies.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from p4switch.frontend import ast
+from p4switch.frontend import types as T
+from p4switch.frontend.checker import Checker
+from p4switch.frontend.errors import CompileError
+from p4switch.frontend.parser import parse_program
+from p4switch.frontend.pretty import expr_text
+from p4switch.frontend.preprocess import preprocess
+
+# V1Switch parameters in order, by the stage names the executor uses.
+V1_STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
+
+
+class CheckedProgram:
+    def __init__(self, program: ast.Program, source_text: str, checker: Checker,
+                 filename: str = "<prog>.p4") -> None:
+        self.program = program
+        self.filename = filename
+        self.source_text = source_text
+        self._parents = checker.parents
+        self.main = checker.main
+        self.warnings: list[str] = checker.warnings  # p4c-style, for the CLI to print
+        self.pipeline: dict[str, ast.Node] = self._pipeline(checker)
+
+    def _pipeline(self, checker: Checker) -> dict[str, ast.Node]:
+        main = self.main
+        if main is None:
+            raise CompileError("the program has no package instance named 'main'",
+                               self.filename, 0, 0)
+        t = main.type
+        pkg = t.base if isinstance(t, T.SpecializedType) else t
+        if not isinstance(pkg, T.PackageType) or pkg.name != "V1Switch":
+            raise checker.err(main, f"'main' must be a V1Switch package, not {pkg}")
+        out: dict[str, ast.Node] = {}
+        for stage, p in zip(V1_STAGES, pkg.params):
+            arg = main.ctor_args[p.name]
+            if isinstance(arg, ast.MethodCall):
+                decl = arg.decl
+            elif isinstance(arg, ast.InstanceDecl):
+                decl = arg.type_ref.decl
+            else:
+                raise checker.err(main, f"argument '{p.name}' of V1Switch must be a parser or "
+                                        f"control instance")
+            out[stage] = decl
+        return out
+
+    # -- names -------------------------------------------------------------------------------
+    def enclosing_block(self, decl: ast.Node) -> ast.Node | None:
+        """The control or parser declaration a local declaration belongs to (None at top)."""
+        return self._parents.get(decl)
+
+    def control_plane_name(self, decl: ast.Node, prefix: str | None = None) -> str:
+        """P4Info / BMv2 name: enclosing control/parser name + "." + local name, with
+        ``@name`` honoured (a leading "." makes it absolute); top-level objects keep their
+        own name. ``prefix`` replaces the enclosing block's name for objects of a control
+        instantiated inside another one, which p4c names by instance path
+        (``FabricIngress.dlb.flowlet_time`` for register ``flowlet_time`` of control ``Dlb``
+        instantiated as ``dlb`` in ``FabricIngress``)."""
+        local = getattr(decl, "name", "")
+        ann = decl.annotation("name") if isinstance(decl, ast.Declaration) else None
+        if ann is not None and ann.args and isinstance(ann.args[0], ast.StringLiteral):
+            local = ann.args[0].value
+            if local.startswith("."):
+                return local[1:]
+        block = self._parents.get(decl)
+        if block is None:
+            return local
+        return f"{prefix if prefix is not None else block.name}.{local}"
+
+    def key_name(self, key: ast.KeyElement) -> str:
+        """Match field name of a table key element (``@name`` or the expression text)."""
+        ann = ast.find_annotation(key.annotations, "name")
+        if ann is not None and ann.args and isinstance(ann.args[0], ast.StringLiteral):
+            return ann.args[0].value
+        return expr_text(key.expr)
+
+    def declarations(self, cls: type) -> list:
+        """Every declaration of a given AST class, top level and inside controls/parsers."""
+        out = []
+        for d in self.program.declarations:
+            if isinstance(d, cls):
+                out.append(d)
+            if isinstance(d, (ast.ControlDecl, ast.ParserDecl)):
+                out.extend(x for x in d.locals if isinstance(x, cls))
+        return out
+
+
+def compile_source(text: str, filename: str = "<prog>.p4") -> CheckedProgram:
+    """Parse and check P4 text that is already preprocessed (line markers allowed)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10000))  # deep expression nesting in generated code
+    try:
+        program, linemap = parse_program(text, filename)
+        checker = Checker(program, linemap.sources)
+        checker.check()
+        return CheckedProgram(program, text, checker, filename)
+    except RecursionError:
+        raise CompileError("program nesting is too deep to compile (statements or expressions "
+                           "nested thousands of levels)", filename, 0, 0) from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def compile_file(path: str, include_dirs: list[str] | None = None,
+                 defines: dict[str, str | None] | None = None) -> CheckedProgram:
+    """Preprocess ``path`` with cpp (our core.p4/v1model.p4 on the include path), parse and
+    check it."""
+    text = preprocess(path, include_dirs, defines)
+    return compile_source(text, path)

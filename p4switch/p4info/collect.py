@@ -1,0 +1,483 @@
+"""Walk a checked program and record what P4Info must show (see ``model.py``).
+
+Follows what p4c's front end leaves for its P4Runtime serializer: only tables and actions that
+the pipeline can reach are listed (p4c removes unused declarations); controls instantiated
+inside a control are expanded in place and named by instance path (``FabricIngress.routing.
+ecmp``), as p4c's inliner does; each control lists the top-level actions it uses first (p4c
+copies them into the control); controls come in package order (parser, verify_checksum,
+ingress, egress, compute_checksum, deparser), extern instances declared at top level before
+them, and every other object in declaration order within its control.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from p4.config.v1 import p4types_pb2
+
+from p4switch.frontend import ast
+from p4switch.frontend import types as T
+from p4switch.frontend.pretty import expr_text
+from p4switch.p4info.model import (
+    ActionInfo,
+    ActionProfileInfo,
+    ActionRefInfo,
+    Annotations,
+    ControllerHeaderInfo,
+    CounterlikeInfo,
+    DigestInfo,
+    MatchFieldInfo,
+    MetadataInfo,
+    ParamInfo,
+    ProgramInfo,
+    RegisterInfo,
+    TableInfo,
+    ValueSetInfo,
+)
+
+STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
+_SKIPPED_ANNOTATIONS = {"name", "id", "brief", "description"}
+
+
+class P4InfoError(ValueError):
+    """The program uses something P4Info cannot describe; ``node`` locates it."""
+
+    def __init__(self, message: str, node: ast.Node | None = None) -> None:
+        super().__init__(message)
+        self.node = node
+
+
+def annotation_text(a: ast.Annotation) -> str:
+    """``@name(body)`` the way the annotation was written."""
+    if a.raw:
+        return f"@{a.name}({a.raw})"
+    if a.args:
+        return f"@{a.name}(" + ", ".join(expr_text(e) for e in a.args) + ")"
+    return f"@{a.name}"
+
+
+def notes_of(annotations: list[ast.Annotation]) -> Annotations:
+    notes = Annotations()
+    for a in annotations:
+        if a.name == "id":
+            notes.at_id = _annotation_int(a)
+        elif a.name in ("brief", "description"):
+            text = _annotation_string(a)
+            setattr(notes, a.name, text)
+        if a.name not in _SKIPPED_ANNOTATIONS:
+            notes.texts.append(annotation_text(a))
+    return notes
+
+
+def _annotation_int(a: ast.Annotation) -> int:
+    if a.args and isinstance(a.args[0].value, int):
+        return a.args[0].value
+    try:
+        return int(a.raw.strip(), 0)
+    except ValueError:
+        raise P4InfoError(f"@{a.name} needs an integer argument", a) from None
+
+
+def _annotation_string(a: ast.Annotation) -> str:
+    if a.args and isinstance(a.args[0], ast.StringLiteral):
+        return a.args[0].value
+    return a.raw.strip().strip('"')
+
+
+def type_name_of(decl: ast.Declaration) -> str:
+    a = decl.annotation("name")
+    return _annotation_string(a).lstrip(".") if a is not None else decl.name
+
+
+def width_of(t: T.P4Type) -> int:
+    t = T.underlying(t)
+    if isinstance(t, T.BoolType):
+        return 1
+    if isinstance(t, T.ErrorType):
+        return 0
+    return t.bit_width()
+
+
+def _value_of(v: Any) -> Any:
+    """Constructor arguments arrive folded; enum members may be names or member objects."""
+    if isinstance(v, ast.Expression):
+        return v.value
+    return getattr(v, "name", v)
+
+
+class _Collector:
+    def __init__(self, checked: Any) -> None:
+        self.checked = checked
+        self.info = ProgramInfo()
+        self.used: set[int] = set()
+        self.profiles: dict[str, ActionProfileInfo] = {}
+        self.seen_actions: set[str] = set()
+        self.digest_names: set[str] = set()
+
+    # --- reachability -------------------------------------------------------------------
+    def mark_used(self, root: ast.Node) -> None:
+        """Everything the pipeline can reach, like p4c's repeated unused-declaration pass."""
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for sub in node.walk():
+                for decl in self._references(sub):
+                    if id(decl) not in self.used:
+                        self.used.add(id(decl))
+                        sub_control = _control_of(decl)
+                        if sub_control is not None:
+                            stack.append(sub_control.body)
+                        elif isinstance(decl, (ast.ActionDecl, ast.TableDecl, ast.FunctionDecl, ast.InstanceDecl)):
+                            stack.append(decl)
+
+    @staticmethod
+    def _references(node: ast.Node) -> list[Any]:
+        found = []
+        for attr in ("decl", "action"):
+            target = getattr(node, attr, None)
+            if isinstance(target, ast.Declaration):
+                found.append(target)
+        return found
+
+    # --- naming -----------------------------------------------------------------------------
+    def name(self, decl: ast.Node, prefix: str | None = None) -> str:
+        """Control-plane name of a declaration local to the block at path ``prefix`` (e.g.
+        ``FabricIngress.routing`` for a control instantiated as ``routing`` in FabricIngress),
+        or of a top-level one when ``prefix`` is None."""
+        if prefix is None:
+            return self.checked.control_plane_name(decl)
+        local = decl.name
+        a = decl.annotation("name") if isinstance(decl, ast.Declaration) else None
+        if a is not None:
+            local = _annotation_string(a)
+            if local.startswith("."):
+                return local[1:]
+        return f"{prefix}.{local}"
+
+    def action_name(self, action: ast.ActionDecl, prefix: str) -> str:
+        """A table's action is either local to the table's control or a top-level one."""
+        return self.name(action, None if self.checked.enclosing_block(action) is None else prefix)
+
+    def flatten(self, control: ast.ControlDecl, prefix: str) -> list[tuple[str, ast.Node]]:
+        """The control's locals with sub-control instances expanded in place (p4c inlines
+        them before generating P4Info): (path of the enclosing block, declaration) pairs."""
+        out: list[tuple[str, ast.Node]] = []
+        for decl in control.locals:
+            sub = _control_of(decl)
+            if sub is not None:
+                out.extend(self.flatten(sub, self.name(decl, prefix)))
+            else:
+                out.append((prefix, decl))
+        return out
+
+    def bodies(self, control: ast.ControlDecl) -> list[ast.Node]:
+        """Apply blocks of a control and of every control instantiated in it."""
+        found = [control.body]
+        for decl in control.locals:
+            sub = _control_of(decl)
+            if sub is not None:
+                found.extend(self.bodies(sub))
+        return found
+
+    # --- top level ------------------------------------------------------------------------
+    def run(self) -> ProgramInfo:
+        blocks = []
+        for stage in STAGES:
+            decl = self.checked.pipeline.get(stage)
+            if isinstance(decl, ast.InstanceDecl):  # an instance of a control/parser type
+                decl = decl.type.decl
+            if decl is not None:
+                # a control's tables and actions count only if its apply block reaches them
+                self.mark_used(decl.body if isinstance(decl, ast.ControlDecl) else decl)
+                blocks.append(decl)
+        # p4c walks the evaluated program breadth first: instances declared at top level come
+        # before the package's blocks, each block's actions before any block's tables
+        for decl in self.checked.program.declarations:
+            if isinstance(decl, ast.InstanceDecl) and isinstance(decl.type, T.ExternType):
+                self.extern_instance(decl, None)
+        flat = {id(b): self.flatten(b, self.name(b)) for b in blocks if isinstance(b, ast.ControlDecl)}
+        for block in blocks:
+            if isinstance(block, ast.ControlDecl):
+                self.control_actions(block, flat[id(block)])
+        for block in blocks:
+            if isinstance(block, ast.ControlDecl):
+                self.control_objects(flat[id(block)])
+            elif isinstance(block, ast.ParserDecl):
+                self.parser_objects(block)
+        for prof in self.profiles.values():
+            self.info.action_profiles.append(prof)
+        for decl in self.checked.program.declarations:
+            if isinstance(decl, ast.HeaderDecl) and decl.annotation("controller_header"):
+                self.controller_header(decl)
+        self.package(self.checked.program)
+        return self.info
+
+    def package(self, program: ast.Program) -> None:
+        for decl in program.declarations:
+            if isinstance(decl, ast.InstanceDecl) and decl.name == "main":
+                kept = []
+                for a in decl.annotations:
+                    if a.name == "pkginfo":
+                        for key, value in re.findall(r'(\w+)\s*=\s*"([^"]*)"', a.raw or ""):
+                            if key in ("name", "version", "organization", "contact", "url", "arch"):
+                                self.info.pkg_fields[key] = value
+                    else:
+                        kept.append(a)
+                self.info.pkg_annotations = notes_of(kept)
+
+    # --- actions --------------------------------------------------------------------------
+    def control_actions(self, control: ast.ControlDecl, flat: list[tuple[str, ast.Node]]) -> None:
+        """Top-level actions the control uses (in order of first use), then its own."""
+        local_ids = {id(d) for _, d in flat}
+        bodies = self.bodies(control)
+        global_used: list[ast.ActionDecl] = []
+        for node in [*(d for _, d in flat), *bodies]:
+            for sub in node.walk():
+                for decl in self._references(sub):
+                    if (isinstance(decl, ast.ActionDecl) and id(decl) not in local_ids
+                            and decl not in global_used and id(decl) in self.used):
+                        global_used.append(decl)
+        for action in global_used:
+            self.action(action, None)
+            self.digests_in(action.body)
+        for prefix, decl in flat:
+            if isinstance(decl, ast.ActionDecl) and id(decl) in self.used:
+                self.action(decl, prefix)
+                self.digests_in(decl.body)
+        for body in bodies:
+            self.digests_in(body)
+
+    def action(self, decl: ast.ActionDecl, prefix: str | None) -> None:
+        name = self.name(decl, prefix)
+        if name in self.seen_actions:
+            return
+        self.seen_actions.add(name)
+        params = []
+        for p in decl.params:
+            if p.direction not in (None, ""):
+                continue
+            params.append(ParamInfo(type_name_of_param(p), width_of(p.type), notes_of(p.annotations),
+                                    self.named_type(p.type)))
+        self.info.actions.append(ActionInfo(name, params, notes_of(decl.annotations)))
+
+    def digests_in(self, body: ast.Node | None) -> None:
+        if body is None:
+            return
+        for sub in body.walk():
+            if (isinstance(sub, ast.MethodCall) and sub.kind == "extern_function"
+                    and sub.method_name == "digest"):
+                data_type = sub.signature.params[1].type if sub.signature else sub.args[1].value.type
+                self.digest(data_type, sub)
+
+    def digest(self, data_type: T.P4Type, node: ast.Node) -> None:
+        if not isinstance(data_type, T.StructType):
+            raise P4InfoError("digest data must be a struct for P4Runtime", node)
+        name = type_name_of(data_type.decl) if data_type.decl is not None else data_type.name
+        if name in self.digest_names:
+            return
+        self.digest_names.add(name)
+        spec = self.type_spec(data_type)
+        self.info.digests.append(DigestInfo(name, spec))
+
+    # --- tables and externs ---------------------------------------------------------------
+    def control_objects(self, flat: list[tuple[str, ast.Node]]) -> None:
+        for prefix, decl in flat:
+            if isinstance(decl, ast.TableDecl) and id(decl) in self.used:
+                self.table(decl, prefix)
+            elif isinstance(decl, ast.InstanceDecl) and isinstance(decl.type, T.ExternType):
+                self.extern_instance(decl, prefix)
+
+    def parser_objects(self, parser: ast.ParserDecl) -> None:
+        for decl in parser.locals:
+            if isinstance(decl, ast.ValueSetDecl):
+                self.value_set(decl)
+            elif isinstance(decl, ast.InstanceDecl) and isinstance(decl.type, T.ExternType):
+                self.extern_instance(decl, self.name(parser))
+
+    def table(self, decl: ast.TableDecl, prefix: str) -> None:
+        name = self.name(decl, prefix)
+        info = TableInfo(name, notes=notes_of(decl.annotations))
+        for key in decl.key:
+            if key.match_kind == "selector":
+                continue
+            info.match_fields.append(MatchFieldInfo(self.checked.key_name(key), width_of(key.expr.type), key.match_kind,
+                                                    notes_of(key.annotations), self.named_type(key.expr.type)))
+        for ref in decl.actions:
+            info.action_refs.append(ActionRefInfo(self.action_name(ref.decl, prefix), notes_of(ref.annotations)))
+        if decl.default_action is not None:
+            action = decl.default_action.decl
+            if decl.default_action_const:
+                info.const_default_action = self.action_name(action, prefix)
+            cp_params = [p for p in action.params if p.direction in (None, "")]
+            args = [a.value.value for a in decl.default_action.args][-len(cp_params):] if cp_params else []
+            info.initial_default = (self.action_name(action, prefix),
+                                    [(int(v), width_of(p.type)) for v, p in zip(args, cp_params)])
+        size = decl.prop("size")
+        if size is not None and size.value.value:
+            info.size = int(size.value.value)
+        info.is_const = bool(decl.entries) and decl.entries_const
+        info.has_initial_entries = bool(decl.entries)
+        timeout = decl.prop("support_timeout")
+        info.support_timeout = bool(timeout is not None and timeout.value.value)
+        for prop_name in ("implementation", "counters", "meters"):
+            prop = decl.prop(prop_name)
+            if prop is None:
+                continue
+            instance = getattr(prop.value, "decl", None)
+            if not isinstance(instance, ast.InstanceDecl):
+                raise P4InfoError(f"table {name}: '{prop_name}' must name an instance declared in the control", prop)
+            inst_prefix = None if self.checked.enclosing_block(instance) is None else prefix
+            inst_name = self.name(instance, inst_prefix)
+            if prop_name == "implementation":
+                info.implementation = inst_name
+                self.profile(instance, inst_prefix).tables.append(name)
+            elif prop_name == "counters":
+                info.direct_counter = inst_name
+                self.direct(instance, inst_name, name, self.info.direct_counters)
+            else:
+                info.direct_meter = inst_name
+                self.direct(instance, inst_name, name, self.info.direct_meters)
+        self.info.tables.append(info)
+
+    def profile(self, decl: ast.InstanceDecl, prefix: str | None) -> ActionProfileInfo:
+        name = self.name(decl, prefix)
+        if name not in self.profiles:
+            selector = decl.type.name == "action_selector"
+            size = int(_value_of(decl.ctor_args["size"]))
+            max_group = decl.annotation("max_group_size")
+            self.profiles[name] = ActionProfileInfo(
+                name, selector, size, max_group_size=_annotation_int(max_group) if max_group else 0,
+                notes=notes_of([a for a in decl.annotations if a.name != "max_group_size"]))
+        return self.profiles[name]
+
+    def direct(self, decl: ast.InstanceDecl, name: str, table: str, into: list[CounterlikeInfo]) -> None:
+        into.append(CounterlikeInfo(name, str(_value_of(decl.ctor_args["type"])),
+                                    direct_table=table, notes=notes_of(decl.annotations)))
+
+    def extern_instance(self, decl: ast.InstanceDecl, prefix: str | None) -> None:
+        kind = decl.type.name
+        name = self.name(decl, prefix)
+        if kind in ("counter", "meter"):
+            target = self.info.counters if kind == "counter" else self.info.meters
+            target.append(CounterlikeInfo(name, str(_value_of(decl.ctor_args["type"])),
+                                          int(_value_of(decl.ctor_args["size"])), notes=notes_of(decl.annotations)))
+        elif kind == "register":
+            spec = self.type_spec(decl.type.type_args[0])
+            self.info.registers.append(RegisterInfo(name, int(_value_of(decl.ctor_args["size"])), spec,
+                                                    notes_of(decl.annotations)))
+        elif kind in ("action_profile", "action_selector"):
+            self.profile(decl, prefix)
+
+    def value_set(self, decl: ast.ValueSetDecl) -> None:
+        elem = decl.elem_type.type
+        info = ValueSetInfo(self.checked.control_plane_name(decl), int(decl.size.value),
+                            notes=notes_of(decl.annotations))
+        if isinstance(elem, T.StructType):
+            for fld in elem.fields:
+                match = ast.find_annotation(fld.annotations, "match")
+                kind = expr_text(match.args[0]) if match and match.args else (match.raw if match else "exact")
+                kept = [a for a in fld.annotations if a.name != "match"]
+                info.match.append(MatchFieldInfo(fld.name, width_of(fld.type), kind, notes_of(kept)))
+        else:
+            info.match.append(MatchFieldInfo("", width_of(elem), "exact"))
+        self.info.value_sets.append(info)
+
+    def controller_header(self, decl: ast.HeaderDecl) -> None:
+        a = decl.annotation("controller_header")
+        header = ControllerHeaderInfo(_annotation_string(a), type_name_of(decl), notes=notes_of(decl.annotations))
+        for fld in decl.fields:
+            header.metadata.append(MetadataInfo(fld.name, width_of(fld.type_ref.type), notes_of(fld.annotations),
+                                                self.named_type(fld.type_ref.type)))
+        self.info.controller_headers.append(header)
+
+    # --- type specs (registers, digests, user-defined types) ------------------------------
+    def named_type(self, t: T.P4Type) -> str | None:
+        """Record a user-defined type in type_info, as p4c's type converter does for every
+        match field, parameter and metadata field; only a ``type`` (new type) is also named
+        on the field itself."""
+        if isinstance(t, (T.NewType, T.SerEnumType)):
+            self.type_spec(t)
+        return t.name if isinstance(t, T.NewType) else None
+
+    def type_spec(self, t: T.P4Type) -> p4types_pb2.P4DataTypeSpec:
+        spec = p4types_pb2.P4DataTypeSpec()
+        type_info = self.info.type_info
+        if isinstance(t, T.BitsType):
+            (spec.bitstring.int if t.signed else spec.bitstring.bit).bitwidth = t.width
+        elif isinstance(t, T.VarbitType):
+            spec.bitstring.varbit.max_bitwidth = t.max_width
+        elif isinstance(t, T.BoolType):
+            spec.bool.SetInParent()
+        elif isinstance(t, T.ErrorType):
+            spec.error.SetInParent()
+            type_info.error.members[:] = t.members
+        elif isinstance(t, T.TupleType):
+            for e in t.elems:
+                spec.tuple.members.add().CopyFrom(self.type_spec(e))
+        elif isinstance(t, T.StackType):
+            spec.header_stack.header.name = type_name_of(t.elem.decl) if t.elem.decl else t.elem.name
+            spec.header_stack.size = t.size
+            self.type_spec(t.elem)
+        elif isinstance(t, (T.StructType, T.HeaderType, T.HeaderUnionType)):
+            name = type_name_of(t.decl) if t.decl is not None else t.name
+            kind = {T.StructType: "struct", T.HeaderType: "header", T.HeaderUnionType: "header_union"}[type(t)]
+            getattr(spec, kind).name = name
+            table = {"struct": type_info.structs, "header": type_info.headers,
+                     "header_union": type_info.header_unions}[kind]
+            if name not in table:
+                entry = table[name]
+                for fld in t.fields:
+                    member_spec = self.type_spec(fld.type)
+                    if kind == "header":
+                        member = entry.members.add()
+                        member.name = fld.name
+                        member.type_spec.CopyFrom(member_spec.bitstring)
+                    elif kind == "header_union":
+                        member = entry.members.add()
+                        member.name = fld.name
+                        member.header.CopyFrom(member_spec.header)
+                    else:
+                        member = entry.members.add()
+                        member.name = fld.name
+                        member.type_spec.CopyFrom(member_spec)
+        elif isinstance(t, T.SerEnumType):
+            spec.serializable_enum.name = t.name
+            if t.name not in type_info.serializable_enums:
+                entry = type_info.serializable_enums[t.name]
+                entry.underlying_type.bitwidth = t.underlying.width
+                for member_name, value in t.members.items():
+                    m = entry.members.add()
+                    m.name = member_name
+                    m.value = value.to_bytes(max(1, (t.underlying.width + 7) // 8), "big")
+        elif isinstance(t, T.EnumType):
+            spec.enum.name = t.name
+            if t.name not in type_info.enums:
+                entry = type_info.enums[t.name]
+                for member_name in t.members:
+                    entry.members.add().name = member_name
+        elif isinstance(t, T.NewType):
+            spec.new_type.name = t.name
+            if t.name not in type_info.new_types:
+                type_info.new_types[t.name].original_type.CopyFrom(self.type_spec(t.underlying))
+        else:
+            raise P4InfoError(f"type {t} cannot be described in P4Info")
+        return spec
+
+
+def _control_of(decl: Any) -> ast.ControlDecl | None:
+    """The control declaration a local instance instantiates (None for anything else)."""
+    if isinstance(decl, ast.InstanceDecl):
+        target = getattr(decl.type_ref, "decl", None)
+        if isinstance(target, ast.ControlDecl):
+            return target
+    return None
+
+
+def type_name_of_param(p: ast.Parameter) -> str:
+    a = p.annotation("name")
+    return _annotation_string(a) if a is not None else p.name
+
+
+def collect(checked: Any) -> ProgramInfo:
+    return _Collector(checked).run()

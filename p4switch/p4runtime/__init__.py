@@ -1,0 +1,27 @@
+"""P4Runtime gRPC server of the p4switch target (p4.v1.P4Runtime, API version 1.4.1).
+
+    from p4switch.p4runtime import P4RuntimeServer, serve
+    server = P4RuntimeServer(device, "127.0.0.1:9559").start()   # ... server.stop()
+
+What a controller gets (module that implements it):
+
+* Capabilities; Set/GetForwardingPipelineConfig with VERIFY, VERIFY_AND_SAVE, COMMIT,
+  VERIFY_AND_COMMIT, RECONCILE_AND_COMMIT and every response type (``pipeline.py``);
+* StreamChannel arbitration for the default role (``arbitration.py``), PacketOut/PacketIn
+  through the ``@controller_header`` metadata (``packetio.py``), DigestList with acks
+  (``digests.py``);
+* Write/Read of table entries (every match kind, default entries, direct counters and
+  meters, one-shot action sets in ``oneshot.py``), action profile members and groups,
+  counters, meters, registers, multicast groups, clone sessions, digest entries and parser
+  value sets of ``bit<W>``, with wildcard reads (``entities.py``, ``translate.py``).
+
+Errors carry the statuses the P4Runtime spec names; a failed Write batch returns UNKNOWN with
+one p4.v1.Error per update in ``grpc-status-details-bin``. Not supported (UNIMPLEMENTED):
+roles other than the default one, value sets of structs, extern entries, ROLLBACK_ON_ERROR
+and DATAPLANE_ATOMIC batches; idle-timeout values are stored and read back but no
+notifications are sent.
+"""
+
+from p4switch.p4runtime.server import P4RuntimeServer, serve
+
+__all__ = ["P4RuntimeServer", "serve"]

@@ -1,0 +1,471 @@
+"""Write and Read of every P4Runtime entity against a loaded program (the executor API).
+
+One class per request: ``Entities(program, schema, digests, oneshots)``; ``write(update)`` applies one
+update or raises P4RuntimeError/EntryError, ``read(entity, add)`` fills one Entity from ``add()``
+per match (zero ids and missing indexes are wildcards). The caller holds the device lock.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from p4.v1 import p4runtime_pb2
+
+from p4switch import entries as E
+from p4switch.p4runtime import translate as X
+from p4switch.p4runtime.bytestrings import canonical, to_int
+from p4switch.p4runtime.digests import DigestBatcher
+from p4switch.p4runtime.errors import Code, P4RuntimeError, invalid
+from p4switch.p4runtime.oneshot import OneShots
+from p4switch.p4runtime.schema import Schema, TableSchema
+
+Update = p4runtime_pb2.Update
+Entity = p4runtime_pb2.Entity
+INSERT, MODIFY, DELETE = Update.INSERT, Update.MODIFY, Update.DELETE
+
+
+def _modify_only(kind: str, update_type: int) -> None:
+    if update_type != MODIFY:
+        raise invalid(f"{kind} entries can only be modified (not inserted or deleted)")
+
+
+class Entities:
+    def __init__(self, program: Any, schema: Schema, digests: DigestBatcher, oneshots: OneShots) -> None:
+        self.program = program
+        self.schema = schema
+        self.digests = digests
+        self.oneshots = oneshots
+
+    # =========================================================================== writes
+    def write(self, update: p4runtime_pb2.Update) -> None:
+        if update.type == Update.UNSPECIFIED:
+            raise invalid("update type is UNSPECIFIED")
+        entity = update.entity
+        kind = entity.WhichOneof("entity")
+        handler = getattr(self, f"_write_{kind}", None) if kind else None
+        if handler is None:
+            raise P4RuntimeError(Code.UNIMPLEMENTED, f"writing {kind or 'an empty entity'} is not supported")
+        handler(update.type, getattr(entity, kind))
+
+    def _table(self, ts: TableSchema) -> Any:
+        try:
+            return self.program.tables[ts.name]
+        except KeyError:
+            raise P4RuntimeError(Code.INTERNAL, f"table {ts.name} of the P4Info is not in the program") from None
+
+    def _write_table_entry(self, update_type: int, msg: p4runtime_pb2.TableEntry) -> None:
+        ts = self.schema.table(msg.table_id)
+        table = self._table(ts)
+        if msg.is_default_action:
+            self._write_default(update_type, ts, table, msg)
+            return
+        if ts.info.is_const_table:
+            raise P4RuntimeError(Code.PERMISSION_DENIED, f"{ts.name} has const entries and cannot be written")
+        one_shot = update_type != DELETE and msg.action.WhichOneof("type") == "action_profile_action_set"
+        entry = X.entry_from_proto(self.schema, ts, msg, need_action=update_type != DELETE and not one_shot)
+        profile = self._profile(ts.info.implementation_id)[1] if ts.info.implementation_id else None
+        key = self.oneshots.key(ts, entry)
+        if one_shot:
+            made = self.oneshots.create(self.schema, ts, profile, msg.action.action_profile_action_set)
+            entry.action = E.GroupRef(made.group_id)
+            try:
+                (table.insert if update_type == INSERT else table.modify)(entry)
+            except E.EntryError:
+                self.oneshots.abandon(made, profile)
+                raise
+            self.oneshots.release(key, profile)
+            self.oneshots.bind(key, made)
+            return
+        {INSERT: table.insert, MODIFY: table.modify, DELETE: table.delete}[update_type](entry)
+        if profile is not None and update_type != INSERT:
+            self.oneshots.release(key, profile)
+
+    def _write_default(self, update_type: int, ts: TableSchema, table: Any, msg: p4runtime_pb2.TableEntry) -> None:
+        if update_type != MODIFY:
+            raise invalid(f"{ts.name}: the default entry can only be modified")
+        if msg.match or msg.priority:
+            raise invalid(f"{ts.name}: the default entry has no match key or priority")
+        if ts.info.const_default_action_id:
+            raise P4RuntimeError(Code.PERMISSION_DENIED, f"{ts.name} has a const default action")
+        if not msg.HasField("action"):
+            table.reset_default()
+            return
+        if ts.info.implementation_id:
+            raise P4RuntimeError(Code.UNIMPLEMENTED, f"{ts.name}: default entries of action-profile tables")
+        table.set_default(X.table_action_from_proto(self.schema, ts, msg.action, default=True))
+
+    def _profile(self, profile_id: int) -> tuple[Any, Any]:
+        info = self.schema.lookup("action profile", self.schema.profiles, profile_id)
+        return info, self.program.action_profiles[info.preamble.name]
+
+    def _member_action(self, info: Any, action: p4runtime_pb2.Action) -> E.ActionCall:
+        allowed = {ref.id for tid in info.table_ids for ref in self.schema.tables[tid].info.action_refs
+                   if ref.scope != ref.DEFAULT_ONLY}
+        if action.action_id not in allowed:
+            raise invalid(f"{info.preamble.name}: action id {action.action_id} is not an action of its tables")
+        return X.action_call_from_proto(self.schema, action)
+
+    def _write_action_profile_member(self, update_type: int, msg: p4runtime_pb2.ActionProfileMember) -> None:
+        info, profile = self._profile(msg.action_profile_id)
+        if update_type == DELETE:
+            profile.delete_member(msg.member_id)
+            return
+        call = self._member_action(info, msg.action)
+        (profile.add_member if update_type == INSERT else profile.modify_member)(msg.member_id, call)
+
+    def _write_action_profile_group(self, update_type: int, msg: p4runtime_pb2.ActionProfileGroup) -> None:
+        info, profile = self._profile(msg.action_profile_id)
+        if not info.with_selector:
+            raise invalid(f"{info.preamble.name} is an action profile without selector: no groups")
+        if update_type == DELETE:
+            profile.delete_group(msg.group_id)
+            return
+        members = []
+        for m in msg.members:
+            if m.weight < 0:
+                raise invalid(f"group {msg.group_id}: negative weight")
+            members.append((m.member_id, m.weight or 1))
+        if len({m for m, _ in members}) != len(members):
+            raise invalid(f"group {msg.group_id}: a member is listed twice")
+        if info.max_group_size and msg.max_size > info.max_group_size:
+            raise invalid(f"group {msg.group_id}: max_size {msg.max_size} exceeds {info.max_group_size}")
+        if msg.max_size and len(members) > msg.max_size:
+            raise P4RuntimeError(Code.RESOURCE_EXHAUSTED, f"group {msg.group_id}: more members than max_size {msg.max_size}")
+        (profile.add_group if update_type == INSERT else profile.modify_group)(msg.group_id, members, msg.max_size)
+
+    def _write_counter_entry(self, update_type: int, msg: p4runtime_pb2.CounterEntry) -> None:
+        _modify_only("counter", update_type)
+        info = self.schema.lookup("counter", self.schema.counters, msg.counter_id)
+        counter = self.program.counters[info.preamble.name]
+        for index in self._indexes(info, msg):
+            counter.write(index, X.counter_from_proto(msg.data))
+
+    @staticmethod
+    def _check_index(info: Any, index: int) -> None:
+        if not 0 <= index < info.size:
+            raise P4RuntimeError(Code.OUT_OF_RANGE, f"{info.preamble.name}: index {index} outside 0..{info.size - 1}")
+
+    def _direct_target(self, msg: p4runtime_pb2.TableEntry, kind: str) -> tuple[TableSchema, Any, dict]:
+        ts = self.schema.table(msg.table_id)
+        if msg.is_default_action:
+            raise P4RuntimeError(Code.UNIMPLEMENTED, f"{kind} of default entries")
+        return ts, self._table(ts), X.match_from_proto(ts, msg.match)
+
+    def _write_direct_counter_entry(self, update_type: int, msg: p4runtime_pb2.DirectCounterEntry) -> None:
+        _modify_only("direct counter", update_type)
+        ts, table, match = self._direct_target(msg.table_entry, "direct counters")
+        if not ts.direct_counter:
+            raise invalid(f"{ts.name} has no direct counter")
+        table.set_counter(match, msg.table_entry.priority, X.counter_from_proto(msg.data))
+
+    def _write_meter_entry(self, update_type: int, msg: p4runtime_pb2.MeterEntry) -> None:
+        _modify_only("meter", update_type)
+        info = self.schema.lookup("meter", self.schema.meters, msg.meter_id)
+        meter = self.program.meters[info.preamble.name]
+        config = X.meter_from_proto(msg.config) if msg.HasField("config") else None
+        for index in self._indexes(info, msg):
+            meter.set_config(index, config)
+
+    def _write_direct_meter_entry(self, update_type: int, msg: p4runtime_pb2.DirectMeterEntry) -> None:
+        _modify_only("direct meter", update_type)
+        ts, table, match = self._direct_target(msg.table_entry, "direct meters")
+        if not ts.direct_meter:
+            raise invalid(f"{ts.name} has no direct meter")
+        config = X.meter_from_proto(msg.config) if msg.HasField("config") else None
+        table.set_meter(match, msg.table_entry.priority, config)
+
+    def _write_register_entry(self, update_type: int, msg: p4runtime_pb2.RegisterEntry) -> None:
+        _modify_only("register", update_type)
+        info = self.schema.lookup("register", self.schema.registers, msg.register_id)
+        register = self.program.registers[info.preamble.name]
+        if msg.data.WhichOneof("data") != "bitstring":
+            raise invalid(f"{info.preamble.name}: register data must be a bitstring")
+        value = to_int(msg.data.bitstring, register.width, info.preamble.name)
+        for index in self._indexes(info, msg):
+            register.write(index, value)
+
+    def _write_packet_replication_engine_entry(self, update_type: int, msg: p4runtime_pb2.PacketReplicationEngineEntry) -> None:
+        pre = self.program.pre
+        kind = msg.WhichOneof("type")
+        if kind == "multicast_group_entry":
+            group = msg.multicast_group_entry
+            gid = group.multicast_group_id
+            exists = gid in pre.mc_groups
+            self._check_existence("multicast group", gid, update_type, exists)
+            if update_type == DELETE:
+                pre.delete_mc_group(gid)
+            else:
+                pre.set_mc_group(gid, self._replicas(group.replicas))
+        elif kind == "clone_session_entry":
+            session = msg.clone_session_entry
+            sid = session.session_id
+            self._check_existence("clone session", sid, update_type, sid in pre.clone_sessions)
+            if update_type == DELETE:
+                pre.delete_clone_session(sid)
+            else:
+                pre.set_clone_session(E.CloneSession(sid, self._replicas(session.replicas),
+                                                     session.class_of_service, session.packet_length_bytes))
+        else:
+            raise invalid("packet replication engine entry without a multicast group or clone session")
+
+    @staticmethod
+    def _check_existence(kind: str, obj_id: int, update_type: int, exists: bool) -> None:
+        if update_type == INSERT and exists:
+            raise P4RuntimeError(Code.ALREADY_EXISTS, f"{kind} {obj_id} already exists")
+        if update_type != INSERT and not exists:
+            raise P4RuntimeError(Code.NOT_FOUND, f"{kind} {obj_id} does not exist")
+
+    @staticmethod
+    def _replicas(replicas) -> list[E.Replica]:
+        out = []
+        for r in replicas:
+            port = r.egress_port if r.WhichOneof("port_kind") != "port" else to_int(r.port, 32, "replica port")
+            out.append(E.Replica(port, r.instance))
+        return out
+
+    def _value_set(self, value_set_id: int) -> tuple[Any, Any]:
+        info = self.schema.lookup("value set", self.schema.value_sets, value_set_id)
+        if len(info.match) != 1:
+            raise P4RuntimeError(Code.UNIMPLEMENTED, f"{info.preamble.name}: value sets of structs are not supported")
+        return info, self.program.value_sets[info.preamble.name]
+
+    def _write_value_set_entry(self, update_type: int, msg: p4runtime_pb2.ValueSetEntry) -> None:
+        _modify_only("value set", update_type)
+        info, value_set = self._value_set(msg.value_set_id)
+        field = info.match[0]
+        full = (1 << field.bitwidth) - 1
+        members = []
+        for member in msg.members:
+            if len(member.match) != 1 or member.match[0].field_id != field.id:
+                raise invalid(f"{info.preamble.name}: each member needs exactly one match on field id {field.id}")
+            m = member.match[0]
+            what = f"value set {info.preamble.name}"
+            kind = m.WhichOneof("field_match_type")
+            if kind == "exact":
+                members.append((to_int(m.exact.value, field.bitwidth, what), full))
+            elif kind == "ternary" and field.match_type == field.TERNARY:
+                value, mask = to_int(m.ternary.value, field.bitwidth, what), to_int(m.ternary.mask, field.bitwidth, what)
+                if value & ~mask:
+                    raise invalid(f"{what}: ternary value has bits set outside the mask")
+                members.append((value, mask))
+            else:
+                raise invalid(f"{what}: {kind} match not allowed here")
+        value_set.set_members(members)
+
+    def _write_digest_entry(self, update_type: int, msg: p4runtime_pb2.DigestEntry) -> None:
+        self.schema.lookup("digest", self.schema.digests, msg.digest_id)
+        exists = msg.digest_id in self.digests.configs
+        self._check_existence("digest entry", msg.digest_id, update_type, exists)
+        if update_type == DELETE:
+            self.digests.remove(msg.digest_id)
+        else:
+            self.digests.configure(msg.digest_id, msg.config)
+
+    # ============================================================================ reads
+    # Readers fill Entity messages obtained from ``add`` (normally ``response.entities.add``):
+    # protobuf is pure Python here, so building a message and copying it into the response
+    # would double the cost of a Read.
+    def read(self, entity: p4runtime_pb2.Entity, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        kind = entity.WhichOneof("entity")
+        handler = getattr(self, f"_read_{kind}", None) if kind else None
+        if handler is None:
+            raise P4RuntimeError(Code.UNIMPLEMENTED, f"reading {kind or 'an empty entity'} is not supported")
+        handler(getattr(entity, kind), add)
+
+    def _read_table_entry(self, msg: p4runtime_pb2.TableEntry, add: Callable[[], p4runtime_pb2.Entity],
+                          counter: bool = False, meter: bool = False) -> None:
+        tables = [self.schema.table(msg.table_id)] if msg.table_id else list(self.schema.tables.values())
+        with_counter = counter or msg.HasField("counter_data")
+        with_meter = meter or msg.HasField("meter_config")
+        for ts in tables:
+            table = self._table(ts)
+            if msg.is_default_action:
+                self._default_entity(ts, table, add())
+                continue
+            if msg.match:
+                match = X.match_from_proto(ts, msg.match)
+                try:
+                    found = [table.get(match, msg.priority)]
+                except E.NotFoundError:
+                    found = []
+            else:
+                found = table.entries()
+            for entry in found:
+                if msg.priority and entry.priority != msg.priority:
+                    continue
+                out = add()
+                X.entry_into(self.schema, ts, entry, out.table_entry, with_counter, with_meter)
+                if isinstance(entry.action, E.GroupRef) and entry.action.group_id in self.oneshots.hidden:
+                    action_set = self.oneshots.action_set_of(ts, entry)
+                    out.table_entry.action.action_profile_action_set.CopyFrom(action_set)
+                if ts.info.is_const_table:
+                    out.table_entry.is_const = True
+
+    def _default_entity(self, ts: TableSchema, table: Any, out: p4runtime_pb2.Entity) -> None:
+        out.table_entry.table_id = ts.info.preamble.id
+        out.table_entry.is_default_action = True
+        default = table.default_action
+        if isinstance(default, E.ActionCall) and default.name in self.schema.action_ids:
+            X.table_action_into(self.schema, default, out.table_entry.action)
+
+    def _read_action_profile_member(self, msg: p4runtime_pb2.ActionProfileMember, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        ids = [msg.action_profile_id] if msg.action_profile_id else list(self.schema.profiles)
+        for pid in ids:
+            _info, profile = self._profile(pid)
+            for member_id, call in sorted(profile.members.items()):
+                if (msg.member_id and member_id != msg.member_id) or member_id in self.oneshots.hidden:
+                    continue
+                out = add()
+                m = out.action_profile_member
+                m.action_profile_id, m.member_id = pid, member_id
+                X.action_call_into(self.schema, call, m.action)
+
+    def _read_action_profile_group(self, msg: p4runtime_pb2.ActionProfileGroup, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        ids = [msg.action_profile_id] if msg.action_profile_id else list(self.schema.profiles)
+        for pid in ids:
+            info, profile = self._profile(pid)
+            if not info.with_selector:
+                continue
+            for group_id, group in sorted(profile.groups.items()):
+                if (msg.group_id and group_id != msg.group_id) or group_id in self.oneshots.hidden:
+                    continue
+                out = add()
+                g = out.action_profile_group
+                g.action_profile_id, g.group_id, g.max_size = pid, group_id, group.max_size
+                for member_id, weight in group.members:
+                    g.members.add(member_id=member_id, weight=weight)
+
+    def _indexes(self, info: Any, msg: Any) -> Iterable[int]:
+        if msg.HasField("index"):
+            self._check_index(info, msg.index.index)
+            return [msg.index.index]
+        return range(info.size)
+
+    def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        ids = [msg.counter_id] if msg.counter_id else list(self.schema.counters)
+        for cid in ids:
+            info = self.schema.lookup("counter", self.schema.counters, cid)
+            counter = self.program.counters[info.preamble.name]
+            for index in self._indexes(info, msg):
+                out = add()
+                c = out.counter_entry
+                c.counter_id = cid
+                c.index.index = index
+                X.counter_into(counter.read(index), c.data)
+
+    def _read_direct_counter_entry(self, msg: p4runtime_pb2.DirectCounterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        found = _Collected()
+        self._read_table_entry(msg.table_entry, found.add, counter=True)
+        for item in found.items:
+            entry = item.table_entry
+            ts = self.schema.tables[entry.table_id]
+            if not ts.direct_counter:
+                if msg.table_entry.table_id:
+                    raise invalid(f"{ts.name} has no direct counter")
+                continue
+            out = add()
+            d = out.direct_counter_entry
+            d.data.CopyFrom(entry.counter_data)
+            entry.ClearField("counter_data")
+            d.table_entry.CopyFrom(entry)
+
+    def _read_meter_entry(self, msg: p4runtime_pb2.MeterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        ids = [msg.meter_id] if msg.meter_id else list(self.schema.meters)
+        for mid in ids:
+            info = self.schema.lookup("meter", self.schema.meters, mid)
+            meter = self.program.meters[info.preamble.name]
+            for index in self._indexes(info, msg):
+                out = add()
+                m = out.meter_entry
+                m.meter_id = mid
+                m.index.index = index
+                config = meter.get_config(index)
+                if config is not None:
+                    X.meter_into(config, m.config)
+
+    def _read_direct_meter_entry(self, msg: p4runtime_pb2.DirectMeterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        found = _Collected()
+        self._read_table_entry(msg.table_entry, found.add, meter=True)
+        for item in found.items:
+            entry = item.table_entry
+            ts = self.schema.tables[entry.table_id]
+            if not ts.direct_meter:
+                if msg.table_entry.table_id:
+                    raise invalid(f"{ts.name} has no direct meter")
+                continue
+            out = add()
+            d = out.direct_meter_entry
+            if entry.HasField("meter_config"):
+                d.config.CopyFrom(entry.meter_config)
+            entry.ClearField("meter_config")
+            d.table_entry.CopyFrom(entry)
+
+    def _read_register_entry(self, msg: p4runtime_pb2.RegisterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        ids = [msg.register_id] if msg.register_id else list(self.schema.registers)
+        for rid in ids:
+            info = self.schema.lookup("register", self.schema.registers, rid)
+            register = self.program.registers[info.preamble.name]
+            for index in self._indexes(info, msg):
+                out = add()
+                r = out.register_entry
+                r.register_id = rid
+                r.index.index = index
+                r.data.bitstring = canonical(register.read(index))
+
+    def _read_packet_replication_engine_entry(self, msg: p4runtime_pb2.PacketReplicationEngineEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        pre = self.program.pre
+        kind = msg.WhichOneof("type")
+        if kind in (None, "multicast_group_entry"):
+            wanted = msg.multicast_group_entry.multicast_group_id if kind else 0
+            for gid, replicas in sorted(pre.mc_groups.items()):
+                if wanted and gid != wanted:
+                    continue
+                out = add()
+                group = out.packet_replication_engine_entry.multicast_group_entry
+                group.multicast_group_id = gid
+                for r in replicas:
+                    group.replicas.add(egress_port=r.port, instance=r.instance)
+        if kind in (None, "clone_session_entry"):
+            wanted = msg.clone_session_entry.session_id if kind else 0
+            for sid, session in sorted(pre.clone_sessions.items()):
+                if wanted and sid != wanted:
+                    continue
+                out = add()
+                cs = out.packet_replication_engine_entry.clone_session_entry
+                cs.session_id, cs.class_of_service, cs.packet_length_bytes = sid, session.cos, session.truncate
+                for r in session.replicas:
+                    cs.replicas.add(egress_port=r.port, instance=r.instance)
+
+    def _read_value_set_entry(self, msg: p4runtime_pb2.ValueSetEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        ids = [msg.value_set_id] if msg.value_set_id else list(self.schema.value_sets)
+        for vid in ids:
+            info, value_set = self._value_set(vid)
+            field = info.match[0]
+            full = (1 << field.bitwidth) - 1
+            out = add()
+            out.value_set_entry.value_set_id = vid
+            for value, mask in value_set.members:
+                m = out.value_set_entry.members.add().match.add(field_id=field.id)
+                if mask == full:
+                    m.exact.value = canonical(value)
+                else:
+                    m.ternary.value, m.ternary.mask = canonical(value), canonical(mask)
+
+    def _read_digest_entry(self, msg: p4runtime_pb2.DigestEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        for digest_id, config in sorted(self.digests.configs.items()):
+            if msg.digest_id and digest_id != msg.digest_id:
+                continue
+            out = add()
+            out.digest_entry.digest_id = digest_id
+            out.digest_entry.config.CopyFrom(config)
+
+
+class _Collected:
+    """An ``add`` target outside any response (the direct-resource readers reshape entries)."""
+
+    def __init__(self) -> None:
+        self.items: list[p4runtime_pb2.Entity] = []
+
+    def add(self) -> p4runtime_pb2.Entity:
+        self.items.append(Entity())
+        return self.items[-1]

@@ -1,0 +1,64 @@
+"""P4Runtime error statuses: one exception type, the executor's errors mapped onto it, and the
+batch error format (google.rpc.Status with one p4.v1.Error per update in the details)."""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, status_pb2
+from p4.v1 import p4runtime_pb2
+
+from p4switch import entries
+
+Code = grpc.StatusCode
+
+
+class P4RuntimeError(Exception):
+    """A request (or one update of a batch) fails with ``code``; ``str(e)`` is the message."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def invalid(message: str) -> P4RuntimeError:
+    return P4RuntimeError(Code.INVALID_ARGUMENT, message)
+
+
+_ENTRY_CODES: list[tuple[type, grpc.StatusCode]] = [
+    (entries.InvalidEntryError, Code.INVALID_ARGUMENT),
+    (entries.AlreadyExistsError, Code.ALREADY_EXISTS),
+    (entries.NotFoundError, Code.NOT_FOUND),
+    (entries.ResourceExhaustedError, Code.RESOURCE_EXHAUSTED),
+]
+
+
+def from_entry_error(e: entries.EntryError) -> P4RuntimeError:
+    for cls, code in _ENTRY_CODES:
+        if isinstance(e, cls):
+            return P4RuntimeError(code, str(e))
+    return P4RuntimeError(Code.INVALID_ARGUMENT, str(e))
+
+
+def rpc_code(code: grpc.StatusCode) -> int:
+    """grpc.StatusCode -> the google.rpc.Code number carried in protobuf messages."""
+    return code.value[0]
+
+
+def update_error(code: grpc.StatusCode, message: str = "") -> p4runtime_pb2.Error:
+    err = p4runtime_pb2.Error(canonical_code=rpc_code(code), message=message)
+    return err
+
+
+def batch_status(errors: list[p4runtime_pb2.Error], message: str) -> status_pb2.Status:
+    """Top-level status of a Write with failed updates: UNKNOWN, one detail per update
+    (OK for the ones that succeeded), as the P4Runtime spec requires."""
+    status = status_pb2.Status(code=code_pb2.UNKNOWN, message=message)
+    for err in errors:
+        detail = any_pb2.Any()
+        detail.Pack(err)
+        status.details.append(detail)
+    return status
+
+
+DETAILS_KEY = "grpc-status-details-bin"

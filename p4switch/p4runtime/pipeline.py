@@ -1,0 +1,158 @@
+"""SetForwardingPipelineConfig / GetForwardingPipelineConfig for the device.
+
+VERIFY compiles the device config and checks it against the P4Info without touching the
+switch; VERIFY_AND_SAVE keeps it for a later COMMIT; VERIFY_AND_COMMIT installs it with empty
+tables; RECONCILE_AND_COMMIT installs it and carries over the forwarding state that still fits
+the new program (table entries whose table, key and actions exist unchanged by name, action
+profile members and groups, multicast groups and clone sessions, digest configurations).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+from p4.v1 import p4runtime_pb2
+
+from p4switch import entries as E
+from p4switch.p4info import device_config
+from p4switch.p4runtime.digests import DigestBatcher
+from p4switch.p4runtime.errors import Code, P4RuntimeError, invalid
+from p4switch.p4runtime.oneshot import OneShots
+from p4switch.p4runtime.schema import Schema
+
+log = logging.getLogger("p4switch.p4runtime")
+Req = p4runtime_pb2.SetForwardingPipelineConfigRequest
+Get = p4runtime_pb2.GetForwardingPipelineConfigRequest
+
+
+def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
+    """Compile a device config to a LoadedProgram and check the P4Info names exist in it."""
+    from p4switch.exec import LoadedProgram
+    from p4switch.frontend import CompileError, compile_source
+
+    if not config.HasField("p4info") or not config.p4info.tables and not config.p4info.actions:
+        raise invalid("the pipeline config has no P4Info")
+    try:
+        cfg = device_config.decode(config.p4_device_config)
+        program = LoadedProgram.from_checked(compile_source(cfg.source, filename=cfg.name))
+    except CompileError as e:
+        raise invalid(f"device config does not compile: {e}") from None
+    except ValueError as e:
+        raise invalid(str(e)) from None
+    except Exception as e:  # noqa: BLE001 - an executor bug must not look like a bad request
+        log.exception("loading the device config failed")
+        raise P4RuntimeError(Code.INTERNAL, f"the target cannot load this program: {e}") from None
+    missing = [t.preamble.name for t in config.p4info.tables if t.preamble.name not in program.tables]
+    missing += [a.preamble.name for a in config.p4info.actions if a.preamble.name not in program.actions]
+    if missing:
+        raise invalid("P4Info does not match the device config: not in the program: " + ", ".join(missing))
+    return program
+
+
+class PipelineManager:
+    def __init__(self, device: Any, digests: DigestBatcher) -> None:
+        self.device = device
+        self.digests = digests
+        self.config: p4runtime_pb2.ForwardingPipelineConfig | None = None
+        self.schema: Schema | None = None
+        self.saved: tuple[p4runtime_pb2.ForwardingPipelineConfig, Any] | None = None
+        self.oneshots = OneShots()  # kept by a reconcile, which carries the groups over too
+        if getattr(device, "p4info", None) is not None and device.program is not None:
+            # a switch started with a program (simple_switch_grpc PROGRAM.json style)
+            self.config = p4runtime_pb2.ForwardingPipelineConfig(p4info=device.p4info)
+            checked = getattr(device.program, "checked", None)
+            if checked is not None:
+                name = Path(checked.main.loc.file).name or "program.p4"
+                self.config.p4_device_config = device_config.encode(name, checked.source_text)
+            self.schema = Schema.build(device.p4info)
+
+    def set(self, action: int, config: p4runtime_pb2.ForwardingPipelineConfig | None) -> None:
+        if action == Req.UNSPECIFIED:
+            raise invalid("SetForwardingPipelineConfig action is UNSPECIFIED")
+        if action == Req.COMMIT:
+            if config is not None and config.HasField("p4info"):
+                program = compile_config(config)
+            elif self.saved is not None:
+                config, program = self.saved
+            else:
+                raise P4RuntimeError(Code.FAILED_PRECONDITION, "COMMIT without a config saved by VERIFY_AND_SAVE")
+            self._install(config, program, reconcile=False)
+            self.saved = None
+            return
+        if config is None:
+            raise invalid("the request has no pipeline config")
+        program = compile_config(config)
+        if action == Req.VERIFY:
+            return
+        if action == Req.VERIFY_AND_SAVE:
+            self.saved = (config, program)
+        elif action == Req.VERIFY_AND_COMMIT:
+            self._install(config, program, reconcile=False)
+        elif action == Req.RECONCILE_AND_COMMIT:
+            self._install(config, program, reconcile=True)
+        else:
+            raise P4RuntimeError(Code.UNIMPLEMENTED, f"pipeline config action {action} is not supported")
+
+    def _install(self, config: p4runtime_pb2.ForwardingPipelineConfig, program: Any, reconcile: bool) -> None:
+        with self.device.lock:
+            old = self.device.program
+            self.device.set_program(program, config.p4info)
+            self.schema = Schema.build(config.p4info)
+            self.config = config
+            if reconcile and old is not None:
+                kept, lost = carry_over(old, program)
+                log.info("reconcile: kept %d entries, dropped %d", kept, lost)
+            else:
+                self.digests.clear()
+                self.oneshots = OneShots()
+
+    def get(self, response_type: int) -> p4runtime_pb2.ForwardingPipelineConfig:
+        if self.config is None:
+            raise P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline config has been set")
+        out = p4runtime_pb2.ForwardingPipelineConfig()
+        if self.config.HasField("cookie"):
+            out.cookie.CopyFrom(self.config.cookie)
+        if response_type in (Get.ALL, Get.P4INFO_AND_COOKIE):
+            out.p4info.CopyFrom(self.config.p4info)
+        if response_type in (Get.ALL, Get.DEVICE_CONFIG_AND_COOKIE):
+            out.p4_device_config = self.config.p4_device_config
+        return out
+
+
+def carry_over(old: Any, new: Any) -> tuple[int, int]:
+    """Copy the control-plane state of ``old`` into ``new`` where it still fits."""
+    kept = lost = 0
+
+    def attempt(fn, *args) -> None:
+        nonlocal kept, lost
+        try:
+            fn(*args)
+            kept += 1
+        except (E.EntryError, KeyError, ValueError, TypeError):
+            lost += 1
+
+    for name, prof in old.action_profiles.items():
+        target = new.action_profiles.get(name)
+        if target is None:
+            lost += len(prof.members) + len(prof.groups)
+            continue
+        for member_id, call in prof.members.items():
+            attempt(target.add_member, member_id, call)
+        for group_id, group in prof.groups.items():
+            attempt(target.add_group, group_id, list(group.members), group.max_size)
+    for name, table in old.tables.items():
+        target = new.tables.get(name)
+        if target is None or [k.name for k in target.key] != [k.name for k in table.key]:
+            lost += len(table.entries())
+            continue
+        if not table.is_const:
+            for entry in table.entries():
+                attempt(target.insert, dataclasses.replace(entry))
+    for gid, replicas in old.pre.mc_groups.items():
+        attempt(new.pre.set_mc_group, gid, list(replicas))
+    for session in old.pre.clone_sessions.values():
+        attempt(new.pre.set_clone_session, session)
+    return kept, lost

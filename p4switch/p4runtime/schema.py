@@ -1,0 +1,98 @@
+"""Id-indexed view of a P4Info, the lookups the server makes on every request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from p4.config.v1 import p4info_pb2
+
+from p4switch.p4runtime.errors import invalid
+
+_PRIORITY_KINDS = (p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE, p4info_pb2.MatchField.OPTIONAL)
+
+
+@dataclass
+class TableSchema:
+    info: p4info_pb2.Table
+    fields: dict[int, p4info_pb2.MatchField]
+    actions: dict[int, p4info_pb2.ActionRef]
+    needs_priority: bool
+    direct_counter: int = 0
+    direct_meter: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.info.preamble.name
+
+
+@dataclass
+class Schema:
+    p4info: p4info_pb2.P4Info
+    tables: dict[int, TableSchema] = field(default_factory=dict)
+    actions: dict[int, p4info_pb2.Action] = field(default_factory=dict)
+    action_ids: dict[str, int] = field(default_factory=dict)
+    params: dict[int, dict[int, p4info_pb2.Action.Param]] = field(default_factory=dict)
+    profiles: dict[int, p4info_pb2.ActionProfile] = field(default_factory=dict)
+    counters: dict[int, p4info_pb2.Counter] = field(default_factory=dict)
+    direct_counters: dict[int, p4info_pb2.DirectCounter] = field(default_factory=dict)
+    meters: dict[int, p4info_pb2.Meter] = field(default_factory=dict)
+    direct_meters: dict[int, p4info_pb2.DirectMeter] = field(default_factory=dict)
+    registers: dict[int, p4info_pb2.Register] = field(default_factory=dict)
+    value_sets: dict[int, p4info_pb2.ValueSet] = field(default_factory=dict)
+    digests: dict[int, p4info_pb2.Digest] = field(default_factory=dict)
+    digests_by_name: dict[str, p4info_pb2.Digest] = field(default_factory=dict)
+    packet_in: p4info_pb2.ControllerPacketMetadata | None = None
+    packet_out: p4info_pb2.ControllerPacketMetadata | None = None
+
+    @classmethod
+    def build(cls, p4info: p4info_pb2.P4Info) -> "Schema":
+        s = cls(p4info)
+        for a in p4info.actions:
+            s.actions[a.preamble.id] = a
+            s.action_ids[a.preamble.name] = a.preamble.id
+            s.params[a.preamble.id] = {p.id: p for p in a.params}
+        for c in p4info.direct_counters:
+            s.direct_counters[c.preamble.id] = c
+        for m in p4info.direct_meters:
+            s.direct_meters[m.preamble.id] = m
+        for t in p4info.tables:
+            ts = TableSchema(t, {f.id: f for f in t.match_fields}, {r.id: r for r in t.action_refs},
+                             any(f.match_type in _PRIORITY_KINDS for f in t.match_fields))
+            for rid in t.direct_resource_ids:
+                if rid in s.direct_counters:
+                    ts.direct_counter = rid
+                elif rid in s.direct_meters:
+                    ts.direct_meter = rid
+            s.tables[t.preamble.id] = ts
+        s.profiles = {p.preamble.id: p for p in p4info.action_profiles}
+        s.counters = {c.preamble.id: c for c in p4info.counters}
+        s.meters = {m.preamble.id: m for m in p4info.meters}
+        s.registers = {r.preamble.id: r for r in p4info.registers}
+        s.value_sets = {v.preamble.id: v for v in p4info.value_sets}
+        s.digests = {d.preamble.id: d for d in p4info.digests}
+        s.digests_by_name = {d.preamble.name: d for d in p4info.digests}
+        for h in p4info.controller_packet_metadata:
+            if h.preamble.name == "packet_in":
+                s.packet_in = h
+            elif h.preamble.name == "packet_out":
+                s.packet_out = h
+        return s
+
+    def table(self, table_id: int) -> TableSchema:
+        t = self.tables.get(table_id)
+        if t is None:
+            raise invalid(f"unknown table id {table_id}")
+        return t
+
+    def action(self, action_id: int) -> p4info_pb2.Action:
+        a = self.actions.get(action_id)
+        if a is None:
+            raise invalid(f"unknown action id {action_id}")
+        return a
+
+    @staticmethod
+    def lookup(kind: str, objects: dict, obj_id: int):
+        obj = objects.get(obj_id)
+        if obj is None:
+            raise invalid(f"unknown {kind} id {obj_id}")
+        return obj

@@ -1,0 +1,50 @@
+"""Run the P4Runtime service on a gRPC server: ``serve(device, address)`` or, for embedding
+(tests, the switch process), ``P4RuntimeServer(device, address).start()`` / ``.stop()``."""
+
+from __future__ import annotations
+
+import threading
+from concurrent import futures
+from typing import Any
+
+import grpc
+from p4.v1 import p4runtime_pb2_grpc
+
+from p4switch.p4runtime.service import P4RuntimeService
+
+TICK_S = 0.005  # digest timeouts are checked this often (wall time)
+MAX_MESSAGE = 64 * 1024 * 1024  # pipeline configs carry the whole program source
+WORKERS = 32  # each open StreamChannel holds one worker for its lifetime; the rest serve RPCs
+
+
+class P4RuntimeServer:
+    def __init__(self, device: Any, address: str = "127.0.0.1:9559", workers: int = WORKERS) -> None:
+        self.service = P4RuntimeService(device)
+        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
+                                options=[("grpc.max_receive_message_length", MAX_MESSAGE),
+                                         ("grpc.max_send_message_length", MAX_MESSAGE)])
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.service, self.grpc)
+        self.port = self.grpc.add_insecure_port(address)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {address}")
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, name="p4rt-tick", daemon=True)
+
+    def start(self) -> "P4RuntimeServer":
+        self.grpc.start()
+        self._ticker.start()
+        return self
+
+    def _tick(self) -> None:
+        # also ends when the grpc server is stopped directly (``serve()`` hands it out)
+        while not self._stop.wait(TICK_S) and self.grpc.wait_for_termination(timeout=0):
+            self.service.tick()
+
+    def stop(self, grace: float | None = 0.5) -> None:
+        self._stop.set()
+        self.grpc.stop(grace).wait()
+
+
+def serve(device: Any, address: str) -> grpc.Server:
+    """Start serving P4Runtime for ``device`` on ``address`` ("host:port"); returns the server."""
+    return P4RuntimeServer(device, address).start().grpc

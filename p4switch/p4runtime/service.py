@@ -1,0 +1,334 @@
+"""The P4Runtime gRPC service (p4.v1.P4Runtime) in front of one switch Device.
+
+Write, Read and pipeline RPCs translate to the executor API under ``device.lock``; the
+StreamChannel carries arbitration, packet-out/packet-in and digests. Statuses follow the
+P4Runtime spec: NOT_FOUND for an unknown device id or role, PERMISSION_DENIED for a request that does not
+come from the primary, FAILED_PRECONDITION before a pipeline is set, UNKNOWN with per-update
+p4.v1.Error details when updates of a Write batch fail.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import itertools
+import logging
+import queue
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+import grpc
+from p4.v1 import p4data_pb2, p4runtime_pb2, p4runtime_pb2_grpc
+
+from p4switch import entries as E
+from p4switch.p4runtime import packetio
+from p4switch.p4runtime.arbitration import Arbiter
+from p4switch.p4runtime.bytestrings import canonical
+from p4switch.p4runtime.digests import DigestBatcher
+from p4switch.p4runtime.entities import Entities
+from p4switch.p4runtime.errors import (
+    DETAILS_KEY,
+    Code,
+    P4RuntimeError,
+    batch_status,
+    from_entry_error,
+    rpc_code,
+    update_error,
+)
+from p4switch.p4runtime.pipeline import PipelineManager
+from p4switch.p4runtime.schema import Schema
+
+log = logging.getLogger("p4switch.p4runtime")
+
+READ_CHUNK = 1000  # entities per ReadResponse, keeping messages under clients' 4 MB limit
+
+try:
+    API_VERSION = importlib.metadata.version("p4runtime")
+except importlib.metadata.PackageNotFoundError:  # protobufs vendored some other way
+    API_VERSION = "1.4.1"
+
+
+def election_id_of(msg: Any) -> int:
+    return (msg.high << 64) | msg.low
+
+
+class _Stream:
+    """One StreamChannel: an outgoing queue drained by the RPC's response generator."""
+
+    _CLOSE = object()
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.out: queue.Queue = queue.Queue()
+        self.election_id: int | None = None
+        self.abort: P4RuntimeError | None = None
+
+    def send(self, msg: p4runtime_pb2.StreamMessageResponse) -> None:
+        self.out.put(msg)
+
+    def close(self, error: P4RuntimeError | None = None) -> None:
+        if error is not None:
+            self.abort = error
+        self.out.put(self._CLOSE)
+
+
+class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
+    def __init__(self, device: Any, now_ns: Callable[[], int] | None = None) -> None:
+        self.device = device
+        clock = getattr(device, "clock", None)
+        self.now_ns = now_ns or (clock.now_ns if clock is not None else time.monotonic_ns)
+        self.arbiter = Arbiter()
+        self.streams: dict[int, _Stream] = {}
+        self.state_lock = threading.Lock()
+        self.keys = itertools.count(1)
+        self.digests = DigestBatcher(self._send_digest_list, self.now_ns)
+        self.pipeline = PipelineManager(device, self.digests)
+        self.stats: dict[str, int] = {"packet_in_dropped": 0, "packet_in_short": 0, "digest_lists_dropped": 0}
+        device.on_packet_in = self._packet_in
+        device.on_digest = self._digest
+
+    # ------------------------------------------------------------------ common checks
+    def _check_device(self, device_id: int) -> None:
+        if device_id != self.device.device_id:
+            raise P4RuntimeError(Code.NOT_FOUND, f"device id {device_id} does not exist "
+                                                 f"(this switch is device {self.device.device_id})")
+
+    def _check_role(self, role: str) -> None:
+        if role:
+            raise P4RuntimeError(Code.NOT_FOUND, f"role {role!r} does not exist; only the default role is configured")
+
+    def _check_primary(self, election_id: int) -> None:
+        with self.state_lock:
+            if not self.arbiter.is_primary(election_id):
+                raise P4RuntimeError(Code.PERMISSION_DENIED, "only the primary controller may do this "
+                                                             f"(election id {election_id} is not the primary's)")
+
+    def _schema(self) -> Schema:
+        schema = self.pipeline.schema
+        if schema is None or self.device.program is None:
+            raise P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline config has been set")
+        return schema
+
+    @staticmethod
+    def _fail(context: grpc.ServicerContext, e: P4RuntimeError) -> None:
+        context.abort(e.code, str(e))
+
+    # ------------------------------------------------------------------ unary RPCs
+    def Capabilities(self, request, context):
+        return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
+
+    def SetForwardingPipelineConfig(self, request, context):
+        try:
+            self._check_device(request.device_id)
+            self._check_role(request.role)
+            self._check_primary(election_id_of(request.election_id))
+            self.pipeline.set(request.action, request.config if request.HasField("config") else None)
+        except P4RuntimeError as e:
+            self._fail(context, e)
+        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    def GetForwardingPipelineConfig(self, request, context):
+        try:
+            self._check_device(request.device_id)
+            return p4runtime_pb2.GetForwardingPipelineConfigResponse(config=self.pipeline.get(request.response_type))
+        except P4RuntimeError as e:
+            self._fail(context, e)
+
+    def Write(self, request, context):
+        try:
+            self._check_device(request.device_id)
+            self._check_role(request.role)
+            self._check_primary(election_id_of(request.election_id))
+            schema = self._schema()
+            if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+                raise P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
+        except P4RuntimeError as e:
+            self._fail(context, e)
+        errors, failed = [], 0
+        with self.device.lock:
+            entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots)
+            for update in request.updates:
+                try:
+                    entities.write(update)
+                    errors.append(update_error(Code.OK))
+                except P4RuntimeError as e:
+                    errors.append(update_error(e.code, str(e)))
+                    failed += 1
+                except E.EntryError as e:
+                    mapped = from_entry_error(e)
+                    errors.append(update_error(mapped.code, str(mapped)))
+                    failed += 1
+                except Exception as e:  # noqa: BLE001 - a bug must fail one update, not the server
+                    log.exception("update failed")
+                    errors.append(update_error(Code.INTERNAL, f"internal error: {e}"))
+                    failed += 1
+        if failed:
+            message = f"{failed} of {len(request.updates)} updates failed"
+            context.set_trailing_metadata(((DETAILS_KEY, batch_status(errors, message).SerializeToString()),))
+            context.set_code(Code.UNKNOWN)
+            context.set_details(message)
+        return p4runtime_pb2.WriteResponse()
+
+    def Read(self, request, context):
+        responses = [p4runtime_pb2.ReadResponse()]
+
+        def add() -> p4runtime_pb2.Entity:
+            if len(responses[-1].entities) >= READ_CHUNK:
+                responses.append(p4runtime_pb2.ReadResponse())
+            return responses[-1].entities.add()
+
+        try:
+            self._check_device(request.device_id)
+            self._check_role(request.role)
+            schema = self._schema()
+            with self.device.lock:
+                entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots)
+                for entity in request.entities:
+                    entities.read(entity, add)
+        except P4RuntimeError as e:
+            self._fail(context, e)
+        except E.EntryError as e:
+            self._fail(context, from_entry_error(e))
+        yield from responses
+
+    # ------------------------------------------------------------------ stream channel
+    def StreamChannel(self, request_iterator, context):
+        stream = _Stream(next(self.keys))
+        with self.state_lock:
+            self.streams[stream.key] = stream
+        reader = threading.Thread(target=self._read_stream, args=(stream, request_iterator),
+                                  name=f"p4rt-stream-{stream.key}", daemon=True)
+        reader.start()
+        context.add_callback(lambda: stream.close())
+        try:
+            while True:
+                msg = stream.out.get()
+                if msg is _Stream._CLOSE:
+                    break
+                yield msg
+        finally:
+            self._drop_stream(stream)
+        if stream.abort is not None:
+            context.abort(stream.abort.code, str(stream.abort))
+
+    def _read_stream(self, stream: _Stream, request_iterator: Iterator) -> None:
+        try:
+            for request in request_iterator:
+                kind = request.WhichOneof("update")
+                try:
+                    if kind == "arbitration":
+                        self._arbitrate(stream, request.arbitration)
+                    elif kind == "packet":
+                        self._packet_out(stream, request.packet)
+                    elif kind == "digest_ack":
+                        self.digests.ack(request.digest_ack.digest_id, request.digest_ack.list_id)
+                    else:
+                        raise P4RuntimeError(Code.UNIMPLEMENTED, f"stream message {kind} is not supported")
+                except P4RuntimeError as e:
+                    if kind == "arbitration":
+                        stream.close(e)
+                        return
+                    self._stream_error(stream, request, e)
+        except grpc.RpcError:
+            pass  # client went away
+        except Exception:  # noqa: BLE001 - a broken client must not take the server down
+            log.exception("stream %s failed", stream.key)
+        stream.close()
+
+    def _stream_error(self, stream: _Stream, request: Any, e: P4RuntimeError) -> None:
+        err = p4runtime_pb2.StreamError(canonical_code=rpc_code(e.code), message=str(e))
+        if request.HasField("packet"):
+            err.packet_out.packet_out.CopyFrom(request.packet)
+        elif request.HasField("digest_ack"):
+            err.digest_list_ack.digest_list_ack.CopyFrom(request.digest_ack)
+        stream.send(p4runtime_pb2.StreamMessageResponse(error=err))
+
+    def _arbitrate(self, stream: _Stream, update: p4runtime_pb2.MasterArbitrationUpdate) -> None:
+        if update.device_id != self.device.device_id:
+            code = Code.FAILED_PRECONDITION if stream.election_id is not None else Code.NOT_FOUND
+            raise P4RuntimeError(code, f"device id {update.device_id} does not exist "
+                                       f"(this switch is device {self.device.device_id})")
+        if update.role.name or update.role.id:
+            raise P4RuntimeError(Code.NOT_FOUND, f"role {update.role.name or update.role.id!r} does not exist; "
+                                                 "only the default role is configured")
+        if not update.HasField("election_id"):
+            raise P4RuntimeError(Code.INVALID_ARGUMENT, "arbitration without election id is not supported")
+        election_id = election_id_of(update.election_id)
+        with self.state_lock:
+            notices = self.arbiter.update(stream.key, election_id)
+            stream.election_id = election_id
+            self._notify(notices)
+
+    def _notify(self, notices) -> None:
+        """Send arbitration answers (caller holds state_lock)."""
+        highest = self.arbiter.highest or 0
+        for notice in notices:
+            target = self.streams.get(notice.key)
+            if target is None:
+                continue
+            resp = p4runtime_pb2.StreamMessageResponse()
+            arb = resp.arbitration
+            arb.device_id = self.device.device_id
+            arb.election_id.high, arb.election_id.low = highest >> 64, highest & ((1 << 64) - 1)
+            arb.status.code = rpc_code(notice.code)
+            arb.status.message = "you are the primary" if notice.code == Code.OK else "a primary exists; you are a backup"
+            target.send(resp)
+
+    def _drop_stream(self, stream: _Stream) -> None:
+        with self.state_lock:
+            self.streams.pop(stream.key, None)
+            if stream.election_id is not None:
+                self._notify(self.arbiter.remove(stream.key))
+
+    def _primary_stream(self) -> _Stream | None:
+        with self.state_lock:
+            key = self.arbiter.primary()
+            return self.streams.get(key) if key is not None else None
+
+    # ------------------------------------------------------------------ packet I/O
+    def _packet_out(self, stream: _Stream, packet: p4runtime_pb2.PacketOut) -> None:
+        if stream.election_id is None or not self.arbiter.is_primary(stream.election_id):
+            raise P4RuntimeError(Code.PERMISSION_DENIED, "only the primary may send packet-out")
+        schema = self._schema()
+        frame = packetio.encode_packet_out(schema.packet_out, packet)
+        try:
+            self.device.packet_out(frame)
+        except ValueError as e:
+            raise P4RuntimeError(Code.FAILED_PRECONDITION, str(e)) from None
+
+    def _packet_in(self, frame: bytes) -> None:
+        """Device callback for frames the program sent to the CPU port."""
+        schema = self.pipeline.schema
+        primary = self._primary_stream()
+        if schema is None or primary is None:
+            self.stats["packet_in_dropped"] += 1
+            return
+        msg = packetio.decode_packet_in(schema.packet_in, frame)
+        if msg is None:
+            self.stats["packet_in_short"] += 1
+            return
+        primary.send(p4runtime_pb2.StreamMessageResponse(packet=msg))
+
+    # ------------------------------------------------------------------ digests
+    def _digest(self, message: Any) -> None:
+        """Device callback: one DigestMessage(name, fields[(name, width, value)])."""
+        schema = self.pipeline.schema
+        info = schema.digests_by_name.get(message.name) if schema is not None else None
+        if info is None:
+            return
+        data = p4data_pb2.P4Data()
+        for _name, _width, value in message.fields:
+            data.struct.members.add(bitstring=canonical(value))
+        self.digests.add(info.preamble.id, data)
+
+    def _send_digest_list(self, digest_list: p4runtime_pb2.DigestList) -> None:
+        primary = self._primary_stream()
+        if primary is None:
+            self.digests.ack(digest_list.digest_id, digest_list.list_id)  # nobody to wait for
+            self.stats["digest_lists_dropped"] += 1
+            return
+        primary.send(p4runtime_pb2.StreamMessageResponse(digest=digest_list))
+
+    def tick(self) -> None:
+        """Time-driven work: digest lists whose max_timeout passed."""
+        self.digests.flush_due()

@@ -1,0 +1,326 @@
+"""Run an STF file against a loaded program, the way p4c's BMv2 STF runner does:
+commands in file order (table writes take effect before the packets that follow them),
+``expect`` lines collected per port and compared in order with what each port emitted.
+
+Commands: ``packet PORT HEX``, ``expect PORT [HEX[$]]`` (``*`` = any nibble, ``$`` = the
+packet ends here, no HEX = any packets on that port), ``add TABLE [PRIORITY] KEY:VALUE ...
+ACTION(PARAM:VALUE, ...)``, ``setdefault TABLE ACTION(...)``, ``mirroring_add SESSION PORT``,
+``mc_mgrp_create GROUP``, ``mc_node_create RID PORT...``, ``mc_node_associate GROUP NODE``,
+``register_write REG INDEX VALUE``, ``register_read REG INDEX VALUE`` (checks the value),
+``counter_read COUNTER INDEX [packets=N] [bytes=N]`` (checks what is given),
+``check_counter COUNTER(INDEX) packets == N`` / ``bytes == N``, ``wait``; ``#`` comments.
+
+Time: each packet arrives 1 µs after the previous one; ``wait`` advances the clock by 1 s.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from p4switch.entries import ActionCall, CloneSession, EntryError, Replica, TableEntry
+from p4switch.exec import LoadedProgram, V1Pipeline
+from p4switch.stf.values import ValueError_, parse_int, parse_match
+
+
+class StfError(Exception):
+    """A malformed STF line or one that names something the program does not have."""
+
+    def __init__(self, lineno: int, message: str) -> None:
+        super().__init__(f"line {lineno}: {message}")
+        self.lineno = lineno
+
+
+@dataclass
+class StfResult:
+    ok: bool
+    failures: list[str] = field(default_factory=list)
+    packets_sent: int = 0
+    packets_received: int = 0
+
+
+@dataclass
+class _Expect:
+    lineno: int
+    pattern: str  # upper-case hex with '*', without '$'
+    exact_end: bool
+
+
+def _hex_bytes(text: str, lineno: int) -> bytes:
+    h = "".join(text.split())
+    if len(h) % 2:
+        raise StfError(lineno, f"odd number of hex digits in packet {h!r}")
+    try:
+        return bytes.fromhex(h)
+    except ValueError:
+        raise StfError(lineno, f"bad packet hex {h!r}") from None
+
+
+def _matches(exp: _Expect, got: bytes) -> bool:
+    g = got.hex().upper()
+    p = exp.pattern
+    if len(g) < len(p) or (exp.exact_end and len(g) != len(p)):
+        return False
+    return all(pc == "*" or pc == gc for pc, gc in zip(p, g))
+
+
+def _split_action(text: str, lineno: int) -> tuple[str, dict[str, str]]:
+    m = re.fullmatch(r"\s*([\w.$\[\]]+)\s*(?:\((.*)\))?\s*", text)
+    if not m:
+        raise StfError(lineno, f"bad action {text!r}")
+    args = {}
+    body = (m.group(2) or "").strip()
+    if body:
+        for part in body.split(","):
+            if ":" not in part:
+                raise StfError(lineno, f"action argument {part.strip()!r} is not NAME:VALUE")
+            k, v = part.split(":", 1)
+            args[k.strip()] = v.strip()
+    return m.group(1), args
+
+
+class StfRunner:
+    def __init__(self, prog: LoadedProgram, out: TextIO = sys.stdout) -> None:
+        self.prog = prog
+        self.pipe = V1Pipeline(prog)
+        self.out = out
+        self.now_us = 0
+        self.received: dict[int, list[bytes]] = {}
+        self.expects: dict[int, list[_Expect]] = {}
+        self.any_ports: set[int] = set()
+        self.failures: list[str] = []
+        self.sent = 0
+        self.mc_nodes: list[tuple[int, list[int]]] = []
+        self.mc_members: dict[int, list[int]] = {}
+        self.auto_prio = 1 << 20
+
+    # ---- names -----------------------------------------------------------------------------
+    def _table(self, name: str, lineno: int):
+        try:
+            return self.prog.table(name)
+        except EntryError as e:
+            raise StfError(lineno, str(e)) from None
+
+    def _key_field(self, table, name: str, lineno: int):
+        n = re.sub(r"\$(\d+)", r"[\1]", name)
+        cands = [n, n + "()", n.replace(".valid", ".isValid()"), n.replace(".$valid$", ".isValid()")]
+        for k in table.key:
+            if k.name in cands:
+                return k
+        hits = [k for k in table.key if any(k.name.endswith("." + c) for c in cands)]
+        if len(hits) == 1:
+            return hits[0]
+        raise StfError(lineno, f"table {table.name} has no key field {name}"
+                       + (" (ambiguous)" if hits else "") + f"; keys: {', '.join(k.name for k in table.key)}")
+
+    def _action(self, table, name: str, args: dict[str, str], lineno: int) -> ActionCall:
+        names = table.action_names
+        if name not in names:
+            hits = [a for a in names if a.endswith("." + name) or a.endswith(name)]
+            if len(hits) != 1:
+                raise StfError(lineno, f"table {table.name} has no action {name}" + (" (ambiguous)" if hits else ""))
+            name = hits[0]
+        info = self.prog.actions[name]
+        widths = dict(info.params)
+        params = {}
+        for k, v in args.items():
+            if k not in widths:
+                raise StfError(lineno, f"action {name} has no parameter {k}")
+            try:
+                params[k] = parse_int(v) & ((1 << widths[k]) - 1)
+            except ValueError_ as e:
+                raise StfError(lineno, str(e)) from None
+        return ActionCall(name, params)
+
+    # ---- commands --------------------------------------------------------------------------
+    def run(self, text: str) -> StfResult:
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            word, _, rest = line.partition(" ")
+            handler = getattr(self, "cmd_" + word.lower(), None)
+            if handler is None:
+                raise StfError(lineno, f"unknown STF command {word!r}")
+            try:
+                handler(rest.strip(), lineno)
+            except EntryError as e:
+                raise StfError(lineno, str(e)) from None
+            except ValueError_ as e:
+                raise StfError(lineno, str(e)) from None
+        self._check_outputs()
+        received = sum(len(v) for v in self.received.values())
+        return StfResult(not self.failures, self.failures, self.sent, received)
+
+    def cmd_packet(self, rest: str, lineno: int) -> None:
+        port, _, data = rest.partition(" ")
+        frame = _hex_bytes(data, lineno)
+        self.now_us += 1
+        self.sent += 1
+        for p, f in self.pipe.process(parse_int(port), frame, self.now_us):
+            self.received.setdefault(p, []).append(f)
+
+    def cmd_expect(self, rest: str, lineno: int) -> None:
+        port, _, data = rest.partition(" ")
+        p = parse_int(port)
+        pat = "".join(data.split()).upper()
+        if not pat:
+            self.any_ports.add(p)
+            return
+        exact = pat.endswith("$")
+        pat = pat.rstrip("$")
+        if not re.fullmatch(r"[0-9A-F*]*", pat):
+            raise StfError(lineno, f"bad expected packet {data!r}")
+        self.expects.setdefault(p, []).append(_Expect(lineno, pat, exact))
+
+    def cmd_add(self, rest: str, lineno: int) -> None:
+        m = re.match(r"(\S+)\s*(.*)", rest)
+        if not m:
+            raise StfError(lineno, "add needs a table")
+        table = self._table(m.group(1), lineno)
+        rest = m.group(2)
+        prio = None
+        pm = re.match(r"(\d+)\s+(.*)", rest)
+        if pm and ":" not in rest.split()[0]:
+            prio = int(pm.group(1))
+            rest = pm.group(2)
+        paren = rest.find("(")
+        head = rest[:paren] if paren >= 0 else rest
+        words = head.split()
+        if paren >= 0:
+            action_text = words.pop() + rest[paren:]
+        elif words and ":" not in words[-1]:
+            action_text = words.pop()
+        else:
+            raise StfError(lineno, "add needs an action")
+        action_text = action_text.split("=")[0] if "=" in action_text.split(")")[-1] else action_text
+        match = {}
+        for w in words:
+            if ":" not in w:
+                raise StfError(lineno, f"key {w!r} is not NAME:VALUE")
+            k, v = w.split(":", 1)
+            kf = self._key_field(table, k, lineno)
+            mt = parse_match(v, kf.match_kind, kf.width)
+            if mt is not None:
+                match[kf.name] = mt
+        name, args = _split_action(action_text, lineno)
+        call = self._action(table, name, args, lineno)
+        if table.needs_priority:
+            if prio is None:  # entries without priority: earlier ones win
+                self.auto_prio -= 1
+                prio = self.auto_prio
+        else:
+            prio = 0
+        table.insert(TableEntry(match, call, prio))
+
+    def cmd_setdefault(self, rest: str, lineno: int) -> None:
+        tname, _, action_text = rest.partition(" ")
+        table = self._table(tname, lineno)
+        name, args = _split_action(action_text, lineno)
+        table.set_default(self._action(table, name, args, lineno))
+
+    def cmd_mirroring_add(self, rest: str, lineno: int) -> None:
+        parts = rest.split()
+        if len(parts) != 2:
+            raise StfError(lineno, "mirroring_add SESSION PORT")
+        sid, port = parse_int(parts[0]), parse_int(parts[1])
+        self.prog.pre.set_clone_session(CloneSession(sid, [Replica(port, 0)]))
+
+    def cmd_mc_mgrp_create(self, rest: str, lineno: int) -> None:
+        g = parse_int(rest.split()[0])
+        self.mc_members[g] = []
+        self.prog.pre.set_mc_group(g, [])
+
+    def cmd_mc_node_create(self, rest: str, lineno: int) -> None:
+        parts = rest.split()
+        if len(parts) < 2:
+            raise StfError(lineno, "mc_node_create RID PORT...")
+        self.mc_nodes.append((parse_int(parts[0]), [parse_int(p) for p in parts[1:]]))
+
+    def cmd_mc_node_associate(self, rest: str, lineno: int) -> None:
+        parts = rest.split()
+        g, node = parse_int(parts[0]), parse_int(parts[1])
+        if node >= len(self.mc_nodes):
+            raise StfError(lineno, f"no multicast node {node}")
+        if g not in self.mc_members:
+            raise StfError(lineno, f"no multicast group {g}")
+        self.mc_members[g].append(node)
+        replicas = [Replica(port, rid) for n in self.mc_members[g]
+                    for rid, ports in [self.mc_nodes[n]] for port in ports]
+        self.prog.pre.set_mc_group(g, replicas)
+
+    def cmd_register_write(self, rest: str, lineno: int) -> None:
+        name, idx, val = rest.split()
+        self.prog.register(name).write(parse_int(idx), parse_int(val))
+
+    def cmd_register_read(self, rest: str, lineno: int) -> None:
+        parts = rest.split()
+        reg = self.prog.register(parts[0])
+        got = reg.read(parse_int(parts[1]))
+        if len(parts) > 2:
+            want = parse_int(parts[2])
+            if got != want:
+                self._fail(f"line {lineno}: register {reg.name}[{parts[1]}] is {got:#x}, expected {want:#x}")
+        else:
+            print(f"{reg.name}[{parts[1]}] = {got}", file=self.out)
+
+    def cmd_counter_read(self, rest: str, lineno: int) -> None:
+        parts = rest.split()
+        c = self.prog.counter(parts[0])
+        idx = parse_int(parts[1])
+        data = c.read(idx)
+        checks = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
+        self._check_counter(c.name, idx, data, checks, lineno)
+        if not checks:
+            print(f"{c.name}[{idx}] = packets {data.packets} bytes {data.bytes}", file=self.out)
+
+    def cmd_check_counter(self, rest: str, lineno: int) -> None:
+        m = re.fullmatch(r"([\w.]+)\((\w+)\)\s+(packets|bytes)\s*==\s*(\w+)", rest)
+        if not m:
+            raise StfError(lineno, "check_counter NAME(INDEX) packets|bytes == N")
+        c = self.prog.counter(m.group(1))
+        idx = parse_int(m.group(2))
+        self._check_counter(c.name, idx, c.read(idx), {m.group(3): m.group(4)}, lineno)
+
+    def _check_counter(self, name: str, idx: int, data, checks: dict[str, str], lineno: int) -> None:
+        for k, v in checks.items():
+            got = getattr(data, k)
+            if got != parse_int(v):
+                self._fail(f"line {lineno}: counter {name}[{idx}] {k} is {got}, expected {v}")
+
+    def cmd_wait(self, rest: str, lineno: int) -> None:
+        self.now_us += 1_000_000
+
+    # ---- checking --------------------------------------------------------------------------
+    def _fail(self, msg: str) -> None:
+        self.failures.append(msg)
+        print("*** " + msg, file=self.out)
+
+    def _check_outputs(self) -> None:
+        for port in sorted(set(self.received) | set(self.expects)):
+            if port in self.any_ports:
+                continue
+            exps = self.expects.get(port, [])
+            got = self.received.get(port, [])
+            for i, exp in enumerate(exps):
+                if i >= len(got):
+                    self._fail(f"line {exp.lineno}: expected packet on port {port} not received\n"
+                               f"    expected {exp.pattern}{'$' if exp.exact_end else ''}")
+                    continue
+                if not _matches(exp, got[i]):
+                    self._fail(f"line {exp.lineno}: packet {i} on port {port} differs\n"
+                               f"    expected {exp.pattern}{'$' if exp.exact_end else ''}\n"
+                               f"    received {got[i].hex().upper()}")
+            for extra in got[len(exps):]:
+                self._fail(f"unexpected packet on port {port}\n    received {extra.hex().upper()}")
+
+
+def run_stf(prog: LoadedProgram, text: str, out: TextIO = sys.stdout) -> StfResult:
+    return StfRunner(prog, out).run(text)
+
+
+def run_stf_file(prog: LoadedProgram, path: str | Path, out: TextIO = sys.stdout) -> StfResult:
+    return run_stf(prog, Path(path).read_text(), out)

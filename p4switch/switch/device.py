@@ -1,0 +1,262 @@
+"""The switch device: one P4 program, its traffic manager, links and ports, wired together.
+
+This is the object the P4Runtime server drives (see COMMON.md: ``program``, ``p4info``,
+``lock``, ``load_pipeline``, ``packet_out``, ``on_packet_in``, ``on_digest``) and the I/O loop
+feeds (:meth:`Device.receive` for each frame from a port, :meth:`Device.poll` to run whatever
+is due). It owns no socket and reads time only from its clock, so tests drive it with a manual
+clock and in-memory ports.
+
+Packet path: port -> [MAC: PFC frames consumed here] -> ingress (V1Pipeline.ingress) ->
+traffic manager (queues, priorities, rates, PFC pause) -> egress (V1Pipeline.egress with the
+queueing metadata) -> port serializer -> link model (delay, loss) -> port. The CPU port
+(``cpu_port``) has no interface: what egress sends there goes to ``on_packet_in``, and
+``packet_out`` frames enter ingress with ``ingress_port = cpu_port``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter, deque
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from p4switch.exec import LoadedProgram, QueueMeta, V1Pipeline
+from p4switch.switch.clock import Clock, WallClock
+from p4switch.switch.link import Link
+from p4switch.switch.pcap import PcapWriter
+from p4switch.switch.pfc import parse_mac_control
+from p4switch.switch.tm import DEFAULT_CAPACITY, DEFAULT_NOMINAL_SPEED_BPS, TrafficManager
+
+log = logging.getLogger("p4switch.device")
+
+# Work done per poll before returning to the I/O loop, so receiving is never starved.
+POLL_BUDGET = 256
+
+
+def check_device_config(device_config: bytes) -> Any:
+    """The checked program of a device config; raises ValueError or CompileError."""
+    from p4switch.frontend import compile_source
+    from p4switch.p4info import device_config as dc
+
+    cfg = dc.decode(device_config)
+    return compile_source(cfg.source, filename=cfg.name)
+
+
+class PortIO(Protocol):
+    def send(self, frame: bytes) -> bool: ...
+
+
+class Device:
+    def __init__(
+        self,
+        device_id: int = 0,
+        cpu_port: int | None = None,
+        priority_queues: int = 1,
+        clock: Clock | None = None,
+        queue_capacity: int = DEFAULT_CAPACITY,
+        nominal_speed_bps: float = DEFAULT_NOMINAL_SPEED_BPS,
+        link_seed: int = 0,
+    ) -> None:
+        self.device_id = device_id
+        self.cpu_port = cpu_port
+        self.lock = threading.RLock()
+        self.clock: Clock = clock or WallClock()
+        self.tm = TrafficManager(priority_queues, queue_capacity, nominal_speed_bps)
+        self.link_seed = link_seed
+        self.links: dict[int, Link] = {}
+        self.ports: dict[int, PortIO] = {}
+        self.port_names: dict[int, str] = {}
+        self.program: LoadedProgram | None = None
+        self.p4info: Any = None  # p4.config.v1.p4info_pb2.P4Info
+        self.pipe: V1Pipeline | None = None
+        self.on_packet_in: Callable[[bytes], None] | None = None
+        self.on_digest: Callable[[Any], None] | None = None
+        self.notify: Callable[[], None] | None = None  # wakes the I/O loop (set by the loop)
+        self.stats: Counter[str] = Counter()
+        self.port_rx: Counter[int] = Counter()  # frames received per port
+        self._inject: deque[tuple[int, bytes]] = deque()  # packet-outs and recirculations
+        self._pcap: dict[tuple[int, str], PcapWriter] = {}
+        self._pcap_epoch_ns = 0
+        self._trace = log.isEnabledFor(logging.DEBUG)  # per-packet log lines (-L debug), checked once
+
+    # ---- set-up ----------------------------------------------------------------------------
+    def add_port(self, port: int, io: PortIO, name: str | None = None) -> None:
+        if port == self.cpu_port:
+            raise ValueError(f"port {port} is the CPU port; it has no interface")
+        if port in self.ports:
+            raise ValueError(f"port {port} is given twice")
+        if name is not None and name in self.port_names.values():
+            raise ValueError(f"interface {name} is given twice")
+        self.ports[port] = io
+        self.port_names[port] = name or f"port{port}"
+        self.tm.port(port)
+
+    def enable_pcap(self, directory: str | Path) -> None:
+        """Capture every port in and out into ``DIR/<ifname>_{in,out}.pcap`` (as BMv2 does)."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        self._pcap_epoch_ns = time.time_ns() - self.clock.now_ns()
+        for port, name in self.port_names.items():
+            for direction in ("in", "out"):
+                self._pcap[(port, direction)] = PcapWriter(d / f"{name}_{direction}.pcap")
+
+    def close(self) -> None:
+        for w in self._pcap.values():
+            w.close()
+        self._pcap.clear()
+
+    def link(self, port: int) -> Link:
+        lk = self.links.get(port)
+        if lk is None:
+            lk = self.links[port] = Link(seed=self.link_seed + port)
+        return lk
+
+    def set_link(self, port: int, rate_bps: float | None = None, delay_ns: int | None = None, loss: float | None = None) -> None:
+        with self.lock:
+            if rate_bps is not None:
+                self.tm.set_port_rate(port, rate_bps)
+            self.link(port).configure(delay_ns, loss)
+        self.wake()
+
+    def wake(self) -> None:
+        if self.notify is not None:
+            self.notify()
+
+    # ---- pipeline ------------------------------------------------------------------------
+    def load_pipeline(self, p4info: Any, device_config: bytes) -> None:
+        """Compile a device config (our JSON with the preprocessed P4 source) and swap it in."""
+        self.set_program(LoadedProgram.from_checked(check_device_config(device_config)), p4info)
+
+    def set_program(self, program: LoadedProgram, p4info: Any = None) -> None:
+        """Install a loaded program; queued packets of the old one are dropped (counted)."""
+        pipe = V1Pipeline(program, cpu_port=self.cpu_port)
+        with self.lock:
+            self.stats["tm_flushed"] += self.tm.flush()
+            self.program, self.p4info, self.pipe = program, p4info, pipe
+        log.info("pipeline installed")
+
+    # ---- data path -----------------------------------------------------------------------
+    def packet_out(self, frame: bytes) -> None:
+        """A controller frame (with its packet_out header) enters ingress at the CPU port."""
+        if self.cpu_port is None:
+            raise ValueError("packet-out needs a CPU port (--cpu-port)")
+        with self.lock:
+            self.stats["packet_out"] += 1
+            self._inject.append((self.cpu_port, bytes(frame)))
+        self.wake()
+
+    def receive(self, port: int, frame: bytes) -> None:
+        """A frame arrived on ``port`` from the wire."""
+        with self.lock:
+            now = self.clock.now_ns()
+            self.stats["rx"] += 1
+            self.port_rx[port] += 1
+            if self._trace:
+                log.debug("port %d: received %d bytes", port, len(frame))
+            w = self._pcap.get((port, "in"))
+            if w is not None:
+                w.write(frame, self._pcap_epoch_ns + now)
+            mac_control = parse_mac_control(frame)
+            if mac_control is not None:  # consumed by the MAC, never seen by P4
+                self.stats["rx_mac_control"] += 1
+                self.tm.receive_pause(port, mac_control, now)
+                return
+            self._ingress(port, frame, now)
+
+    def _ingress(self, port: int, frame: bytes, now: int) -> None:
+        if self.pipe is None:
+            self.stats["drop_no_pipeline"] += 1
+            return
+        try:
+            res = self.pipe.ingress(port, frame, now // 1000)
+        except Exception:  # the executor must not raise; if it does, lose one packet, not the switch
+            log.exception("ingress failed on a %d-byte frame from port %d", len(frame), port)
+            self.stats["pipeline_errors"] += 1
+            return
+        for digest in res.digests:
+            self.stats["digests"] += 1
+            if self.on_digest is not None:
+                self.on_digest(digest)
+        for job in res.to_egress:
+            self._enqueue(job, now)
+
+    def _enqueue(self, job: Any, now: int) -> None:
+        if not self.tm.enqueue(job.egress_port, job.priority, job, job.packet_length, now):
+            self.stats["drop_tm"] += 1
+            if self._trace:
+                log.debug("port %d queue %d: dropped by the traffic manager", job.egress_port, job.priority)
+
+    def poll(self) -> int | None:
+        """Run what is due now (injected frames, departures, link deliveries); return the
+        fabric time of the next thing due, or None when idle."""
+        with self.lock:
+            now = self.clock.now_ns()
+            for _ in range(min(len(self._inject), POLL_BUDGET)):  # packet-outs, recirculations
+                port, frame = self._inject.popleft()
+                self._ingress(port, frame, now)
+            departures = 0
+            while departures < POLL_BUDGET:  # a budget of its own: recirculation cannot starve queues
+                dep = self.tm.pop(now)
+                if dep is None:
+                    break
+                self._egress(dep, now)
+                departures += 1
+            for port, lk in self.links.items():
+                for frame in lk.due(now):
+                    self._wire_send(port, frame)
+            if self._inject or departures == POLL_BUDGET:
+                return now
+            nxt = self.tm.next_event_ns(now)
+            for lk in self.links.values():
+                t = lk.next_due()
+                if t is not None and (nxt is None or t < nxt):
+                    nxt = t
+            return nxt
+
+    def _egress(self, dep: Any, now: int) -> None:
+        if self.pipe is None:
+            return
+        qmeta = QueueMeta(dep.enq_timestamp_us, dep.enq_qdepth, dep.deq_timedelta_us, dep.deq_qdepth)
+        try:
+            out = self.pipe.egress(dep.item, qmeta, now // 1000)
+        except Exception:
+            log.exception("egress failed on port %d", dep.port)
+            self.stats["pipeline_errors"] += 1
+            return
+        for port, frame in out.transmit:
+            self._transmit(port, frame, now)
+        for job in out.to_egress:
+            self._enqueue(job, now)
+        for port, frame in out.recirculate:
+            self.stats["recirculated"] += 1
+            self._inject.append((port, frame))
+
+    def _transmit(self, port: int, frame: bytes, now: int) -> None:
+        if self._trace:
+            log.debug("port %d: transmitting %d bytes", port, len(frame))
+        self.tm.transmitted(port, len(frame), now)
+        w = self._pcap.get((port, "out"))
+        if w is not None:
+            w.write(frame, self._pcap_epoch_ns + now)
+        if port == self.cpu_port:
+            self.stats["packet_in"] += 1
+            if self.on_packet_in is not None:
+                self.on_packet_in(frame)
+            return
+        lk = self.links.get(port)
+        if lk is not None and (lk.delay_ns or lk.loss or lk.next_due() is not None):
+            if not lk.submit(frame, now):
+                self.stats["drop_link_loss"] += 1
+            return
+        self._wire_send(port, frame)
+
+    def _wire_send(self, port: int, frame: bytes) -> None:
+        io = self.ports.get(port)
+        if io is None:
+            self.stats["drop_no_port"] += 1
+        elif io.send(frame):
+            self.stats["tx"] += 1
+        else:
+            self.stats["tx_errors"] += 1

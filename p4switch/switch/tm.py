@@ -1,0 +1,303 @@
+"""Traffic manager: the egress queues between ingress and egress, as BMv2's simple_switch has.
+
+Sans-IO: the caller feeds it packets with :meth:`TrafficManager.enqueue` and the current fabric
+time, takes packets out with :meth:`TrafficManager.pop` when they may leave, reports the bytes
+actually sent with :meth:`TrafficManager.transmitted`, and sleeps until
+:meth:`TrafficManager.next_event_ns`. No clock or socket inside, so a manual clock makes every
+queue decision reproducible.
+
+BMv2 semantics kept here:
+- per egress port ``priority_queues`` queues (``--priority-queues``, default 1); the v1model
+  ``priority`` field p selects queue p, queue N-1 is served first (strict priority); a priority
+  >= N is dropped, as simple_switch does ("Priority out of range");
+- capacity in packets per queue (default 64), tail drop;
+- service rate in packets/s per queue (``set_queue_rate``), unlimited by default;
+- ``enq_qdepth`` is the port's queue occupancy (packets, all its queues) when the packet
+  arrives, before it is added; ``deq_qdepth`` the occupancy left behind when it leaves;
+  ``enq_timestamp`` and ``deq_timedelta`` are microseconds.
+Our additions: a port rate in bits/s (a serializer: a port is busy for the wire time of each
+frame it sends, ``WIRE_OVERHEAD_BYTES`` included), MAC-level PFC pause of queues (pfc.py) with
+its watchdog, and counters.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from p4switch.switch.pfc import ClassState, MacControlFrame, PfcPort, WatchdogConfig
+
+DEFAULT_CAPACITY = 64
+MAX_PRIORITY_QUEUES = 8
+# Preamble+SFD (8), FCS (4) and inter-frame gap (12): raw sockets carry frames without them.
+WIRE_OVERHEAD_BYTES = 24
+# Speed used to turn pause quanta into time on a port with no rate set (the fabric's scale).
+DEFAULT_NOMINAL_SPEED_BPS = 100e9
+
+
+@dataclass
+class Departure:
+    """A packet leaving the traffic manager, with its queueing metadata (BMv2 units)."""
+
+    port: int
+    queue: int
+    item: Any
+    length: int
+    enq_ns: int
+    enq_qdepth: int
+    deq_ns: int
+    deq_qdepth: int
+
+    @property
+    def enq_timestamp_us(self) -> int:
+        return self.enq_ns // 1000
+
+    @property
+    def deq_timedelta_us(self) -> int:
+        return (self.deq_ns - self.enq_ns) // 1000
+
+
+@dataclass
+class _Queued:
+    item: Any
+    length: int
+    enq_ns: int
+    enq_qdepth: int
+
+
+def _pace(next_allowed: int, now: int, interval_ns: int) -> int:
+    """Next time a paced resource is free after serving at ``now``. Late wake-ups within one
+    interval keep the long-run rate (no credit beyond one interval accumulates when idle)."""
+    if now - next_allowed < interval_ns:
+        return next_allowed + interval_ns
+    return now + interval_ns
+
+
+@dataclass
+class EgressQueue:
+    capacity: int = DEFAULT_CAPACITY
+    rate_pps: float | None = None
+    items: deque = field(default_factory=deque)
+    next_allowed: int = 0
+    nonempty_since: int | None = None
+    enqueued: int = 0
+    dequeued: int = 0
+    dropped_full: int = 0
+    dropped_watchdog: int = 0
+    max_depth: int = 0
+
+
+@dataclass
+class EgressPort:
+    queues: list[EgressQueue]
+    rate_bps: float | None = None
+    busy_until: int = 0
+    pfc: PfcPort = field(default_factory=PfcPort)
+    tx_frames: int = 0
+    tx_bytes: int = 0
+    backlog: int = 0  # packets in all queues of the port
+    armed: bool = False  # a PFC watchdog is configured on some class
+
+    def depth(self) -> int:
+        return self.backlog
+
+
+class TrafficManager:
+    def __init__(
+        self,
+        priority_queues: int = 1,
+        capacity: int = DEFAULT_CAPACITY,
+        nominal_speed_bps: float = DEFAULT_NOMINAL_SPEED_BPS,
+    ) -> None:
+        if not 1 <= priority_queues <= MAX_PRIORITY_QUEUES:
+            raise ValueError(f"priority queues must be 1..{MAX_PRIORITY_QUEUES}, got {priority_queues}")
+        self.priority_queues = priority_queues
+        self.nominal_speed_bps = nominal_speed_bps
+        self._default_capacity = [capacity] * priority_queues
+        self._default_rate: list[float | None] = [None] * priority_queues
+        self.ports: dict[int, EgressPort] = {}
+        self.dropped_bad_priority = 0
+        self._rr: list[int] = []  # port service order, rotated for fairness between ports
+
+    # ---- configuration -------------------------------------------------------------------
+    def port(self, port: int) -> EgressPort:
+        p = self.ports.get(port)
+        if p is None:
+            p = EgressPort([EgressQueue(capacity=c, rate_pps=r) for c, r in zip(self._default_capacity, self._default_rate)])
+            self.ports[port] = p
+            self._rr.append(port)
+        return p
+
+    def _targets(self, port: int | None, priority: int | None) -> Iterable[tuple[EgressQueue | None, int]]:
+        if priority is not None and not 0 <= priority < self.priority_queues:
+            raise ValueError(f"priority {priority} out of range (0..{self.priority_queues - 1})")
+        prios = range(self.priority_queues) if priority is None else [priority]
+        ports = list(self.ports.values()) if port is None else [self.port(port)]
+        for pr in prios:
+            if port is None:
+                yield None, pr  # the default for ports created later
+            for p in ports:
+                yield p.queues[pr], pr
+
+    def set_queue_rate(self, rate_pps: float | None, port: int | None = None, priority: int | None = None) -> None:
+        """Service rate of queues in packets/s (None or 0 = unlimited); all ports if ``port`` is None."""
+        if rate_pps is not None and rate_pps < 0:
+            raise ValueError("queue rate must not be negative")
+        rate = rate_pps or None
+        for q, pr in self._targets(port, priority):
+            if q is None:
+                self._default_rate[pr] = rate
+            else:
+                q.rate_pps = rate
+
+    def set_queue_depth(self, packets: int, port: int | None = None, priority: int | None = None) -> None:
+        """Capacity of queues in packets; all ports if ``port`` is None."""
+        if packets < 0:
+            raise ValueError("queue depth must not be negative")
+        for q, pr in self._targets(port, priority):
+            if q is None:
+                self._default_capacity[pr] = packets
+            else:
+                q.capacity = packets
+
+    def set_port_rate(self, port: int, rate_bps: float | None) -> None:
+        """Link rate of a port's transmitter in bits/s (None or 0 = unlimited)."""
+        if rate_bps is not None and rate_bps < 0:
+            raise ValueError("port rate must not be negative")
+        self.port(port).rate_bps = rate_bps or None
+
+    def set_watchdog(self, port: int, cls: int | None, config: WatchdogConfig | None) -> None:
+        """Arm (or with None disarm) the PFC watchdog of one class or all classes of a port."""
+        p = self.port(port)
+        classes = p.pfc.classes
+        for c in range(len(classes)) if cls is None else [cls]:
+            st = classes[c]
+            st.watchdog = config
+            if config is None:
+                st.storm = False
+        p.armed = any(st.watchdog is not None for st in classes)
+
+    # ---- data path -----------------------------------------------------------------------
+    def enqueue(self, port: int, priority: int, item: Any, length: int, now: int) -> bool:
+        """Queue a packet for ``port``; False when it is dropped (tail drop, bad priority,
+        or a queue whose PFC watchdog drops)."""
+        if not 0 <= priority < self.priority_queues:
+            self.dropped_bad_priority += 1
+            return False
+        p = self.ports.get(port) or self.port(port)
+        if p.armed:
+            self._watchdog(p, now)
+        q = p.queues[priority]
+        st = p.pfc.classes[priority]
+        if st.storm and st.watchdog is not None and st.watchdog.action == "drop":
+            q.dropped_watchdog += 1
+            return False
+        if len(q.items) >= q.capacity:
+            q.dropped_full += 1
+            return False
+        q.items.append(_Queued(item, length, now, p.backlog))
+        p.backlog += 1
+        if q.nonempty_since is None:
+            q.nonempty_since = now
+        q.enqueued += 1
+        q.max_depth = max(q.max_depth, len(q.items))
+        return True
+
+    def _eligible(self, p: EgressPort, now: int) -> int | None:
+        """Highest-priority queue of ``p`` that may send at ``now``, or None."""
+        if p.busy_until > now:
+            return None
+        classes = p.pfc.classes
+        for pr in range(self.priority_queues - 1, -1, -1):
+            q = p.queues[pr]
+            if q.items and q.next_allowed <= now and not classes[pr].blocks(now):
+                return pr
+        return None
+
+    def pop(self, now: int) -> Departure | None:
+        """One packet that may leave now (ports served round-robin), or None."""
+        for i, port in enumerate(self._rr):
+            p = self.ports[port]
+            if p.armed:
+                self._watchdog(p, now)
+            if not p.backlog:
+                continue
+            pr = self._eligible(p, now)
+            if pr is None:
+                continue
+            self._rr.append(self._rr.pop(i))
+            q = p.queues[pr]
+            e = q.items.popleft()
+            p.backlog -= 1
+            q.dequeued += 1
+            if not q.items:
+                q.nonempty_since = None
+            if q.rate_pps:
+                q.next_allowed = _pace(q.next_allowed, now, int(1e9 / q.rate_pps))
+            return Departure(port, pr, e.item, e.length, e.enq_ns, e.enq_qdepth, now, p.backlog)
+        return None
+
+    def transmitted(self, port: int, nbytes: int, now: int) -> None:
+        """The egress pipeline sent ``nbytes`` on ``port`` at ``now``: occupy the serializer."""
+        p = self.port(port)
+        p.tx_frames += 1
+        p.tx_bytes += nbytes
+        if p.rate_bps:
+            wire_ns = -(-(nbytes + WIRE_OVERHEAD_BYTES) * 8 * 1_000_000_000 // int(p.rate_bps))
+            p.busy_until = _pace(p.busy_until, now, wire_ns)
+
+    def receive_pause(self, port: int, frame: MacControlFrame, now: int) -> None:
+        """A MAC-control frame arrived on ``port``: pause/resume that port's egress queues."""
+        p = self.port(port)
+        self._watchdog(p, now)
+        p.pfc.receive(frame, now, p.rate_bps or self.nominal_speed_bps)
+        self._watchdog(p, now)
+
+    def _watchdog(self, p: EgressPort, now: int) -> None:
+        for pr, q in enumerate(p.queues):
+            st = p.pfc.classes[pr]
+            if st.watchdog is None:
+                continue
+            if st.watchdog_step(now, q.nonempty_since) == "storm" and st.watchdog.action == "drop":
+                q.dropped_watchdog += len(q.items)
+                p.backlog -= len(q.items)
+                q.items.clear()
+                q.nonempty_since = None
+
+    def next_event_ns(self, now: int) -> int | None:
+        """Earliest fabric time at which :meth:`pop` may return something or a watchdog acts."""
+        best: int | None = None
+
+        def consider(t: int | None) -> None:
+            nonlocal best
+            if t is not None and (best is None or t < best):
+                best = t
+
+        for p in self.ports.values():
+            if not p.backlog and not p.armed:
+                continue
+            for pr, q in enumerate(p.queues):
+                st: ClassState = p.pfc.classes[pr]
+                consider(st.watchdog_deadline(q.nonempty_since))
+                if not q.items:
+                    continue
+                t = max(q.next_allowed, p.busy_until)
+                if st.blocks(now):
+                    t = max(t, st.paused_until)
+                consider(t)
+        return None if best is None else max(best, now)
+
+    def flush(self) -> int:
+        """Drop every queued packet (pipeline swap); returns how many."""
+        n = 0
+        for p in self.ports.values():
+            for q in p.queues:
+                n += len(q.items)
+                q.items.clear()
+                q.nonempty_since = None
+            p.backlog = 0
+        return n
+
+    def depth(self) -> int:
+        return sum(p.depth() for p in self.ports.values())

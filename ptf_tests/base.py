@@ -1,0 +1,54 @@
+"""Base class of the PTF tests: a P4Runtime session per test plus the runtime CLI words.
+
+Target-agnostic: tests talk to the switch only over P4Runtime (:mod:`ptf_tests.p4rt`) and
+through the runtime-CLI words both targets share (``set_queue_rate``, ``mirroring_add``, ...),
+sent to ``p4switch-cli`` for our target or ``simple_switch_CLI`` for BMv2. Parameters come from
+the harness through ``--test-params`` (``grpc_addr``, ``device_id``, ``p4info``, ``cpu_port``,
+``thrift_port``, ``target``, ``ports``). Everything a test inserts is deleted in tearDown.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import ptf
+from ptf import testutils
+from ptf.base_tests import BaseTest
+
+from ptf_tests.p4rt import P4Info, P4RuntimeClient, load_p4info
+
+
+class P4RuntimeTest(BaseTest):
+    def setUp(self) -> None:
+        BaseTest.setUp(self)
+        self.dataplane = ptf.dataplane_instance
+        self.dataplane.flush()
+        params = testutils.test_params_get()
+        self.target: str = params.get("target", "ours")
+        self.cpu_port: int = params["cpu_port"]
+        self.thrift_port: int = params["thrift_port"]
+        self.ports: list[int] = list(params["ports"])
+        self.client = P4RuntimeClient(params["grpc_addr"], device_id=params["device_id"], election_id=1)
+        self.client.p4info = P4Info(load_p4info(params["p4info"]))
+
+    def tearDown(self) -> None:
+        try:
+            self.client.undo_all()
+        finally:
+            self.client.close()
+            BaseTest.tearDown(self)
+
+    def cli(self, *commands: str) -> str:
+        """Run runtime-CLI commands (the words both targets share); returns their output."""
+        if self.target == "ours":
+            tool = str(Path(sys.executable).parent / "p4switch-cli")
+        else:
+            tool = shutil.which("simple_switch_CLI") or "simple_switch_CLI"
+        res = subprocess.run([tool, "--thrift-port", str(self.thrift_port)], input="\n".join(commands) + "\n",
+                             capture_output=True, text=True, timeout=30)
+        if res.returncode != 0:
+            raise AssertionError(f"runtime CLI failed: {res.stdout}{res.stderr}")
+        return res.stdout

@@ -1,0 +1,97 @@
+"""fabric.p4 PTF: PFC pause generation. A burst of RoCE data (priority 3) from port 1 into a
+slow egress queue passes XOFF: the switch sends an 802.1Qbb pause for priority 3 out of port
+1; once the queue drains to XON it sends a resume (time 0). Received PFC frames are dropped."""
+
+from __future__ import annotations
+
+import time
+
+from ptf_tests.fabric.fabric_base import (FAST_PPS, PFC_SESSION_BASE, PRIO_ROCE, SW_MAC, FabricTest)
+from ptf_tests.fabric.fabric_packets import parse_pfc, pfc, roce
+
+XOFF = 8
+XON = 2
+QUANTA = 0xFFFF
+BURST = 14
+
+
+class PfcTest(FabricTest):
+    refresh_us = 10_000_000
+
+    def pfc_setup(self) -> None:
+        self.classify_roce()
+        self.route_to_port("10.0.2.0/24", 2)
+        self.next_hops(2)
+        self.add("FabricIngress.pfc.pfc_port", {"standard_metadata.ingress_port": 1},
+                 "FabricIngress.pfc.set_pfc_port",
+                 {"enable_mask_value": 1 << PRIO_ROCE, "xoff_pkts": XOFF, "xon_pkts": XON,
+                  "pause_quanta": QUANTA, "refresh_us": self.refresh_us})
+        self.clone_session(PFC_SESSION_BASE + 1, 1)
+
+
+class PfcPauseResumeTest(PfcTest):
+    def runTest(self) -> None:
+        self.pfc_setup()
+        index = 1 * 8 + PRIO_ROCE
+        pauses0 = self.counter("FabricIngress.pfc.pfc_pauses_sent", index)
+        resumes0 = self.counter("FabricEgress.pfc.pfc_resumes_sent", index)
+        self.queue_rate(2, 2)
+        for psn in range(BURST):
+            self.send(1, roce(psn=psn, dst_mac=SW_MAC))
+        self.cli(f"set_queue_rate {FAST_PPS} 2")
+        got = self.collect(BURST + 2, timeout=15)
+        frames_on_1 = [parse_pfc(frame) for port, frame in got if port == 1]
+        self.assertEqual(len(frames_on_1), 2, f"expected a pause and a resume on port 1, got {frames_on_1}")
+        (pause_vector, pause_times), (resume_vector, resume_times) = frames_on_1
+        self.assertEqual(pause_vector, 1 << PRIO_ROCE)
+        self.assertEqual(pause_times, [QUANTA if c == PRIO_ROCE else 0 for c in range(8)])
+        self.assertEqual(resume_vector, 1 << PRIO_ROCE)
+        self.assertEqual(resume_times, [0] * 8)
+        pause_frame = next(frame for port, frame in got if port == 1)
+        self.assertEqual(pause_frame, pfc(SW_MAC, PRIO_ROCE, QUANTA))
+        self.assertEqual(sum(1 for port, _ in got if port == 2), BURST)
+        self.assertEqual(self.counter("FabricIngress.pfc.pfc_pauses_sent", index) - pauses0, 1)
+        self.assertEqual(self.counter("FabricEgress.pfc.pfc_resumes_sent", index) - resumes0, 1)
+
+
+class PfcRefreshTest(PfcTest):
+    """While the count stays at or above XOFF, a new arrival after the refresh interval sends
+    the pause again (so the sender stays paused past one pause time); one resume at the end."""
+
+    refresh_us = 200_000
+
+    def runTest(self) -> None:
+        self.pfc_setup()
+        self.queue_rate(2, 1)
+        for psn in range(XOFF + 2):
+            self.send(1, roce(psn=psn, dst_mac=SW_MAC))
+        time.sleep(0.6)
+        for psn in range(XOFF + 2, XOFF + 4):
+            self.send(1, roce(psn=psn, dst_mac=SW_MAC))
+        self.cli(f"set_queue_rate {FAST_PPS} 2")
+        got = self.collect(XOFF + 4 + 3, timeout=15)
+        times = [parse_pfc(frame)[1][PRIO_ROCE] for port, frame in got if port == 1]
+        self.assertEqual(times, [QUANTA, QUANTA, 0])
+
+
+class PfcBelowXoffTest(PfcTest):
+    """Fewer than XOFF packets buffered: no PFC frame."""
+
+    def runTest(self) -> None:
+        self.pfc_setup()
+        self.queue_rate(2, 10)
+        for psn in range(XOFF - 2):
+            self.send(1, roce(psn=psn, dst_mac=SW_MAC))
+        self.cli(f"set_queue_rate {FAST_PPS} 2")
+        got = self.collect(XOFF - 2)
+        self.assertEqual({port for port, _ in got}, {2})
+        self.assert_silent()
+
+
+class PfcReceivedFrameDroppedTest(PfcTest):
+    """A PFC frame that reaches the pipeline is dropped, never forwarded."""
+
+    def runTest(self) -> None:
+        self.pfc_setup()
+        self.send(1, pfc("00:00:00:00:01:01", PRIO_ROCE, 0))
+        self.assert_silent()

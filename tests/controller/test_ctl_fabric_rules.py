@@ -1,0 +1,84 @@
+"""What the controller computes for fabric.p4 from the default topology (against the real
+P4Info of p4src/fabric.p4): routes, groups, classes, ECN/PFC thresholds in packets, INT roles."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.fabric_rules import bytes_to_pkts, build_intents
+from controller.p4info import P4InfoIndex
+from controller.profiles import settings_for
+from p4switch.entries import ActionCall, GroupRef
+from topo.builder import leaf_spine
+
+
+@pytest.fixture
+def p4(fabric_pipeline):
+    return P4InfoIndex(fabric_pipeline.p4info)
+
+
+def _table(intent, p4, short):
+    full = p4.resolve("tables", short)
+    return [e for (t, e) in intent.entries.values() if t == full]
+
+
+def _name(action) -> str:
+    return action.name.rsplit(".", 1)[-1]
+
+
+def test_every_switch_gets_the_whole_contract(p4):
+    topo = leaf_spine()
+    intents = build_intents(topo, settings_for("baseline"), p4)
+    assert set(intents) == set(topo.switch_names())
+    leaf, spine = intents["leaf1"], intents["spine1"]
+    routes = {(e.match[next(iter(e.match))].value, e.match[next(iter(e.match))].prefix_len): e.action
+              for e in _table(leaf, p4, "routing_v4")}
+    assert _name(routes[(0x0A010102, 32)]) == "route_to_port" and routes[(0x0A010102, 32)].params == {"port": 1}
+    assert _name(routes[(0x0A010202, 32)]) == "route_to_port" and routes[(0x0A010202, 32)].params == {"port": 2}
+    assert _name(routes[(0x0A020000, 16)]) == "set_nh_group"
+    assert [e.action for e in _table(leaf, p4, "ecmp")] == [GroupRef(1)]
+    assert list(leaf.groups.values()) == [((3, 1), (4, 1))]  # both spine uplinks
+    members = _table(leaf, p4, "lb_group")[0].action.params
+    assert (members["count"], members["port0"], members["port1"], members["port2"]) == (2, 3, 4, 0)
+    assert len(_table(spine, p4, "routing_v4")) == 2 and not spine.groups
+    assert len(_table(leaf, p4, "next_hop_mac")) == 4 and len(_table(spine, p4, "next_hop_mac")) == 2
+    # PFC clone session per port, INT report session to the CPU port
+    assert set(leaf.clone_sessions) == {1, 257, 258, 259, 260}
+    assert leaf.clone_sessions[1].replicas[0].port == 255
+    # INT: source (watch list) and sinks only on leaves, transit on every port
+    assert len(_table(leaf, p4, "int_watchlist")) == 1 and not _table(spine, p4, "int_watchlist")
+    assert {_name(e.action) for e in _table(leaf, p4, "int_sink")} == {"int_sink_report"}
+    assert len(_table(leaf, p4, "int_sink")) == 2 and not _table(spine, p4, "int_sink")
+    assert {e.action.params["switch_id_value"] for e in _table(spine, p4, "int_transit_port")} == {101}
+
+
+def test_thresholds_convert_bytes_to_packets(p4):
+    topo = leaf_spine()
+    st = settings_for("baseline", {"ecn": {"kmin_bytes": 2200, "kmax_bytes": 11000, "pmax": 0.5},
+                                   "pfc": {"xoff_bytes": 33000, "xon_bytes": 11000}})
+    it = build_intents(topo, st, p4)["spine2"]
+    ecn = {e.action.params["kmin_pkts"] for e in _table(it, p4, "ecn_thresholds")}
+    assert ecn == {bytes_to_pkts(2200, topo)} == {3}  # 1098-byte frames (1024 MTU + RoCE headers)
+    assert {e.action.params["kmax_pkts"] for e in _table(it, p4, "ecn_thresholds")} == {11}
+    assert {e.action.params["pmax_scaled"] for e in _table(it, p4, "ecn_thresholds")} == {32768}
+    pfc = [e.action.params for e in _table(it, p4, "pfc_port")]
+    assert [(p["xoff_pkts"], p["xon_pkts"], p["enable_mask_value"]) for p in pfc] == [(31, 11, 0b1000)] * 2
+    off = build_intents(topo, settings_for("baseline", {"pfc": {"enabled": False}, "ecn": {"enabled": False}}), p4)
+    assert not _table(off["spine2"], p4, "pfc_port") and not _table(off["spine2"], p4, "ecn_thresholds")
+
+
+def test_profiles_differ_where_they_should(p4):
+    topo = leaf_spine()
+    base = build_intents(topo, settings_for("baseline"), p4)["leaf2"]
+    ai = build_intents(topo, settings_for("ai-fabric"), p4)["leaf2"]
+    mode = {n: _table(i, p4, "lb_mode")[0].action.params["mode"] for n, i in (("base", base), ("ai", ai))}
+    assert mode == {"base": 0, "ai": 4}
+    assert {_name(e.action) for e in _table(ai, p4, "int_sink")} == {"int_sink_to_host"}
+    assert _table(base, p4, "routing_v4") == _table(ai, p4, "routing_v4")
+    dlb = build_intents(topo, settings_for("baseline", {"lb": {"data_mode": "dlb", "flowlet_timeout_us": 300}}), p4)
+    params = _table(dlb["leaf1"], p4, "lb_mode")[0].action.params
+    assert (params["mode"], params["flowlet_timeout_us"]) == (1, 300)
+    classes = {(e.priority, e.action.params["priority"]) for e in _table(base, p4, "classify")}
+    assert classes == {(30, 6), (20, 6), (10, 3)}
+    assert base.defaults[p4.resolve("tables", "classify")] == ActionCall(p4.resolve("actions", "set_priority"),
+                                                                          {"priority": 0})

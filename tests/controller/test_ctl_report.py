@@ -1,0 +1,96 @@
+"""Run results, the comparison table, the PNG plots, INT report parsing and workload specs."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from controller.report import comparison_table, plot
+from controller.results import LinkSeries, Message, RunResult
+from controller.telemetry import parse_report
+from controller.workloads import workload_specs
+from nicmodel.cc.base import HopInt
+from nicmodel.int_md import encode_hop, md_header
+from topo.builder import leaf_spine
+
+
+def _run(profile: str, fct: float, util: float) -> RunResult:
+    msgs = [Message("h1_1", "h2_1", 65536, fct * (i + 1), 10.0) for i in range(10)]
+    links = [LinkSeries("leaf1:3->spine1", [10.0, 20.0], [util, util / 2]),
+             LinkSeries("leaf1:4->spine2", [10.0, 20.0], [0.0, util])]
+    return RunResult("all-reduce", profile, {"size": 65536}, completion_us=fct * 10, bytes_delivered=655360,
+                     messages=msgs, retransmissions=7, pauses=3, ecn_marks=11, links=links,
+                     queue_depth={"spine1:2": [(1.0, 4), (2.0, 9)]})
+
+
+def test_result_round_trip_and_statistics(tmp_path):
+    r = _run("baseline", 20.0, 0.8)
+    path = tmp_path / "runs" / "001.json"
+    r.save(path)
+    back = RunResult.load(path)
+    assert back == r
+    assert back.fct_percentiles() == {"p50": 100.0, "p95": 200.0, "p99": 200.0, "max": 200.0}
+    assert back.slowdown_percentiles()["p50"] == 10.0
+    assert back.goodput_gbps == pytest.approx(655360 * 8 / 200e3)
+    assert back.mean_link_util == pytest.approx((0.6 + 0.4) / 2)
+
+
+def test_comparison_table_side_by_side():
+    text = comparison_table([_run("baseline", 20.0, 0.8), _run("ai-fabric", 10.0, 0.4)])
+    lines = text.splitlines()
+    assert "all-reduce/baseline" in lines[0] and "all-reduce/ai-fabric" in lines[0]
+    assert next(line for line in lines if line.startswith("aggregate goodput")).split()[-2:] == ["26.2", "52.4"]
+    row = next(line for line in lines if line.startswith("completion time"))
+    assert row.split()[-2:] == ["200", "100"]
+    assert next(line for line in lines if line.startswith("PFC pauses")).split()[-2:] == ["3", "3"]
+    assert next(line for line in lines if line.startswith("ECN marks")).split()[-2:] == ["11", "11"]
+
+
+def test_plots_are_pngs(tmp_path):
+    paths = plot([_run("baseline", 20.0, 0.8), _run("ai-fabric", 10.0, 0.4)], tmp_path)
+    assert {p.name for p in paths} == {"fct_cdf.png", "slowdown.png", "link_util_heatmap.png", "queue_depth.png"}
+    for p in paths:
+        data = p.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def _eth_ip_udp(dport: int, payload_len: int) -> bytes:
+    eth = bytes(6) + bytes(6) + b"\x08\x00"
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + payload_len, 0, 0, 64, 17, 0, bytes(4), bytes(4))
+    udp = struct.pack("!HHHH", 49152, dport, 8 + payload_len, 0)
+    return eth + ip + udp
+
+
+def _int_packet(hops: list[HopInt]) -> bytes:
+    stack = md_header(5 - len(hops)) + b"".join(encode_hop(h) for h in reversed(hops))  # newest first
+    shim = struct.pack("!BBH", (1 << 4) | (1 << 2), 3 + 8 * len(hops), 4791)
+    bth = bytes(12)
+    return _eth_ip_udp(4792, len(shim) + len(stack) + len(bth)) + shim + stack + bth
+
+
+def test_int_report_parsing_both_forms():
+    hops = [HopInt(1, 1, 3, 2, 3, 0, 100, 102, 5000, 100000), HopInt(101, 1, 2, 5, 3, 9, 103, 108, 7000, 100000)]
+    inner = _int_packet(hops)
+    assert parse_report(inner) == tuple(hops)  # the sink's ingress clone at the CPU port
+    report = _eth_ip_udp(32766, 16 + len(inner)) + bytes([0x11, 2]) + bytes(14) + inner
+    assert parse_report(report) == tuple(hops)  # the encapsulated report of p4src/README.md
+    for bad in (inner[:40], _eth_ip_udp(4791, 12) + bytes(12), b"\x00" * 10):
+        with pytest.raises(ValueError):
+            parse_report(bad)
+
+
+def test_workload_specs_give_each_host_its_rank_and_gateway():
+    t = leaf_spine()
+    specs = workload_specs(t, "all-reduce", ["h1_1", "h1_2", "h2_1", "h2_2"], size=4096)
+    assert [s["rank"] for s in specs.values()] == [0, 1, 2, 3]
+    assert specs["h2_1"]["kind"] == "allreduce" and specs["h2_1"]["size"] == 4096
+    assert [p["ip"] for p in specs["h1_1"]["peers"]] == ["10.1.1.2", "10.1.2.2", "10.2.1.2", "10.2.2.2"]
+    assert {p["mac"] for p in specs["h2_2"]["peers"]} == {t.switch("leaf2").mac}
+    p = workload_specs(t, "poisson", ["h1_1", "h2_1"], size=1, cdf="websearch", load=0.5, flows=9)
+    assert (p["h2_1"]["cdf"], p["h2_1"]["load"], p["h2_1"]["flows_per_host"]) == ("websearch", 0.5, 9)
+    assert workload_specs(t, "incast", ["h1_1", "h2_1"], size=1)["h2_1"]["dst"] == 0
+    with pytest.raises(ValueError, match="multiple of the 4 hosts"):
+        workload_specs(t, "all-reduce", ["h1_1", "h1_2", "h2_1", "h2_2"], size=4097)
+    with pytest.raises(ValueError, match="at least two hosts"):
+        workload_specs(t, "incast", ["h1_1"], size=1)

@@ -1,0 +1,58 @@
+"""Settings validation, profiles and the `set` argument grammar."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.cli import UsageError, parse_set
+from controller.profiles import PROFILES, settings_for
+from controller.settings import Settings, SettingsError, parse_value
+
+
+def test_profiles_are_what_the_readme_says():
+    base = settings_for("baseline")
+    assert (base.lb.data_mode, base.nic.reliability, base.nic.cc, base.pfc.enabled) == ("ecmp", "gbn", "dcqcn", True)
+    ai = settings_for("ai-fabric")
+    assert ai.lb.data_mode in ("spray", "dlb")
+    assert (ai.nic.reliability, ai.nic.cc, ai.pfc.enabled) == ("sr", "hpcc", True)
+    assert ai.pfc.xoff_bytes > base.pfc.xoff_bytes  # PFC only as a safety net
+    assert set(PROFILES) >= {"baseline", "ai-fabric"}
+
+
+def test_overrides_apply_on_top_of_profile_without_mutating():
+    s = settings_for("baseline", {"ecn": {"kmin_bytes": 1000, "pmax": 1}, "nic": {"cc_params": {"g": 0.01}}})
+    assert (s.ecn.kmin_bytes, s.ecn.pmax, s.nic.cc_params) == (1000, 1.0, {"g": 0.01})
+    assert Settings().ecn.kmin_bytes == 5000
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"ecn": {"kmin_bytes": 50_000, "kmax_bytes": 10_000}}, "must not exceed"),
+    ({"ecn": {"pmax": 1.5}}, "ecn.pmax: 1.5 is outside"),
+    ({"ecn": {"kmin": 1}}, "unknown setting ecn.kmin"),
+    ({"qos": {"x": 1}}, "unknown section 'qos'"),
+    ({"lb": {"data_mode": "magic"}}, "lb.data_mode: 'magic' is not one of ecmp, dlb, spray"),
+    ({"pfc": {"xon_bytes": 50_000, "xoff_bytes": 40_000}}, "must be below"),
+    ({"int": {"enabled": "maybe"}}, "expected true or false"),
+    ({"nic": {"cc": "bbr"}}, "nic.cc: 'bbr' is not one of"),
+    ({"lb": {"flowlet_timeout_us": 0}}, "lb.flowlet_timeout_us: 0 is outside"),
+])
+def test_bad_overrides_rejected(overrides, message):
+    with pytest.raises(SettingsError, match=message):
+        settings_for("baseline", overrides)
+
+
+def test_unknown_profile():
+    with pytest.raises(SettingsError, match="unknown profile 'fast'.*baseline, ai-fabric"):
+        settings_for("fast")
+
+
+def test_set_grammar():
+    assert parse_value("on") is True and parse_value("7") == 7 and parse_value("0.5") == 0.5
+    assert parse_set("ecn", ["kmin_bytes=100", "pmax=0.1"]) == {"ecn": {"kmin_bytes": 100, "pmax": 0.1}}
+    assert parse_set("dlb", ["timeout_us=300"]) == {"lb": {"data_mode": "dlb", "flowlet_timeout_us": 300}}
+    assert parse_set("spray", ["algo=random"]) == {"lb": {"data_mode": "spray", "spray_algo": "random"}}
+    assert parse_set("cc", ["algo=hpcc", "eta=0.9"]) == {"nic": {"cc": "hpcc", "cc_params": {"eta": 0.9}}}
+    with pytest.raises(UsageError, match="expected KEY=VALUE"):
+        parse_set("ecn", ["kmin_bytes"])
+    with pytest.raises(UsageError, match="at least one"):
+        parse_set("ecn", [])

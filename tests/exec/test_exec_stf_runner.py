@@ -1,0 +1,72 @@
+"""The STF runner reports mismatches with both packets and fails; the CLI exits non-zero."""
+
+import io
+from pathlib import Path
+
+import pytest
+
+from p4switch.exec import LoadedProgram
+from p4switch.stf import StfError, run_stf
+from p4switch.stf.cli import main
+
+PROG = Path(__file__).parent / "programs" / "basic_l3.p4"
+ROUTE = "add ipv4_lpm hdr.ipv4.dstAddr:0x0A000100/24 ipv4_forward(dstAddr:0xAA, port:1)\n"
+PKT = "00000000000100000000000208004500002100010000401165C60A0000010A00010504D20050000DA1DA68656C6C6F"
+OUT = "0000000000AA000000000001080045000021000100003F1166C60A0000010A00010504D20050000DA1DA68656C6C6F"
+
+
+def run(text: str):
+    out = io.StringIO()
+    res = run_stf(LoadedProgram.from_file(PROG), text, out)
+    return res, out.getvalue()
+
+
+def test_wrong_bytes_are_reported_with_both_packets():
+    bad = OUT[:-2] + "00"
+    res, text = run(ROUTE + f"packet 0 {PKT}\nexpect 1 {bad}\n")
+    assert not res.ok
+    assert bad in text and OUT in text
+
+
+def test_prefix_match_and_dollar():
+    res, _ = run(ROUTE + f"packet 0 {PKT}\nexpect 1 {OUT[:40]}\n")
+    assert res.ok
+    res, _ = run(ROUTE + f"packet 0 {PKT}\nexpect 1 {OUT[:40]}$\n")
+    assert not res.ok
+
+
+def test_missing_and_unexpected_packets_fail():
+    res, text = run(f"packet 0 {PKT}\nexpect 1 {OUT}\n")  # no route: nothing comes out
+    assert not res.ok and "not received" in text
+    res, text = run(ROUTE + f"packet 0 {PKT}\n")
+    assert not res.ok and "unexpected packet on port 1" in text
+
+
+def test_cli_exit_status(tmp_path, capsys):
+    good = tmp_path / "good.stf"
+    good.write_text(ROUTE + f"packet 0 {PKT}\nexpect 1 {OUT}$\n")
+    bad = tmp_path / "bad.stf"
+    bad.write_text(ROUTE + f"packet 0 {PKT}\nexpect 2 {OUT}$\n")
+    assert main([str(PROG), str(good)]) == 0
+    assert main([str(PROG), str(bad)]) == 1
+    broken = tmp_path / "broken.stf"
+    broken.write_text("add no_such_table k:1 a()\n")
+    assert main([str(PROG), str(broken)]) == 2
+    assert "no_such_table" in capsys.readouterr().err
+
+
+def test_cli_reports_program_errors_with_position(tmp_path, capsys):
+    bad = tmp_path / "bad.p4"
+    bad.write_text(PROG.read_text().replace("hdr.ipv4.ttl - 1;", "hdr.ipv4.ttl - ;"))
+    stf = tmp_path / "t.stf"
+    stf.write_text("")
+    assert main([str(bad), str(stf)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.p4:" in err and "error" in err and "Traceback" not in err
+
+
+def test_short_table_names_must_be_unambiguous():
+    prog = LoadedProgram.from_file(PROG.parent / "language.p4")
+    assert prog.table("add16.t").name == "I.add16.t"
+    with pytest.raises(StfError, match="ambiguous"):
+        run_stf(prog, "setdefault t add()\n", io.StringIO())

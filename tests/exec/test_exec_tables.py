@@ -1,0 +1,172 @@
+"""Table matching and control-plane validation, without a P4 program."""
+
+import pytest
+
+from p4switch.entries import (
+    ActionCall,
+    AlreadyExistsError,
+    CounterData,
+    Exact,
+    GroupRef,
+    InvalidEntryError,
+    Lpm,
+    MatchKind,
+    MemberRef,
+    MeterConfig,
+    NotFoundError,
+    Optional,
+    Range,
+    ResourceExhaustedError,
+    TableEntry,
+    Ternary,
+)
+from p4switch.exec.externs import GREEN, RED, YELLOW, DirectCounter, DirectMeter, Meter
+from p4switch.exec.hashes import crc16
+from p4switch.exec.tables import ActionInfo, ActionProfile, KeyField, Table
+
+FWD = ActionInfo("c.fwd", (("port", 9),))
+DROP = ActionInfo("c.drop", ())
+
+
+def table(key, size=16, **kw):
+    return Table("c.t", key, [FWD, DROP], size, ActionCall("c.drop"), **kw)
+
+
+def fwd(p):
+    return ActionCall("c.fwd", {"port": p})
+
+
+def test_exact_hit_miss_and_default():
+    t = table([KeyField("k", MatchKind.EXACT, 16)])
+    t.insert(TableEntry({"k": Exact(5)}, fwd(3)))
+    assert t.apply((5,), 64, 0) == (0, (3,), True)
+    assert t.apply((6,), 64, 0) == (1, (), False)
+    t.set_default(fwd(9))
+    assert t.apply((6,), 64, 0) == (0, (9,), False)
+    t.reset_default()
+    assert t.apply((6,), 64, 0)[0] == 1
+
+
+def test_lpm_longest_prefix_wins():
+    t = table([KeyField("dst", MatchKind.LPM, 32)])
+    t.insert(TableEntry({"dst": Lpm(0x0A000000, 8)}, fwd(1)))
+    t.insert(TableEntry({"dst": Lpm(0x0A010000, 16)}, fwd(2)))
+    t.insert(TableEntry({"dst": Lpm(0, 0)}, fwd(3)))
+    assert t.apply((0x0A010203,), 0, 0)[1] == (2,)
+    assert t.apply((0x0A020203,), 0, 0)[1] == (1,)
+    assert t.apply((0x0B000000,), 0, 0)[1] == (3,)
+    t.delete(TableEntry({"dst": Lpm(0x0A010000, 16)}, fwd(2)))
+    assert t.apply((0x0A010203,), 0, 0)[1] == (1,)
+
+
+def test_lpm_with_exact_field():
+    t = table([KeyField("vrf", MatchKind.EXACT, 8), KeyField("dst", MatchKind.LPM, 32)])
+    t.insert(TableEntry({"vrf": Exact(1), "dst": Lpm(0x0A000000, 8)}, fwd(1)))
+    t.insert(TableEntry({"vrf": Exact(2), "dst": Lpm(0x0A000000, 24)}, fwd(2)))
+    assert t.apply((1, 0x0A000001), 0, 0)[1] == (1,)
+    assert t.apply((2, 0x0A000001), 0, 0)[1] == (2,)
+    assert t.apply((2, 0x0A000101), 0, 0)[2] is False
+
+
+def test_ternary_larger_priority_wins():
+    t = table([KeyField("k", MatchKind.TERNARY, 8)])
+    t.insert(TableEntry({"k": Ternary(0x10, 0xF0)}, fwd(1), priority=10))
+    t.insert(TableEntry({"k": Ternary(0x12, 0xFF)}, fwd(2), priority=20))
+    assert t.apply((0x12,), 0, 0)[1] == (2,)
+    assert t.apply((0x13,), 0, 0)[1] == (1,)
+    t.modify(TableEntry({"k": Ternary(0x12, 0xFF)}, fwd(7), priority=20))
+    assert t.apply((0x12,), 0, 0)[1] == (7,)
+
+
+def test_range_and_optional():
+    t = table([KeyField("r", MatchKind.RANGE, 16), KeyField("o", MatchKind.OPTIONAL, 8)])
+    t.insert(TableEntry({"r": Range(10, 20), "o": Optional(None)}, fwd(1), priority=1))
+    t.insert(TableEntry({"r": Range(15, 15), "o": Optional(4)}, fwd(2), priority=2))
+    assert t.apply((15, 4), 0, 0)[1] == (2,)
+    assert t.apply((15, 5), 0, 0)[1] == (1,)
+    assert t.apply((21, 4), 0, 0)[2] is False
+
+
+def test_validation_errors():
+    t = table([KeyField("k", MatchKind.EXACT, 8)], size=1)
+    with pytest.raises(InvalidEntryError):
+        t.insert(TableEntry({"k": Exact(256)}, fwd(1)))
+    with pytest.raises(InvalidEntryError):
+        t.insert(TableEntry({"nope": Exact(1)}, fwd(1)))
+    with pytest.raises(InvalidEntryError):
+        t.insert(TableEntry({"k": Exact(1)}, ActionCall("c.fwd", {"port": 1024})))
+    with pytest.raises(InvalidEntryError):
+        t.insert(TableEntry({"k": Exact(1)}, ActionCall("c.other")))
+    t.insert(TableEntry({"k": Exact(1)}, fwd(1)))
+    with pytest.raises(AlreadyExistsError):
+        t.insert(TableEntry({"k": Exact(1)}, fwd(1)))
+    with pytest.raises(ResourceExhaustedError):
+        t.insert(TableEntry({"k": Exact(2)}, fwd(1)))
+    with pytest.raises(NotFoundError):
+        t.delete(TableEntry({"k": Exact(3)}, fwd(1)))
+    lt = table([KeyField("d", MatchKind.LPM, 32)])
+    with pytest.raises(InvalidEntryError):
+        lt.insert(TableEntry({"d": Lpm(0x0A000001, 8)}, fwd(1)))  # bits beyond the prefix
+    tt = table([KeyField("k", MatchKind.TERNARY, 8)])
+    with pytest.raises(InvalidEntryError):
+        tt.insert(TableEntry({"k": Ternary(1, 0xFF)}, fwd(1)))  # ternary needs a priority
+
+
+def test_const_table_and_const_default():
+    t = table([KeyField("k", MatchKind.EXACT, 8)], is_const=True, default_is_const=True)
+    t.insert_const(TableEntry({"k": Exact(1)}, fwd(1)))
+    with pytest.raises(InvalidEntryError):
+        t.insert(TableEntry({"k": Exact(2)}, fwd(1)))
+    with pytest.raises(InvalidEntryError):
+        t.set_default(fwd(2))
+    assert t.entries()[0].match == {"k": Exact(1)}
+
+
+def test_direct_counter_counts_hits_only():
+    dc = DirectCounter("c.dc", "packets_and_bytes")
+    t = table([KeyField("k", MatchKind.EXACT, 8)], direct_counter=dc)
+    t.insert(TableEntry({"k": Exact(1)}, fwd(1)))
+    t.apply((1,), 100, 0)
+    t.apply((1,), 50, 0)
+    t.apply((2,), 50, 0)
+    assert t.get({"k": Exact(1)}).counter == CounterData(2, 150)
+
+
+def test_direct_meter_colours():
+    dm = DirectMeter("c.dm", "packets")
+    t = table([KeyField("k", MatchKind.EXACT, 8)], direct_meter=dm)
+    t.insert(TableEntry({"k": Exact(1)}, fwd(1), meter=MeterConfig(cir=1, cburst=1, pir=2, pburst=2)))
+    colours = []
+    for _ in range(3):
+        t.apply((1,), 64, 0)
+        colours.append(dm.color)
+    assert colours == [GREEN, YELLOW, RED]
+
+
+def test_meter_refills_with_time():
+    m = Meter("c.m", 4, "bytes")
+    m.set_config(0, MeterConfig(cir=1000, cburst=100, pir=2000, pburst=200))
+    assert m.p_execute(0, 100, 0) == GREEN
+    assert m.p_execute(0, 100, 0) == YELLOW
+    assert m.p_execute(0, 100, 0) == RED
+    assert m.p_execute(0, 100, 100_000) == GREEN  # 0.1 s refills 100 committed bytes
+    assert m.p_execute(3, 100, 0) == GREEN  # unconfigured meters mark green
+
+
+def test_action_selector_picks_member_by_hash():
+    prof = ActionProfile("c.sel", 16, {"c.fwd": FWD, "c.drop": DROP}, selector_hash=crc16)
+    t = Table("c.t", [KeyField("k", MatchKind.EXACT, 8), KeyField("h", MatchKind.SELECTOR, 16)],
+              [FWD, DROP], 16, ActionCall("c.drop"), implementation=prof)
+    for m in range(3):
+        prof.add_member(m + 1, fwd(10 + m))
+    prof.add_group(7, [(1, 1), (2, 1), (3, 1)])
+    t.insert(TableEntry({"k": Exact(1)}, GroupRef(7)))
+    t.insert(TableEntry({"k": Exact(2)}, MemberRef(2)))
+    for h in (0, 1, 2, 0x1234):
+        want = 10 + crc16(h.to_bytes(2, "big")) % 3
+        assert t.apply((1, h), 0, 0) == (0, (want,), True)
+    assert t.apply((2, 5), 0, 0) == (0, (11,), True)
+    with pytest.raises(InvalidEntryError):
+        prof.delete_member(2)  # used by an entry and a group
+    with pytest.raises(InvalidEntryError):
+        t.insert(TableEntry({"k": Exact(3)}, fwd(1)))  # profile tables take members/groups

@@ -1,0 +1,91 @@
+"""Byte strings, controller packet headers and arbitration decisions."""
+
+import grpc
+import pytest
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
+
+from p4switch.p4runtime import bytestrings, packetio
+from p4switch.p4runtime.arbitration import Arbiter, Notice
+from p4switch.p4runtime.errors import P4RuntimeError
+
+OK, EXISTS = grpc.StatusCode.OK, grpc.StatusCode.ALREADY_EXISTS
+
+
+def test_canonical_and_padded_forms_are_both_accepted():
+    assert bytestrings.to_int(b"\x01", 9, "port") == 1
+    assert bytestrings.to_int(b"\x00\x01", 9, "port") == 1
+    assert bytestrings.canonical(0) == b"\x00"
+    assert bytestrings.canonical(0x1234) == b"\x12\x34"
+    assert bytestrings.padded(1, 9) == b"\x00\x01"
+
+
+@pytest.mark.parametrize("data, width, message", [
+    (b"", 8, "empty"),
+    (b"\x02\x00", 9, "does not fit in 9 bits"),
+    (b"\x00\x00\x01", 9, "too long"),
+])
+def test_bad_bytestrings_are_invalid_argument(data, width, message):
+    with pytest.raises(P4RuntimeError, match=message) as info:
+        bytestrings.to_int(data, width, "f")
+    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _header(name, fields):
+    h = p4info_pb2.ControllerPacketMetadata()
+    h.preamble.name = name
+    for i, (fname, width) in enumerate(fields, start=1):
+        h.metadata.add(id=i, name=fname, bitwidth=width)
+    return h
+
+
+def test_packet_out_header_is_packed_msb_first():
+    header = _header("packet_out", [("egress_port", 9), ("pad", 7)])
+    msg = p4runtime_pb2.PacketOut(payload=b"PAYLOAD")
+    msg.metadata.add(metadata_id=1, value=b"\x01\x03")  # port 259
+    msg.metadata.add(metadata_id=2, value=b"\x00")
+    assert packetio.encode_packet_out(header, msg) == bytes([259 >> 1, (259 & 1) << 7]) + b"PAYLOAD"
+
+
+def test_packet_out_with_missing_or_unknown_metadata_is_refused():
+    header = _header("packet_out", [("egress_port", 9), ("pad", 7)])
+    msg = p4runtime_pb2.PacketOut(payload=b"x")
+    msg.metadata.add(metadata_id=1, value=b"\x01")
+    with pytest.raises(P4RuntimeError, match="missing metadata pad"):
+        packetio.encode_packet_out(header, msg)
+    msg.metadata.add(metadata_id=7, value=b"\x01")
+    with pytest.raises(P4RuntimeError, match="unknown metadata id 7"):
+        packetio.encode_packet_out(header, msg)
+
+
+def test_packet_in_header_is_stripped_into_metadata():
+    header = _header("packet_in", [("ingress_port", 9), ("reason", 7)])
+    frame = bytes([(5 << 7) >> 8 & 0xFF, ((5 << 7) | 3) & 0xFF]) + b"frame"
+    msg = packetio.decode_packet_in(header, frame)
+    assert msg.payload == b"frame"
+    assert [(m.metadata_id, m.value) for m in msg.metadata] == [(1, b"\x05"), (2, b"\x03")]
+    assert packetio.decode_packet_in(header, b"\x00") is None
+
+
+def test_arbitration_primary_backup_and_takeover():
+    arb = Arbiter()
+    assert arb.update("a", 5) == [Notice("a", OK)]
+    assert arb.update("b", 3) == [Notice("b", EXISTS)]
+    assert arb.is_primary(5) and not arb.is_primary(3)
+    # b claims a higher id: everyone hears about the new primary
+    assert sorted(arb.update("b", 9), key=lambda n: n.key) == [Notice("a", EXISTS), Notice("b", OK)]
+    with pytest.raises(P4RuntimeError) as info:
+        arb.update("c", 5)
+    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_primary_leaving_hands_over_to_the_next_highest():
+    arb = Arbiter()
+    arb.update("fabric", 1)
+    arb.update("operator", 10)  # an operator's tool takes over for a while
+    assert arb.is_primary(10) and not arb.is_primary(1)
+    assert sorted(arb.remove("operator"), key=lambda n: n.key) == [Notice("fabric", OK)]
+    assert arb.is_primary(1) and arb.highest == 1
+    arb.update("backup", 0)
+    assert arb.remove("backup") == []  # a backup leaving changes nothing
+    assert arb.remove("fabric") == [] and arb.primary() is None

@@ -1,0 +1,239 @@
+"""Runtime CLI: command words over the TCP line protocol, and the p4switch-cli client."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from p4switch.switch.clock import ManualClock
+from p4switch.switch.commands import CommandError
+from p4switch.switch.device import Device
+from p4switch.switch.runtime_cli import CliClient, CliServer
+
+
+class NullPort:
+    def send(self, frame: bytes) -> bool:
+        return True
+
+
+@pytest.fixture()
+def cli():
+    device = Device(priority_queues=4, clock=ManualClock(), cpu_port=255)
+    device.add_port(1, NullPort(), "veth-a")
+    device.add_port(2, NullPort(), "veth-b")
+    server = CliServer(device, port=0)
+    client = CliClient(server.port)
+    try:
+        yield device, client, server
+    finally:
+        client.close()
+        server.close()
+
+
+def test_queue_words_change_the_traffic_manager(cli) -> None:
+    device, client, _ = cli
+    assert client.run("set_queue_rate 1000") == ""
+    client.run("set_queue_rate 50 2 3")
+    client.run("set_queue_depth 16 1")
+    client.run("set_queue_depth 8 2 0")
+    tm = device.tm
+    assert [q.rate_pps for q in tm.port(1).queues] == [1000, 1000, 1000, 1000]
+    assert [q.rate_pps for q in tm.port(2).queues] == [1000, 1000, 1000, 50]
+    assert [q.capacity for q in tm.port(1).queues] == [16] * 4
+    assert [q.capacity for q in tm.port(2).queues] == [8, 64, 64, 64]
+    assert tm.port(7).queues[0].rate_pps == 1000  # the all-ports setting also covers later ports
+    stats = client.run("queue_stats 2")
+    assert "2 3 0 64 50 0 0 0 0 0" in stats.splitlines()
+
+
+def test_link_port_rate_and_pfc_words(cli) -> None:
+    device, client, _ = cli
+    client.run("set_link 1 rate=1e9 delay=5 loss=0.25")
+    assert device.tm.port(1).rate_bps == 1e9
+    assert device.links[1].delay_ns == 5000 and device.links[1].loss == 0.25
+    client.run("set_port_rate 2 25000000000")
+    assert device.tm.port(2).rate_bps == 25e9
+    client.run("pfc_watchdog 1 3 detect=100 restore=400 action=forward")
+    wd = device.tm.port(1).pfc.classes[3].watchdog
+    assert wd is not None and (wd.detection_ns, wd.restoration_ns, wd.action) == (100_000_000, 400_000_000, "forward")
+    lines = client.run("pfc_stats 1").splitlines()
+    assert lines[0].startswith("port class frames_rx paused_us")
+    assert "1 3 0 0.000 0 0 0 0 forward/100ms/400ms" in lines
+    assert "1 2 0 0.000 0 0 0 0 off" in lines
+    client.run("pfc_watchdog all")
+    assert all(c.watchdog is not None and c.watchdog.action == "drop" for c in device.tm.port(2).pfc.classes)
+    client.run("pfc_watchdog 2 off")
+    assert all(c.watchdog is None for c in device.tm.port(2).pfc.classes)
+
+
+def test_show_ports_lists_interfaces_and_cpu_port(cli) -> None:
+    _, client, _ = cli
+    out = client.run("show_ports")
+    assert "veth-a" in out and "veth-b" in out and "(cpu port)" in out
+
+
+@pytest.mark.parametrize("line, message", [
+    ("frobnicate 1", "unknown command 'frobnicate'"),
+    ("set_queue_rate", "usage: set_queue_rate"),
+    ("set_queue_rate fast", "invalid rate: 'fast'"),
+    ("set_queue_rate 10 1 9", "priority 9 out of range"),
+    ("set_link 1 jitter=3", "expected one of delay=, loss=, rate="),
+    ("set_link 1 loss=2", "probability"),
+    ("pfc_watchdog 1 action=explode", "watchdog action"),
+    ("register_read MyIngress.r 0", "no P4 program loaded"),
+    ("mc_node_associate 1 0", "no multicast group 1"),
+])
+def test_bad_commands_get_clear_errors_and_change_nothing(cli, line: str, message: str) -> None:
+    device, client, _ = cli
+    ok, text = client.call(line)
+    assert not ok and message in text
+    assert all(q.rate_pps is None for q in device.tm.port(1).queues)
+    with pytest.raises(CommandError):
+        client.run(line)
+
+
+def test_p4switch_cli_reads_commands_from_a_pipe(cli) -> None:
+    device, _, server = cli
+    tool = Path(sys.executable).parent / "p4switch-cli"
+    res = subprocess.run([str(tool), "--thrift-port", str(server.port)], input="set_queue_rate 123 1\nqueue_stats 1\n",
+                         capture_output=True, text=True, timeout=30)
+    assert res.returncode == 0, res.stderr
+    assert device.tm.port(1).queues[0].rate_pps == 123
+    assert "1 0 0 64 123 " in res.stdout
+    res = subprocess.run([str(tool), "--thrift-port", str(server.port)], input="set_queue_depth -3\n",
+                         capture_output=True, text=True, timeout=30)
+    assert res.returncode == 1 and "must not be negative" in res.stderr
+
+
+def test_p4switch_cli_reports_an_unreachable_switch() -> None:
+    tool = Path(sys.executable).parent / "p4switch-cli"
+    res = subprocess.run([str(tool), "--thrift-port", "1", "show_ports"], capture_output=True, text=True, timeout=30)
+    assert res.returncode == 1 and "Could not connect" in res.stderr
+
+
+def test_junk_on_the_cli_socket_gets_errors_and_the_server_keeps_serving(cli) -> None:
+    import socket
+
+    _, client, server = cli
+    with socket.create_connection(("127.0.0.1", server.port)) as raw:
+        raw.sendall(b"\xff\xfe\xfd\n" + b"x" * 70000 + b"\nshow_ports\n")
+        data = b""
+        while data.count(b"veth-b") < 1:
+            chunk = raw.recv(65536)
+            assert chunk
+            data += chunk
+    assert data.startswith(b"ERR ") and b"not UTF-8" in data and b"longer than 65536" in data
+    assert "veth-a" in client.run("show_ports")
+
+
+class ListPort:
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, frame: bytes) -> bool:
+        self.sent.append(frame)
+        return True
+
+
+def test_table_words_program_the_switch_like_simple_switch_cli(basic_program) -> None:
+    from ptf_tests.basic_program import routed, udp_frame
+
+    device = Device(clock=ManualClock(), cpu_port=255)
+    ports = {p: ListPort() for p in (1, 2, 3)}
+    for p, io in ports.items():
+        device.add_port(p, io)
+    basic_program.tables["BasicIngress.ipv4_lpm"].clear()
+    device.set_program(basic_program)
+    server = CliServer(device, port=0)
+    client = CliClient(server.port)
+    try:
+        out = client.run("table_add ipv4_lpm ipv4_forward 10.0.3.0/24 => 00:00:00:00:03:03 3")
+        handle = int(out.rsplit(" ", 1)[1])
+        frame = bytes(udp_frame("10.0.3.1"))
+        device.receive(1, frame)
+        device.poll()
+        assert ports[3].sent == [bytes(routed(frame, "00:00:00:00:03:03"))]
+        assert "LPM       a000300/24" in client.run("table_dump BasicIngress.ipv4_lpm")
+        ok, text = client.call("table_add ipv4_lpm ipv4_forward 10.0.3.0/24 => 1")
+        assert not ok and "takes 2 parameter(s)" in text
+        ok, text = client.call("table_add ipv4_lpm no_such_action 10.0.3.0/24 =>")
+        assert not ok and "unknown" in text
+        client.run(f"table_delete ipv4_lpm {handle}")
+        client.run("table_set_default BasicIngress.ipv4_lpm ipv4_forward 0x000000000202 2")
+        device.receive(1, frame)
+        device.poll()
+        assert ports[2].sent == [bytes(routed(frame, "00:00:00:00:02:02"))]  # now the default action
+        assert "Dumping entry" not in client.run("table_dump ipv4_lpm")
+    finally:
+        client.close()
+        server.close()
+
+
+REPLICATION_P4 = """
+#include <core.p4>
+#include <v1model.p4>
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers_t { ethernet_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        if (hdr.eth.type == 0x0800) {
+            sm.mcast_grp = 1;
+        } else {
+            sm.egress_spec = 1;
+            clone(CloneType.I2E, 5);
+        }
+    }
+}
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { hdr.eth.src = (bit<48>) sm.egress_rid; hdr.eth.dst = (bit<48>) sm.instance_type; }
+}
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_multicast_and_mirroring_words_drive_replication(tmp_path) -> None:
+    from p4switch.exec import LoadedProgram
+
+    (tmp_path / "replication.p4").write_text(REPLICATION_P4)
+    device = Device(clock=ManualClock())
+    ports = {p: ListPort() for p in (1, 2, 3)}
+    for p, io in ports.items():
+        device.add_port(p, io)
+    device.set_program(LoadedProgram.from_file(tmp_path / "replication.p4"))
+    server = CliServer(device, port=0)
+    client = CliClient(server.port)
+    try:
+        client.run("mc_mgrp_create 1")
+        assert client.run("mc_node_create 7 2 3").endswith("handle 0")
+        client.run("mc_node_associate 1 0")
+        client.run("mirroring_add 5 3")
+        assert "(rid=7) port 3" in client.run("mc_dump")
+        device.receive(1, bytes(12) + b"\x08\x00" + b"payload")
+        device.poll()
+        # one copy per replica, each with its rid; instance type 5 = replication
+        assert ports[2].sent == ports[3].sent == [bytes(5) + b"\x05" + bytes(5) + b"\x07" + b"\x08\x00payload"]
+        device.receive(1, bytes(12) + b"\x08\x01" + b"mirror me")
+        device.poll()
+        assert ports[1].sent == [bytes(12) + b"\x08\x01mirror me"]  # the original, instance type 0
+        assert ports[3].sent[1] == bytes(5) + b"\x01" + bytes(6) + b"\x08\x01mirror me"  # the I2E clone
+        client.run("mc_node_dissociate 1 0")
+        client.run("mirroring_delete 5")
+        device.receive(1, bytes(12) + b"\x08\x00" + b"payload")
+        device.poll()
+        assert len(ports[2].sent) == 1 and len(ports[3].sent) == 2  # the group is empty now
+        device.set_program(LoadedProgram.from_file(tmp_path / "replication.p4"))
+        ok, text = client.call("mc_node_associate 1 0")  # handles belonged to the old pipeline
+        assert not ok and "no multicast group 1" in text
+    finally:
+        client.close()
+        server.close()

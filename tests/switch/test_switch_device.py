@@ -1,0 +1,261 @@
+"""The device in process: basic.p4 through ingress, traffic manager, egress, links, CPU port,
+MAC-level PFC and pcap, under a manual clock with in-memory ports."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl
+from scapy.layers.l2 import Ether
+
+from p4switch.switch.clock import ManualClock
+from p4switch.switch.device import Device
+from p4switch.switch.pcap import read_pcap
+from p4switch.entries import ActionCall, Lpm, TableEntry
+from ptf_tests.basic_program import CPU_PORT, PORT_COUNTER, QDEPTH_REGISTER, TABLE, TO_CPU, routed, udp_frame
+
+MS = 1_000_000
+H2_MAC = "00:00:00:00:02:02"
+
+
+class MemoryPort:
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, frame: bytes) -> bool:
+        self.sent.append(frame)
+        return True
+
+
+def udp(dst: str, payload: bytes = b"hello p4switch!!") -> bytes:
+    return bytes(udp_frame(dst, payload))
+
+
+def out(frame: bytes) -> bytes:
+    return bytes(routed(frame, H2_MAC))
+
+
+@pytest.fixture()
+def dev(basic_program):
+    clock = ManualClock()
+    device = Device(cpu_port=CPU_PORT, clock=clock, priority_queues=1)
+    ports = {p: MemoryPort() for p in (1, 2, 3)}
+    for p, io in ports.items():
+        device.add_port(p, io, f"p{p}")
+    prog = basic_program
+    device.set_program(prog)
+    yield device, clock, ports, prog
+    device.close()
+
+
+def test_routes_a_packet_between_ports(dev) -> None:
+    device, _, ports, _ = dev
+    frame = udp("10.0.2.2")
+    device.receive(1, frame)
+    device.poll()
+    assert ports[2].sent == [out(frame)]
+    assert ports[1].sent == [] and ports[3].sent == []
+    assert device.stats["rx"] == 1 and device.stats["tx"] == 1
+
+
+def test_low_queue_rate_shows_growing_queue_depth_to_the_program(dev) -> None:
+    device, clock, ports, prog = dev
+    device.tm.set_queue_rate(1000, port=2)
+    seen = prog.registers[QDEPTH_REGISTER]
+    for i in range(5):
+        device.receive(1, udp("10.0.2.2", payload=bytes([i]) * 20))
+    depths = []
+    for i in range(5):
+        nxt = device.poll()
+        depths.append(seen.read(2))
+        assert len(ports[2].sent) == i + 1
+        if i < 4:
+            assert nxt == clock.now_ns() + MS
+            clock.set(nxt)
+    assert depths == [0, 1, 2, 3, 4]
+    assert [Ether(f).load[0] for f in ports[2].sent] == [0, 1, 2, 3, 4]
+
+
+def test_tail_drop_is_counted(dev) -> None:
+    device, _, ports, _ = dev
+    device.tm.set_queue_rate(1, port=2)
+    device.tm.set_queue_depth(4, port=2)
+    for _ in range(10):
+        device.receive(1, udp("10.0.2.2"))
+    device.poll()
+    assert len(ports[2].sent) == 1
+    assert device.stats["drop_tm"] == 6 and device.tm.port(2).queues[0].dropped_full == 6
+
+
+def test_pfc_frame_pauses_egress_and_never_reaches_the_program(dev) -> None:
+    device, clock, ports, prog = dev
+    device.tm.set_port_rate(2, 1e9)  # 100 quanta * 512 bit at 1 Gb/s = 51.2 us
+    pfc = bytes(Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:02") / MACControlClassBasedFlowControl(c0_enabled=1, c0_pause_time=100))
+    device.receive(2, pfc)
+    device.receive(1, udp("10.0.2.2"))
+    assert device.poll() == 51_200
+    assert ports[2].sent == []
+    clock.set(51_200)
+    device.poll()
+    assert len(ports[2].sent) == 1
+    assert prog.counters[PORT_COUNTER].read(2).packets == 0  # consumed by the MAC
+    assert prog.counters[PORT_COUNTER].read(1).packets == 1
+    assert device.stats["rx_mac_control"] == 1
+    assert device.tm.port(2).pfc.classes[0].paused_ns(clock.now_ns()) == 51_200
+
+
+def test_packet_out_and_packet_in_through_the_cpu_port(dev) -> None:
+    device, _, ports, prog = dev
+    got: list[bytes] = []
+    device.on_packet_in = got.append
+    frame = udp("10.0.3.3")
+    device.packet_out((3 << 7).to_bytes(2, "big") + frame)  # packet_out header: egress_port=3
+    device.poll()
+    assert ports[3].sent == [frame]
+    prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000700, 24)}, ActionCall(TO_CPU)))
+    frame = udp("10.0.7.1")
+    device.receive(2, frame)
+    device.poll()
+    assert got == [(2 << 7).to_bytes(2, "big") + frame]  # packet_in header: ingress_port=2
+
+
+def test_link_delay_and_loss(dev) -> None:
+    device, clock, ports, _ = dev
+    device.set_link(2, delay_ns=10_000)
+    frame = udp("10.0.2.2")
+    device.receive(1, frame)
+    assert device.poll() == 10_000
+    assert ports[2].sent == []
+    clock.set(10_000)
+    device.poll()
+    assert ports[2].sent == [out(frame)]
+    device.set_link(2, delay_ns=0, loss=1.0)
+    for _ in range(3):
+        device.receive(1, frame)
+    device.poll()
+    assert len(ports[2].sent) == 1 and device.stats["drop_link_loss"] == 3 and device.links[2].lost == 3
+
+
+def test_garbage_frames_are_counted_not_fatal(dev) -> None:
+    device, _, ports, prog = dev
+    for junk in (b"", b"\x01", b"\xff" * 13, b"\x00" * 20, udp("10.0.2.2")[:20], b"\xab" * 9000):
+        device.receive(1, junk)
+    device.poll()
+    frame = udp("10.0.2.2")
+    device.receive(1, frame)
+    device.poll()
+    assert ports[2].sent == [out(frame)]
+    assert device.stats["rx"] == 7 and device.pipe.stats["dropped_ingress"] == 6
+
+
+def test_pcap_capture_in_and_out_is_readable_by_tshark(dev, tmp_path) -> None:
+    device, clock, ports, _ = dev
+    device.enable_pcap(tmp_path)
+    frame = udp("10.0.2.2")
+    device.receive(1, frame)
+    clock.advance(5000)
+    device.poll()
+    device.close()
+    (ts_in, got_in), = read_pcap(tmp_path / "p1_in.pcap")
+    (ts_out, got_out), = read_pcap(tmp_path / "p2_out.pcap")
+    assert got_in == frame and got_out == out(frame)
+    assert ts_out - ts_in == 5000
+    shown = subprocess.run(["tshark", "-r", str(tmp_path / "p2_out.pcap"), "-T", "fields", "-e", "ip.dst", "-e", "ip.ttl"],
+                         capture_output=True, text=True, timeout=60)
+    assert shown.stdout.split() == ["10.0.2.2", "63"]
+
+
+PRIORITY_P4 = """
+#include <core.p4>
+#include <v1model.p4>
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
+header ipv4_t { bit<8> vihl; bit<6> dscp; bit<2> ecn; bit<16> len; bit<32> idf; bit<8> ttl; bit<8> proto;
+                bit<16> csum; bit<32> src; bit<32> dst; }
+struct headers_t { ethernet_t eth; ipv4_t ipv4; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); pkt.extract(hdr.ipv4); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 2; sm.priority = hdr.ipv4.dscp[2:0]; }
+}
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.ipv4); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_v1model_priority_selects_a_strict_priority_queue(tmp_path) -> None:
+    from scapy.layers.inet import IP, UDP
+
+    from p4switch.exec import LoadedProgram
+
+    (tmp_path / "priority.p4").write_text(PRIORITY_P4)
+    clock = ManualClock()
+    device = Device(clock=clock, priority_queues=8)
+    port2 = MemoryPort()
+    device.add_port(1, MemoryPort())
+    device.add_port(2, port2)
+    device.set_program(LoadedProgram.from_file(tmp_path / "priority.p4"))
+    device.tm.set_queue_rate(1000, port=2)  # one packet per ms per queue
+    device.tm.set_port_rate(2, 1e6)  # and a 1 Mb/s port: ~1 ms per frame, whatever the queue
+    for dscp, tag in ((0, b"low1"), (0, b"low2"), (0, b"low3"), (7, b"high1"), (7, b"high2")):
+        device.receive(1, bytes(Ether() / IP(dst="10.0.2.2", tos=dscp << 2) / UDP() / tag))
+        if tag == b"low1":
+            device.poll()  # low1 leaves at once and occupies the port; the rest queue up
+    order = [Ether(port2.sent[0]).load]
+    for _ in range(20):
+        nxt = device.poll()
+        order += [Ether(f).load for f in port2.sent[len(order):]]
+        if nxt is None:
+            break
+        clock.set(nxt)
+    assert order == [b"low1", b"high1", b"high2", b"low2", b"low3"]
+    assert device.tm.port(2).queues[7].dequeued == 2 and device.tm.port(2).queues[0].dequeued == 3
+
+
+RECIRCULATE_P4 = """
+#include <core.p4>
+#include <v1model.p4>
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers_t { ethernet_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = hdr.eth.type == 0x0802 ? (bit<9>) 2 : (bit<9>) 1; }
+}
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        if (hdr.eth.type == 0x0801) {
+            hdr.eth.type = 0x0802;
+            recirculate_preserving_field_list(0);
+        }
+    }
+}
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_recirculated_frames_go_through_ingress_again(tmp_path) -> None:
+    from p4switch.exec import LoadedProgram
+
+    (tmp_path / "recirculate.p4").write_text(RECIRCULATE_P4)
+    device = Device(clock=ManualClock())
+    ports = {p: MemoryPort() for p in (1, 2)}
+    for p, io in ports.items():
+        device.add_port(p, io)
+    device.set_program(LoadedProgram.from_file(tmp_path / "recirculate.p4"))
+    device.receive(1, bytes(12) + b"\x08\x01" + b"around again")
+    for _ in range(3):
+        device.poll()
+    assert ports[1].sent == []
+    assert ports[2].sent == [bytes(12) + b"\x08\x02" + b"around again"]
+    assert device.stats["recirculated"] == 1

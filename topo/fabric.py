@@ -1,0 +1,156 @@
+"""Brings a topology file up as a Mininet network: P4 switches, RNIC hosts, links, rates.
+
+``FabricNet(topo, ...).start()`` creates one ``P4Switch`` per switch (our target by default,
+BMv2's simple_switch_grpc with ``target="bmv2"`` where installed), one ``RnicHost`` per host
+running ``rnic serve`` on its interface, the links with the ports the topology names, sets
+each switch port's rate and delay from the link (fabric units; the switch runs time-dilated),
+and writes the state file that ``fabricctl`` reads. ``stop()`` stops every NIC and switch
+process by PID and deletes every interface it created (Mininet's ``net.stop()``; never
+``mn -c``/``cleanup()``), also after a failed start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from topo.spec import Topology
+
+log = logging.getLogger(__name__)
+
+PRIORITY_QUEUES = 8
+QUEUE_DEPTH_PKTS = 128  # per queue: above PFC XOFF and ECN Kmax at the default MTU
+
+
+class FabricNet:
+    def __init__(self, topo: Topology, work_dir: Path, target: str = "ours", pcap: bool = False) -> None:
+        self.topo = topo
+        self.work_dir = Path(work_dir)
+        self.target = target
+        self.pcap = pcap
+        self.net = None
+        self.thrift_ports: dict[str, int] = {}
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def start(self) -> None:
+        from mininet.log import setLogLevel
+        from mininet.net import Mininet
+
+        from ptf_tests.targets import free_tcp_port
+        from topo.p4node import P4Switch
+        from topo.rnic_host import RnicHost
+
+        setLogLevel(os.environ.get("MININET_LOG", "warning"))
+        logs = self.work_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        (self.work_dir / "nic").mkdir(exist_ok=True)
+        topo = self.topo
+        net = Mininet(topo=None, controller=None, build=False, autoSetMacs=False, autoStaticArp=False,
+                      waitConnected=False)
+        self.net = net
+        try:
+            for s in topo.switches:
+                self.thrift_ports[s.name] = free_tcp_port()
+                net.addSwitch(s.name, cls=P4Switch, target=self.target, grpc_port=s.grpc_port,
+                              thrift_port=self.thrift_ports[s.name], device_id=s.device_id, cpu_port=s.cpu_port,
+                              priority_queues=PRIORITY_QUEUES, time_dilation=topo.time_dilation,
+                              pcap_dir=str(self.work_dir / "pcap") if self.pcap else None, log_dir=str(logs),
+                              dpid=f"{s.device_id:016x}")
+            for h in topo.hosts:
+                leaf_port = topo.host_port(h.name)[1]
+                rate = topo.ports_of(h.leaf)[leaf_port][2].rate_gbps
+                net.addHost(h.name, cls=RnicHost, ip=None, mac=h.mac, nic_ip=h.ip, nic_mac=h.mac,
+                            gateway_mac=topo.switch(h.leaf).mac,
+                            mgmt_path=str(self.mgmt_path(h.name)), line_rate_gbps=rate,
+                            time_dilation=topo.time_dilation, log_path=str(logs / f"rnic-{h.name}.log"))
+            for link in topo.links:
+                net.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port)
+            net.build()
+            net.start()  # starts every switch process and waits for its gRPC port
+            self._set_port_rates()
+            for h in topo.hosts:
+                net.get(h.name).start_nic()
+            for h in topo.hosts:
+                net.get(h.name).wait_nic()
+        except BaseException:
+            self.stop()
+            raise
+
+    def mgmt_path(self, host: str) -> Path:
+        return self.work_dir / "nic" / f"{host}.sock"
+
+    def _set_port_rates(self) -> None:
+        """Link rate (fabric bits/s), delay and queue depth on every switch port (our target's CLI)."""
+        if self.target != "ours":
+            log.warning("target %s: link rates and delays are not modelled (BMv2 has no link model)", self.target)
+            return
+        from p4switch.switch.runtime_cli import CliClient
+
+        for s in self.topo.switches:
+            cli = CliClient(self.thrift_ports[s.name])
+            try:
+                cli.run(f"set_queue_depth {QUEUE_DEPTH_PKTS}")
+                for port, (_, _, link) in sorted(self.topo.ports_of(s.name).items()):
+                    cli.run(f"set_port_rate {port} {link.rate_gbps * 1e9:.0f}")
+                    if link.delay_us:
+                        cli.run(f"set_link {port} delay={link.delay_us}")
+            finally:
+                cli.close()
+
+    def pids(self) -> list[int]:
+        """Every process this fabric started (switches, NICs, host shells)."""
+        out = []
+        if self.net is None:
+            return out
+        for sw in self.net.switches:
+            if getattr(sw, "process", None) is not None:
+                out.append(sw.process.proc.pid)
+        for h in self.net.hosts:
+            if getattr(h, "nic_proc", None) is not None:
+                out.append(h.nic_proc.pid)
+            if h.shell is not None:
+                out.append(h.shell.pid)
+        return out
+
+    def interfaces(self) -> list[str]:
+        return [link.a + "-eth" + str(link.a_port) for link in self.topo.links] + \
+               [link.b + "-eth" + str(link.b_port) for link in self.topo.links]
+
+    def stop(self) -> None:
+        net, self.net = self.net, None
+        if net is None:
+            return
+        for h in net.hosts:
+            try:
+                h.stop_nic()
+            except Exception:
+                log.exception("%s: stopping the NIC failed", h.name)
+        net.stop()  # switch processes by PID, links (interfaces) deleted, host shells ended
+        for h in self.topo.hosts:
+            self.mgmt_path(h.name).unlink(missing_ok=True)
+
+    def cli(self) -> None:
+        """The Mininet CLI on this fabric (its command output needs Mininet's "output" log level)."""
+        from mininet.cli import CLI
+        from mininet.log import setLogLevel
+
+        setLogLevel("output")
+        CLI(self.net)
+
+    # -- state file ---------------------------------------------------------------------
+    def state(self, p4info: str, device_config: str, profile: str, out_dir: str):
+        from controller.state import FabricState, NicInfo, SwitchInfo
+
+        switches = {}
+        for s in self.topo.switches:
+            node = self.net.get(s.name) if self.net else None
+            pid = node.process.proc.pid if node is not None and node.process is not None else 0
+            switches[s.name] = SwitchInfo(f"127.0.0.1:{s.grpc_port}", s.device_id, pid, self.thrift_ports.get(s.name, 0))
+        nics = {}
+        for h in self.topo.hosts:
+            node = self.net.get(h.name) if self.net else None
+            pid = node.nic_proc.pid if node is not None and node.nic_proc is not None else 0
+            nics[h.name] = NicInfo(str(self.mgmt_path(h.name)), h.ip, pid)
+        return FabricState(self.topo.to_dict(), self.target, p4info, device_config, switches, nics,
+                           profile=profile, out_dir=out_dir)
