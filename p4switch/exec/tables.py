@@ -4,8 +4,10 @@ A table keeps its entries (``TableEntry`` from p4switch.entries, keyed by match 
 and an index built for the match kinds it has, updated on every write:
 - only exact fields: one dict from the key tuple;
 - one lpm field (plus exact ones): one dict per prefix length, tried longest first;
-- any ternary/range/optional field: a list sorted by priority (larger wins; among equal
-  priorities the earlier entry), scanned in order.
+- any ternary/range/optional field: entries grouped by their mask tuple, one dict lookup of
+  the masked key per group, groups tried by their best priority (tuple space search);
+  entries with a range scanned in priority order. Larger priority wins; among equal
+  priorities the entry inserted first.
 The data plane calls ``apply(key, nbytes, now_us)`` and gets the chosen action as
 ``(action index in table.action_names, args tuple)`` plus the hit flag.
 """
@@ -221,6 +223,22 @@ class _Rec:
 _seq = itertools.count()
 
 
+def _rank(r: _Rec) -> tuple[int, int]:
+    """Order of entries with the same key: larger priority first, then the earlier one."""
+    return (-r.prio, r.seq)
+
+
+class _MaskGroup:
+    """Entries of a ternary table that share one mask tuple: masked key -> entries."""
+
+    __slots__ = ("masks", "d", "top")
+
+    def __init__(self, masks: tuple[int, ...]) -> None:
+        self.masks = masks
+        self.d: dict[tuple[int, ...], list[_Rec]] = {}
+        self.top = 0
+
+
 class Table:
     def __init__(
         self,
@@ -274,8 +292,12 @@ class Table:
         self._exact: dict = {}
         self._levels: list[tuple[int, tuple[int, ...] | int, dict]] = []
         self._by_plen: dict[int, dict] = {}
-        self._list: list[_Rec] = []
-        self._list_keys: list[tuple[int, int]] = []
+        # ternary/range/optional tables: entries without ranges grouped by mask tuple (one
+        # dict lookup per distinct mask), entries with ranges in one priority-sorted list
+        self._groups: dict[tuple[int, ...], _MaskGroup] = {}
+        self._group_order: list[_MaskGroup] = []
+        self._ranged: list[_Rec] = []
+        self._ranged_keys: list[tuple[int, int]] = []
         self._initial_default = default_action
         self.default_action = default_action
         self.default_pair = self._resolve_call(default_action)
@@ -526,9 +548,18 @@ class Table:
         else:
             self._prepare(canon, rec, priority)
             k = (-priority, rec.seq)
-            pos = bisect.bisect(self._list_keys, k)
-            self._list_keys.insert(pos, k)
-            self._list.insert(pos, rec)
+            if rec.ranges:
+                pos = bisect.bisect(self._ranged_keys, k)
+                self._ranged_keys.insert(pos, k)
+                self._ranged.insert(pos, rec)
+                return
+            g = self._groups.get(rec.masks)
+            if g is None:
+                g = self._groups[rec.masks] = _MaskGroup(rec.masks)
+            bucket = g.d.setdefault(rec.values, [])
+            bucket.append(rec)
+            bucket.sort(key=_rank)
+            self._reorder_groups()
 
     def _index_remove(self, key: tuple, rec: _Rec) -> None:
         canon, _ = key
@@ -542,9 +573,25 @@ class Table:
                 del self._by_plen[plen]
                 self._rebuild_levels()
         else:
-            pos = self._list.index(rec)
-            del self._list[pos]
-            del self._list_keys[pos]
+            if rec.ranges:
+                pos = self._ranged.index(rec)
+                del self._ranged[pos]
+                del self._ranged_keys[pos]
+                return
+            g = self._groups[rec.masks]
+            bucket = g.d[rec.values]
+            bucket.remove(rec)
+            if not bucket:
+                del g.d[rec.values]
+            if not g.d:
+                del self._groups[rec.masks]
+            self._reorder_groups()
+
+    def _reorder_groups(self) -> None:
+        """Groups tried in order of their best priority, so a lookup can stop early."""
+        for g in self._groups.values():
+            g.top = max(b[0].prio for b in g.d.values())
+        self._group_order[:] = sorted(self._groups.values(), key=lambda g: -g.top)
 
     def _lpm_key(self, canon: tuple):
         vals = tuple(c[0] if i == self._lpm_pos else c for i, c in enumerate(canon))
@@ -598,11 +645,22 @@ class Table:
                             return r
                     return None
         else:
-            lst = self._list
+            order, ranged = self._group_order, self._ranged
 
             def find(key):
                 vals = [key[i] for i in match_pos] if not all_match else key
-                for r in lst:
+                best = None
+                for g in order:
+                    if best is not None and g.top < best.prio:
+                        break
+                    bucket = g.d.get(tuple([v & m for v, m in zip(vals, g.masks)]))
+                    if bucket:
+                        r = bucket[0]
+                        if best is None or r.prio > best.prio or (r.prio == best.prio and r.seq < best.seq):
+                            best = r
+                for r in ranged:
+                    if best is not None and (r.prio < best.prio or (r.prio == best.prio and r.seq > best.seq)):
+                        break
                     for v, m, x in zip(vals, r.masks, r.values):
                         if v & m != x:
                             break
@@ -612,7 +670,7 @@ class Table:
                                 break
                         else:
                             return r
-                return None
+                return best
 
         dcounter, dmeter, profile = self.dcounter, self.dmeter, self.profile
         selector = self._selector_fields

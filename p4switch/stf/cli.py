@@ -16,6 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("stf", help="STF test file")
     ap.add_argument("-I", dest="include", action="append", default=[], help="include directory")
     ap.add_argument("-D", dest="define", action="append", default=[], help="preprocessor define X=Y")
+    ap.add_argument("--stats", action="store_true", help="print the pipeline counters (drops by reason)")
+    ap.add_argument("--dump-python", metavar="FILE", help="write the generated Python code to FILE")
     args = ap.parse_args(argv)
     from p4switch.exec import LoadedProgram
     from p4switch.frontend import CompileError
@@ -29,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # the executor rejects a construct it does not implement
         print(f"{args.program}: error: {e}", file=sys.stderr)
         return 2
+    if args.dump_python:
+        with open(args.dump_python, "w") as f:
+            f.write(prog.source)
     try:
         res = run_stf_file(prog, args.stf)
     except StfError as e:
@@ -37,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"{args.stf}: {e}", file=sys.stderr)
         return 2
+    if args.stats:
+        for k, v in sorted(res.stats.items()):
+            print(f"  {k}: {v}")
     if res.ok:
         print(f"PASS {args.stf}: {res.packets_sent} packets sent, {res.packets_received} received")
         return 0

@@ -25,6 +25,11 @@ from p4switch.entries import ActionCall, CloneSession, EntryError, Replica, Tabl
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.stf.values import ValueError_, parse_int, parse_match
 
+# P4Runtime (and our tables) let the larger priority win; STF files, written for BMv2's
+# runtime CLI as p4c's corpus is, let the smaller one win. Explicit STF priorities are mapped
+# below this ceiling; entries given none count down from 2^20, so explicit ones rank first.
+_STF_PRIORITY_CEILING = (1 << 24) - 1
+
 
 class StfError(Exception):
     """A malformed STF line or one that names something the program does not have."""
@@ -40,6 +45,7 @@ class StfResult:
     failures: list[str] = field(default_factory=list)
     packets_sent: int = 0
     packets_received: int = 0
+    stats: dict[str, int] = field(default_factory=dict)  # the pipeline's counters
 
 
 @dataclass
@@ -65,6 +71,18 @@ def _matches(exp: _Expect, got: bytes) -> bool:
     if len(g) < len(p) or (exp.exact_end and len(g) != len(p)):
         return False
     return all(pc == "*" or pc == gc for pc, gc in zip(p, g))
+
+
+def _is_key(token: str) -> bool:
+    depth = 0
+    for ch in token:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            return True
+    return False
 
 
 def _split_action(text: str, lineno: int) -> tuple[str, dict[str, str]]:
@@ -153,7 +171,7 @@ class StfRunner:
                 raise StfError(lineno, str(e)) from None
         self._check_outputs()
         received = sum(len(v) for v in self.received.values())
-        return StfResult(not self.failures, self.failures, self.sent, received)
+        return StfResult(not self.failures, self.failures, self.sent, received, dict(self.pipe.stats))
 
     def cmd_packet(self, rest: str, lineno: int) -> None:
         port, _, data = rest.partition(" ")
@@ -187,21 +205,19 @@ class StfRunner:
         if pm and ":" not in rest.split()[0]:
             prio = int(pm.group(1))
             rest = pm.group(2)
-        paren = rest.find("(")
-        head = rest[:paren] if paren >= 0 else rest
-        words = head.split()
-        if paren >= 0:
-            action_text = words.pop() + rest[paren:]
-        elif words and ":" not in words[-1]:
-            action_text = words.pop()
-        else:
+        tokens = rest.split()
+        # keys are NAME:VALUE with the ':' outside parentheses (a key may be isValid());
+        # the action is the first token that is not a key
+        at = next((i for i, t in enumerate(tokens) if not _is_key(t)), None)
+        if at is None:
             raise StfError(lineno, "add needs an action")
-        action_text = action_text.split("=")[0] if "=" in action_text.split(")")[-1] else action_text
+        words = tokens[:at]
+        action_text = " ".join(tokens[at:])
+        if "=" in action_text.rsplit(")", 1)[-1]:  # a trailing "= handle" is ignored
+            action_text = action_text.rsplit("=", 1)[0]
         match = {}
         for w in words:
-            if ":" not in w:
-                raise StfError(lineno, f"key {w!r} is not NAME:VALUE")
-            k, v = w.split(":", 1)
+            k, v = w.rsplit(":", 1)
             kf = self._key_field(table, k, lineno)
             mt = parse_match(v, kf.match_kind, kf.width)
             if mt is not None:
@@ -212,6 +228,8 @@ class StfRunner:
             if prio is None:  # entries without priority: earlier ones win
                 self.auto_prio -= 1
                 prio = self.auto_prio
+            else:  # STF priorities are BMv2 runtime-CLI ones, where the smaller number wins
+                prio = _STF_PRIORITY_CEILING - prio
         else:
             prio = 0
         table.insert(TableEntry(match, call, prio))

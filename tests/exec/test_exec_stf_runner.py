@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from p4switch.entries import Exact
 from p4switch.exec import LoadedProgram
 from p4switch.stf import StfError, run_stf
 from p4switch.stf.cli import main
@@ -70,3 +71,23 @@ def test_short_table_names_must_be_unambiguous():
     assert prog.table("add16.t").name == "I.add16.t"
     with pytest.raises(StfError, match="ambiguous"):
         run_stf(prog, "setdefault t add()\n", io.StringIO())
+
+
+def test_add_with_a_validity_key_and_spaces_in_the_action():
+    prog = LoadedProgram.from_file(PROG.parent / "misc_features.p4")
+    text = ("add vk hdr.ab.a.isValid():1 touch( )\n"
+            "packet 0 02 80 00 00 00\n"
+            "expect 1 02 80 00 99 DF AA $\n")
+    res = run_stf(prog, text, io.StringIO())
+    assert res.ok
+    assert [e.match for e in prog.table("vk").entries()] == [{"hdr.ab.a.isValid()": Exact(1)}]
+
+
+def test_cli_prints_stats_and_dumps_the_generated_code(tmp_path, capsys):
+    stf = tmp_path / "t.stf"
+    stf.write_text(ROUTE + f"packet 0 {PKT}\nexpect 1 {OUT}$\npacket 0 00\n")
+    dump = tmp_path / "gen.py"
+    assert main([str(PROG), str(stf), "--stats", "--dump-python", str(dump)]) == 0
+    out = capsys.readouterr().out
+    assert "packets_in: 2" in out and "parser_error_PacketTooShort: 1" in out
+    assert "def " in dump.read_text()

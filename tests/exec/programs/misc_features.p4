@@ -45,6 +45,11 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
         actions = { touch; }
         default_action = touch();
     }
+    table vk {
+        key = { hdr.ab.a.isValid(): exact; }
+        actions = { touch; NoAction; }
+        default_action = NoAction();
+    }
     table keyless {
         actions = { dflt; }
         default_action = dflt();
@@ -76,6 +81,7 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
             hdr.ab.b.v = 0xBBBB;
             hdr.ab.a.setValid();      // makes b invalid
             hdr.ab.a.v = 0xAA;
+            vk.apply();
         }
         if (hdr.h.op == 3) {
             bit<2> i = (bit<2>)hdr.h.k;
