@@ -127,6 +127,16 @@ class CloneSession:
     truncate: int = 0
 
 
+# BMv2's runtime CLI, and the STF files written for it (p4c's test corpus), let the smaller
+# priority win; P4Runtime and our tables let the larger one win. One mapping serves both ways.
+CLI_PRIORITY_CEILING = (1 << 24) - 1
+
+
+def priority_from_cli(priority: int) -> int:
+    """Table priority (larger wins) for a runtime-CLI/STF priority (smaller wins), and back."""
+    return CLI_PRIORITY_CEILING - priority
+
+
 class EntryError(Exception):
     """A control-plane write the program cannot take. Subclasses name the P4Runtime status."""
 

@@ -21,14 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from p4switch.entries import ActionCall, CloneSession, EntryError, Replica, TableEntry
+from p4switch.entries import (ActionCall, CloneSession, EntryError, Replica, TableEntry,
+                              priority_from_cli)
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.stf.values import ValueError_, parse_int, parse_match
-
-# P4Runtime (and our tables) let the larger priority win; STF files, written for BMv2's
-# runtime CLI as p4c's corpus is, let the smaller one win. Explicit STF priorities are mapped
-# below this ceiling; entries given none count down from 2^20, so explicit ones rank first.
-_STF_PRIORITY_CEILING = (1 << 24) - 1
 
 
 class StfError(Exception):
@@ -228,8 +224,8 @@ class StfRunner:
             if prio is None:  # entries without priority: earlier ones win
                 self.auto_prio -= 1
                 prio = self.auto_prio
-            else:  # STF priorities are BMv2 runtime-CLI ones, where the smaller number wins
-                prio = _STF_PRIORITY_CEILING - prio
+            else:  # BMv2 runtime-CLI order; ranks above the implicit ones (below 2^20)
+                prio = priority_from_cli(prio)
         else:
             prio = 0
         table.insert(TableEntry(match, call, prio))

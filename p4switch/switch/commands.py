@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from p4switch.entries import (ActionCall, CloneSession, CounterData, EntryAction, EntryError, Exact, FieldMatch, GroupRef,
-                              Lpm, MatchKind, MemberRef, Range, Replica, TableEntry, Ternary)
+                              Lpm, MatchKind, MemberRef, Range, Replica, TableEntry, Ternary,
+                              priority_from_cli)
 from p4switch.switch.pfc import NUM_CLASSES, WatchdogConfig
 
 if TYPE_CHECKING:  # the client side imports this module and needs no executor
@@ -335,7 +336,7 @@ class Commands:
             for key_name, m in e.match.items():
                 lines.append(f"* {key_name:<20}: {_match_text(m)}")
             if e.priority:
-                lines.append(f"Priority: {e.priority}")
+                lines.append(f"Priority: {priority_from_cli(e.priority)}")
             lines.append(f"Action entry: {_action_text(e.action)}")
         lines.append("==========")
         lines.append(f"Dumping default entry\nAction entry: {_action_text(table.default_action)}")
@@ -362,14 +363,14 @@ class Commands:
             raise CommandError(f"table {table.name} has {len(table.key)} key field(s) "
                                f"({', '.join(k.name for k in table.key)}), got {len(keys)}")
         match = {k.name: _cli_match(v, k.match_kind, k.width) for k, v in zip(table.key, keys)}
-        needs_priority = any(k.match_kind in (MatchKind.TERNARY, MatchKind.RANGE, MatchKind.OPTIONAL) for k in table.key)
+        action = _resolve(args[1], table.action_names, f"action of {table.name}")
+        nparams = len(self._program().actions[action].params)
         priority = 0
-        if needs_priority:
-            if not rest:
-                raise CommandError(f"table {table.name} needs a priority after the action parameters")
-            priority = _int(rest.pop(), "priority")
-        call = self._action_call(table, args[1], rest)
-        entry = TableEntry(match, call, priority)
+        if table.needs_priority:
+            if len(rest) != nparams + 1 or (priority := _int(rest.pop(), "priority")) <= 0:
+                raise CommandError(f"table {table.name} needs a priority (> 0) after the action parameters")
+        call = self._action_call(table, action, rest)
+        entry = TableEntry(match, call, priority_from_cli(priority) if priority else 0)
         table.insert(entry)
         handle = self._next_entry
         self._next_entry += 1

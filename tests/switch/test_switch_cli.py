@@ -237,3 +237,54 @@ def test_multicast_and_mirroring_words_drive_replication(tmp_path) -> None:
     finally:
         client.close()
         server.close()
+
+
+ACL_P4 = """
+#include <core.p4>
+#include <v1model.p4>
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers_t { ethernet_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action fwd(bit<9> port) { sm.egress_spec = port; }
+    action drop() { mark_to_drop(sm); }
+    table acl { key = { hdr.eth.type: ternary; } actions = { fwd; drop; } default_action = drop(); }
+    apply { acl.apply(); }
+}
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_table_add_on_a_ternary_table_takes_a_priority(tmp_path) -> None:
+    from p4switch.exec import LoadedProgram
+
+    (tmp_path / "acl.p4").write_text(ACL_P4)
+    device = Device(clock=ManualClock())
+    ports = {p: ListPort() for p in (1, 2, 3)}
+    for p, io in ports.items():
+        device.add_port(p, io)
+    device.set_program(LoadedProgram.from_file(tmp_path / "acl.p4"))
+    server = CliServer(device, port=0)
+    client = CliClient(server.port)
+    try:
+        ok, text = client.call("table_add acl fwd 0x0800&&&0xffff => 2")
+        assert not ok and "needs a priority" in text
+        # BMv2 runtime-CLI order: the smaller priority number wins
+        client.run("table_add acl fwd 0x0800&&&0xffff => 2 5")
+        client.run("table_add acl fwd 0&&&0 => 3 10")
+        for ethertype in (b"\x08\x00", b"\x86\xdd"):
+            device.receive(1, bytes(12) + ethertype + b"data")
+        device.poll()
+        assert ports[2].sent == [bytes(12) + b"\x08\x00data"]  # priority 5 beats 10
+        assert ports[3].sent == [bytes(12) + b"\x86\xdddata"]
+        assert "TERNARY   800 &&& ffff" in client.run("table_dump acl") and "Priority: 5" in client.run("table_dump acl")
+    finally:
+        client.close()
+        server.close()
