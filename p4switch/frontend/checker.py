@@ -75,7 +75,6 @@ class Checker:
         self.return_type: T.P4Type | None = None
         self.in_parser = False
         self.in_action: ast.ActionDecl | None = None
-        self.block: ast.Node | None = None
 
     # ------------------------------------------------------------------------------ errors
     def err(self, node: ast.Node | ast.SourceLoc, msg: str) -> CompileError:
@@ -429,8 +428,8 @@ class Checker:
             raise self.err(d, f"parser {d.name} has no 'start' state")
         states.names.setdefault("accept", [ACCEPT])
         states.names.setdefault("reject", [REJECT])
-        saved = (self.in_parser, self.block, self.return_type)
-        self.in_parser, self.block, self.return_type = True, d, None
+        saved = (self.in_parser, self.return_type)
+        self.in_parser, self.return_type = True, None
         for s in d.states:
             s.type = T.STATE
             body = Scope(states, d)
@@ -438,21 +437,21 @@ class Checker:
                 self.stmt(st, body)
             if s.transition is not None:
                 self.check_transition(s.transition, body)
-        self.in_parser, self.block, self.return_type = saved
+        self.in_parser, self.return_type = saved
 
     def decl_ControlDecl(self, d: ast.ControlDecl, scope: Scope) -> None:
         if d.type_params:
             raise self.err(d, "generic controls are not supported")
         _, inner = self._block_type(T.ControlType, d, scope, True)
         self.declare(scope, d.name, d)
-        saved = (self.block, self.return_type)
-        self.block, self.return_type = d, None
+        saved = self.return_type
+        self.return_type = None
         for local in d.locals:
             self.parents[local] = d
             self.check_declaration(local, inner)
         self.return_type = T.VOID
         self.check_block(d.body, inner)
-        self.block, self.return_type = saved
+        self.return_type = saved
 
     def decl_VarDecl(self, d: ast.VarDecl, scope: Scope) -> None:
         t = self.resolve_type(d.type_ref, scope)
@@ -471,8 +470,8 @@ class Checker:
 
     def decl_InstanceDecl(self, d: ast.InstanceDecl, scope: Scope) -> None:
         t = self.resolve_type(d.type_ref, scope)
-        d.type, d.ctor_args, _, ordered = self.instantiate(t, d.type_ref, d.args, scope, d)
-        d.args = [ast.Argument(a, p.name, loc=a.loc) for a, p in zip(ordered, _.params)]
+        d.type, d.ctor_args, sig, ordered = self.instantiate(t, d.type_ref, d.args, scope, d)
+        d.args = [ast.Argument(a, p.name, loc=a.loc) for a, p in zip(ordered, sig.params)]
         self.declare(scope, d.name, d)
 
     def decl_TableDecl(self, d: ast.TableDecl, scope: Scope) -> None:
@@ -656,6 +655,10 @@ class Checker:
         self.resolve_action_ref(e.action, scope, partial=False, table_actions=names,
                                 what="entry action")
         if e.priority is not None:
+            if d.entries_const:
+                self.warn(e.priority, "p4c rejects 'priority =' inside 'const entries'; use "
+                                      "'entries' or @priority for programs that must compile "
+                                      "with both")
             e.priority = self.expr(e.priority, scope)
             if not e.priority.is_const or not isinstance(e.priority.value, int):
                 raise self.err(e.priority, "entry priority must be an integer constant")
@@ -1411,7 +1414,10 @@ class Checker:
                     "verify" if d.name == "verify" and d.loc.file.endswith("core.p4")
                     else "extern_function")
                 e.decl, e.method_name = d, d.name
-                return self._finish_call(e, d.type, scope, d.type.type_params, explicit)
+                self._finish_call(e, d.type, scope, d.type.type_params, explicit)
+                if d.name == "static_assert" and d.loc.file.endswith("core.p4"):
+                    self._static_assert(e)
+                return
             raise self.err(target, f"'{target.name}' cannot be called")
         if isinstance(target, ast.Member):
             e.target = target = self.expr(target, scope)
@@ -1497,6 +1503,16 @@ class Checker:
         if isinstance(target, ast.MethodCall):
             raise self.err(e, "the result of a call cannot be called")
         raise self.err(e, "expression cannot be called")
+
+    def _static_assert(self, e: ast.MethodCall) -> None:
+        """core.p4's static_assert: evaluated here, folded to true or a compile error."""
+        check = e.args[0].value
+        if not check.is_const:
+            raise self.err(check, "static_assert needs a compile-time condition")
+        if not check.value:
+            msg = e.args[1].value.value if len(e.args) > 1 else "static_assert failed"
+            raise self.err(e, msg)
+        self._const(e, T.BOOL, True)
 
     def _check_packet_arg(self, e: ast.MethodCall, v: ast.Expression, name: str) -> None:
         """extract() takes a header (or stack .next); emit() headers, stacks, unions and

@@ -26,8 +26,11 @@ _MARKER = re.compile(r'^#\s*(?:line\s+)?(\d+)\s+"((?:[^"\\]|\\.)*)"')
 NAME_TYPES = {"IDENTIFIER", "TYPE_IDENTIFIER", "APPLY", "KEY", "ACTIONS", "STATE", "ENTRIES",
               "TYPE", "PRIORITY", "LIST"}
 _TYPE_ARG_WORDS = {"bit", "int", "varbit", "bool", "error", "string", "void", "tuple",
-                   "match_kind", ",", "_", "[", "]", "."}
+                   "match_kind", ",", "_", "[", "]", ".",
+                   "(", ")", "+", "-", "*"}  # widths given as expressions: bit<(W + 1)>
 _DECL_KEYWORDS = {"struct", "header", "header_union", "parser", "control", "package"}
+# tokens that can end a type right before a declared name
+_TYPE_ENDS = {">", "]", "bool", "error", "string", "int", "bit", "void", "match_kind"}
 
 
 @dataclass
@@ -179,25 +182,51 @@ def collapse_annotations(tokens: list[Token], text: str) -> TokenStream:
     return TokenStream(out, annotations)
 
 
-class _Scopes:
-    """Type names in scope: global ones and type parameters of enclosing declarations."""
+@dataclass
+class _Scope:
+    names: set[str]
+    depth: int  # brace depth where it was opened
+    is_type: bool  # type parameters (True) or values that shadow a type name (False)
+    block: bool  # ends with the enclosing block (locals) rather than the declaration
 
-    def __init__(self, builtin: set[str]) -> None:
-        self.globals = set(builtin)
-        self.stack: list[tuple[set[str], int]] = []
+
+class _Scopes:
+    """Type names in scope: global ones, type parameters of enclosing declarations, and
+    parameters/locals that reuse a type's name (``bit<32> counter;``) and shadow it, as in
+    p4c, whose lexer consults the scoped symbol table."""
+
+    def __init__(self) -> None:
+        self.globals: set[str] = set()
+        self.stack: list[_Scope] = []
 
     def __contains__(self, name: str) -> bool:
-        return name in self.globals or any(name in s for s, _ in self.stack)
+        for scope in reversed(self.stack):
+            if name in scope.names:
+                return scope.is_type
+        return name in self.globals
+
+    def end_declaration(self, depth: int) -> None:
+        """A ';' at ``depth`` or a '}' back to ``depth``: declaration scopes opened at that
+        depth end."""
+        while self.stack and self.stack[-1].depth >= depth and not (
+                self.stack[-1].block and self.stack[-1].depth == depth):
+            self.stack.pop()
+
+    def end_block(self, depth: int) -> None:
+        """A '}' back to ``depth``: everything opened deeper ends."""
+        while self.stack and self.stack[-1].depth > depth:
+            self.stack.pop()
 
 
 def mark_types(stream: TokenStream) -> list[Token]:
     """The lexer hack: re-label type identifiers, type-argument angles and ``>>``."""
     toks = stream.tokens
     n = len(toks)
-    scopes = _Scopes(set())
+    scopes = _Scopes()
     depth = 0  # brace depth
     paren = 0
     type_close: set[int] = set()  # indices of ">" that close type arguments
+    type_names_at: set[int] = set()  # indices of names that typedef/type declarations declare
 
     def is_name(k: int) -> bool:
         return 0 <= k < n and toks[k].type in NAME_TYPES
@@ -238,25 +267,42 @@ def mark_types(stream: TokenStream) -> list[Token]:
             return None
         return None
 
+    def declares_value(k: int) -> bool:
+        """Is the name at k being declared as a parameter, variable, field or instance
+        (``T name;`` ``T name =`` ``T name,`` ``T name)`` ``ctor(...) name;``)?"""
+        prev = toks[k - 1] if k > 0 else None
+        nxt = value(k + 1)
+        if prev is None or nxt not in (";", "=", ",", ")"):
+            return False
+        if prev.value == ")" and prev.type != "STRING_LITERAL":
+            return nxt == ";"
+        return prev.type == "TYPE_IDENTIFIER" or prev.value in _TYPE_ENDS and \
+            prev.type != "STRING_LITERAL"
+
     i = 0
     while i < n:
         tok = toks[i]
         v = tok.value if tok.type != "STRING_LITERAL" else ""
         if tok.type == "IDENTIFIER" and tok.value in scopes:
-            toks[i] = _retype(tok, "TYPE_IDENTIFIER")
+            if i not in type_names_at and declares_value(i):
+                if paren > 0:  # a parameter: hides the type until the declaration ends
+                    scopes.stack.append(_Scope({tok.value}, depth, False, False))
+                else:  # a local: until the end of its block
+                    scopes.stack.append(_Scope({tok.value}, depth, False, True))
+            else:
+                toks[i] = _retype(tok, "TYPE_IDENTIFIER")
         if v == "{":
             depth += 1
         elif v == "}":
             depth -= 1
-            while scopes.stack and scopes.stack[-1][1] >= depth:
-                scopes.stack.pop()
+            scopes.end_block(depth)
+            scopes.end_declaration(depth)
         elif v == "(":
             paren += 1
         elif v == ")":
             paren -= 1
         elif v == ";" and paren == 0:
-            while scopes.stack and scopes.stack[-1][1] == depth:
-                scopes.stack.pop()
+            scopes.end_declaration(depth)
         # declarations of type names
         if v in _DECL_KEYWORDS and tok.type != "IDENTIFIER" and is_name(i + 1):
             name = toks[i + 1].value
@@ -282,10 +328,11 @@ def mark_types(stream: TokenStream) -> list[Token]:
                 m += 1
             if is_name(m - 1):
                 scopes.globals.add(toks[m - 1].value)
+                type_names_at.add(m - 1)
         elif v == "<" and tok.type != "STRING_LITERAL":
             params = scan_type_params(i) if is_name(i - 1) else None
             if params is not None and any(p not in scopes for p in params):
-                scopes.stack.append((set(params), depth))
+                scopes.stack.append(_Scope(set(params), depth, True, False))
                 for k in range(i + 1, i + 2 * len(params), 2):
                     toks[k] = _retype(toks[k], "TYPE_IDENTIFIER")
             prev = toks[i - 1] if i > 0 else None

@@ -45,6 +45,10 @@ extern packet_out {
 /* In a parser: when check is false, stop parsing with the given error. */
 extern void verify(in bool check, in error toSignal);
 
+/* Compile-time check: the program does not compile when check is false. */
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
 /* The action that does nothing; the usual default action of tables. */
 @noWarn("unused")
 action NoAction() {}

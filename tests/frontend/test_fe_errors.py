@@ -18,6 +18,9 @@ CASES = [
                  "syntax error, unexpected character '$'", id="bad-character"),
     pytest.param(dict(body="        meta.b8 = foo;"), "= foo;", 19,
                  "'foo' is not declared", id="undeclared-name"),
+    pytest.param(dict(decls='const bool OK = static_assert(__v1model_version >= 20200408, '
+                            '"needs the 2020 v1model");'), "static_assert", 17,
+                 "needs the 2020 v1model", id="static-assert"),
     pytest.param(dict(locals="    bit<8> counter_val;", body="        counter_vla = 1;"),
                  "counter_vla", 9, "'counter_vla' is not declared; did you mean 'counter_val'?",
                  id="near-miss-suggestion"),
@@ -179,3 +182,9 @@ def test_hash_lines_inside_comments_are_not_directives(tmp_path):
         compile_file(str(path))
     assert str(info.value) == (f"{path}:8:18: error: 'Q' is not declared\n"
                                "const bit<8> L = Q;\n" + " " * 17 + "^")
+
+
+def test_syntax_error_names_the_expected_token():
+    with pytest.raises(CompileError) as info:
+        compile_source("struct s_t {\n    bit<8> a\n}\n", "semi.p4")
+    assert str(info.value) == "semi.p4:3:1: error: syntax error, unexpected '}'; expected ';'\n}\n^"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.frontend import ast, compile_file
+from p4switch.frontend import ast, compile_file, compile_source
 from p4switch.frontend import types as T
 from p4switch.frontend.parser import parse_int_literal
 
@@ -203,3 +203,43 @@ control D(packet_out p, in h_t h) { apply { } }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 """)
     return compile_file(str(path))
+
+
+def test_preprocessed_text_round_trips(sample):
+    """The device config carries checked.source_text; compiling it again (as the switch
+    does) gives the same program and reports errors against the original files."""
+    first = sample("externs")
+    again = compile_source(first.source_text, "device_config.p4")
+    assert [d.name for d in again.pipeline.values()] == [d.name for d in first.pipeline.values()]
+    tables = [again.control_plane_name(t) for t in again.declarations(ast.TableDecl)]
+    assert tables == ["Ing.acl", "Ing.ecmp", "Ing.learn"]
+    acl = again.declarations(ast.TableDecl)[0]
+    assert acl.loc.file == str(PROGRAMS / "externs.p4") and acl.loc.line == 67 and acl.loc.col == 11
+
+
+def test_values_may_reuse_type_names(v1prog):
+    """A parameter or local named like a type (v1model's 'counter', 'meter') hides the type
+    in its scope, as p4c's scoped lexer does; the type stays usable elsewhere."""
+    path = v1prog(decls="action bump(inout bit<32> counter) { counter = counter + 1; }",
+                  locals="    counter(8, CounterType.packets) hits;\n"
+                         "    action a(bit<8> meter) { meta.b8 = meter; }",
+                  body="        bit<32> counter = 5;\n"
+                       "        bump(counter);\n"
+                       "        meta.b32 = counter;\n"
+                       "        hits.count(counter);")
+    checked = compile_file(str(path))
+    ing = checked.pipeline["ingress"]
+    assert str(ing.locals[0].type) == "counter"
+    var = ing.body.statements[0]
+    assert isinstance(var, ast.VarDecl) and var.name == "counter"
+    assert ing.body.statements[2].rhs.decl is var
+    a = ing.locals[1]
+    assert a.body.statements[0].rhs.decl is a.params[0]
+
+
+def test_width_expressions_in_type_arguments(tmp_path):
+    text = "const int W = 4;\ntypedef bit<(W * 2)> byte_t;\n"
+    checked = _compile_decls(tmp_path, text, locals="register<bit<(W + 4)>>(2) r;\nbyte_t b;")
+    ing = checked.pipeline["ingress"]
+    assert str(ing.locals[0].type) == "register<bit<8>>"
+    assert str(ing.locals[1].type) == "bit<8>"

@@ -43,11 +43,13 @@ def test_int_literal_takes_width_from_context(v1prog, find_line):
 
 
 def test_arbitrary_precision_int_constants(v1prog):
-    path = v1prog(decls="const int HUGE = 1 << 100;\nconst bit<8> TOP = (bit<8>)(HUGE >> 93);")
+    path = v1prog(decls="const int HUGE = 1 << 100;\nconst bit<8> TOP = (bit<8>)(HUGE >> 93);\n"
+                        "const bool OK = static_assert(TOP == 128);")
     checked = compile_file(str(path))
     consts = {d.name: d for d in checked.program.declarations if isinstance(d, ast.ConstDecl)}
     assert consts["HUGE"].value == 2 ** 100 and consts["HUGE"].type == T.INT
     assert consts["TOP"].value == 128
+    assert consts["OK"].value is True
 
 
 def test_generic_extern_functions_infer_type_arguments(sample):
@@ -93,7 +95,7 @@ def test_table_properties_entries_and_priorities(sample):
     tables = {d.name: d for d in ing.locals if isinstance(d, ast.TableDecl)}
     acl = tables["acl"]
     assert [k.match_kind for k in acl.key] == ["ternary", "range", "optional"]
-    assert acl.default_action_const and acl.entries_const
+    assert acl.default_action_const and not acl.entries_const
     assert acl.prop("counters").value.decl.name == "acl_hits"
     assert acl.prop("meters").value.decl.name == "acl_meter"
     e0, e1, e2 = acl.entries
@@ -274,3 +276,33 @@ def test_dots_fill_remaining_fields_with_defaults(v1prog):
     assert [f.value.value for f in named.fields[3].value.fields] == [0, False]
     assert positional.items[0].value == 7 and positional.items[1].value == 0
     assert not any(isinstance(n, ast.Dots) for n in ing.body.walk())
+
+
+def test_switch_on_serializable_enum_value(v1prog):
+    path = v1prog(decls="enum bit<8> Kind { A = 1, B = 2, C = 3 }",
+                  locals="    Kind k;",
+                  body="        k = (Kind)meta.b8;\n"
+                       "        switch (k) {\n"
+                       "            Kind.A:\n"
+                       "            Kind.B: { meta.b16 = 1; }\n"
+                       "            default: { meta.b16 = 2; }\n"
+                       "        }")
+    ing = compile_file(str(path)).pipeline["ingress"]
+    cast = _stmts(ing)[0].rhs
+    assert isinstance(cast, ast.Cast) and cast.type.name == "Kind"
+    sw = _stmts(ing)[1]
+    assert [c.label.value for c in sw.cases[:2]] == [1, 2]
+    assert sw.cases[0].body is None and sw.cases[1].body is not None
+    assert isinstance(sw.cases[2].label, ast.DefaultExpr)
+
+
+def test_priority_in_const_entries_warns(v1prog, find_line):
+    path = v1prog(locals="    table t { key = { hdr.eth.etype: ternary; } actions = { NoAction; }\n"
+                         "        const entries = { priority = 5: 0x800 &&& 0xf00: NoAction(); } }")
+    checked = compile_file(str(path))
+    line = find_line(path, "priority = 5")
+    assert checked.warnings == [f"{path}:{line}:38: warning: p4c rejects 'priority =' inside "
+                                f"'const entries'; use 'entries' or @priority for programs that "
+                                f"must compile with both"]
+    entry = checked.pipeline["ingress"].locals[0].entries[0]
+    assert entry.priority_value == 5 and entry.is_const

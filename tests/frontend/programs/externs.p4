@@ -1,6 +1,6 @@
 /* v1model externs: registers, counters, meters (direct and indirect), hash, random,
  * clone/resubmit/recirculate with field lists, digest, action profiles and selectors,
- * const entries with priorities, ternary/range/optional matches, switch on action_run. */
+ * initial entries with priorities, ternary/range/optional matches, switch on action_run. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -74,7 +74,7 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t st
         const default_action = NoAction();
         counters = acl_hits;
         meters = acl_meter;
-        const entries = {
+        entries = {
             (0x0800 &&& 0xffff, 1 .. 8, _): count_acl();
             priority = 10: (0x88cc, _, 0x0180c200000e): to_cpu();
             (_, 9 .. 15, _): count_acl() @priority(3);
