@@ -18,12 +18,14 @@ from typing import Any
 
 import grpc
 
+from controller.intent import diff
 from controller.p4info import P4InfoError, format_match
 from controller.profiles import PROFILES, settings_for
 from controller.settings import SettingsError, parse_value
 from controller.state import StateError, default_path
 from controller.switch_conn import P4RuntimeError
 from controller.textfmt import table
+from nicmodel.mgmt import MgmtError
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -60,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                        ("registers", "register values")):
         sp = sub.add_parser(name, help=f"{what} of one switch", description=f"Read the {what} of SWITCH over P4Runtime.")
         sp.add_argument("switch", metavar="SWITCH")
-        sp.add_argument("--name", help="only this table/counter/register (P4Info name)")
+        sp.add_argument("--name", help="only this one (P4Info name, or its last part, e.g. routing_v4)")
         if name != "tables":
             sp.add_argument("--all", action="store_true", help="also show zero values")
 
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, SettingsError, P4InfoError) as e:
         print(f"fabricctl: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except (StateError, ConnectionError, RuntimeError, OSError) as e:
+    except (StateError, ConnectionError, RuntimeError, OSError, MgmtError) as e:
         print(f"fabricctl: {e}", file=sys.stderr)
         return EXIT_FAIL
     except KeyboardInterrupt:
@@ -147,29 +149,37 @@ def main(argv: list[str] | None = None) -> int:
 
 # -- commands --------------------------------------------------------------------------------
 def cmd_status(args, state_path: Path) -> int:
-    from controller.session import open_fabric
+    from controller.session import attached
 
-    state, ctl = open_fabric(state_path)
+    with attached(state_path) as (state, ctl):
+        return _status(state, ctl)
+
+
+def _status(state, ctl) -> int:
     topo = ctl.topo
     rows = []
     down = 0
     for s in topo.switches:
         conn = ctl.conns[s.name]
+        config = "-"
         try:
             cfg = conn.get_pipeline()
             pipe = "fabric.p4" if cfg.cookie.cookie == ctl.pipeline.cookie else "other program"
             up = "up"
+            if pipe == "fabric.p4":  # compare what the switch holds with what the profile implies
+                n = len(diff(ctl.p4, ctl.read_intent(s.name), ctl.installed[s.name]))
+                config = "in sync" if n == 0 else f"DIFFERS ({n} updates to sync)"
         except P4RuntimeError as e:
             if e.code == grpc.StatusCode.FAILED_PRECONDITION:  # answering, but no program loaded
                 pipe, up = "none", "up"
             else:
                 pipe, up = "-", f"DOWN ({e.code.name})"
                 down += 1
-        rows.append([s.name, s.role, s.device_id, state.switches[s.name].grpc, up, pipe])
+        rows.append([s.name, s.role, s.device_id, state.switches[s.name].grpc, up, pipe, config])
     print(f"fabric {topo.name}: target {state.target}, profile {state.profile}"
           + (f" + overrides {json.dumps(state.overrides)}" if state.overrides else "")
           + f", time dilation {topo.time_dilation:g}")
-    print(table(["switch", "role", "device", "grpc", "state", "pipeline"], rows))
+    print(table(["switch", "role", "device", "grpc", "state", "pipeline", "config vs profile"], rows))
     print()
     link_rows = [[f"{link.a}:{link.a_port}", f"{link.b}:{link.b_port}", link.rate_gbps, link.delay_us]
                  for link in topo.links]
@@ -181,7 +191,6 @@ def cmd_status(args, state_path: Path) -> int:
         nic_rows.append([h.name, h.ip, h.mac, f"{topo.host_port(h.name)[0]}:{topo.host_port(h.name)[1]}",
                          info.mgmt if info else "-", _nic_state(info)])
     print(table(["host", "ip", "mac", "leaf port", "mgmt socket", "nic"], nic_rows))
-    ctl.close()
     return EXIT_FAIL if down else 0
 
 
@@ -207,13 +216,14 @@ def _switch(ctl, name: str):
 
 
 def cmd_tables(args, state_path: Path) -> int:
-    from controller.session import open_fabric
+    from controller.session import attached
 
-    _, ctl = open_fabric(state_path)
-    sw = _switch(ctl, args.switch)
-    names = [args.name] if args.name else ctl.p4.names("tables")
-    for name in names:
-        ctl.p4.get("tables", name)  # unknown name -> usage error before any read
+    with attached(state_path) as (_, ctl):
+        return _tables(ctl, _switch(ctl, args.switch), args.name)
+
+
+def _tables(ctl, sw: str, only: str | None) -> int:
+    names = [ctl.p4.resolve("tables", only)] if only else ctl.p4.names("tables")  # unknown: usage error
     for name in names:
         entries = ctl.read_table(sw, name)
         print(f"{name}: {len(entries)} entries")
@@ -228,11 +238,12 @@ def cmd_tables(args, state_path: Path) -> int:
             print("  " + table(["match", "action", "prio"], rows).replace("\n", "\n  "))
     for prof in ctl.p4.names("action_profiles"):
         groups = ctl.read_groups(sw, prof)
+        members = ctl.read_members(sw, prof)
         if groups:
             print(f"{prof}: {len(groups)} groups")
-            for gid, members in sorted(groups.items()):
-                print(f"  group {gid}: " + ", ".join(f"{mid}: {_format_action(call)}" for mid, call in members))
-    ctl.close()
+            for gid, group in sorted(groups.items()):
+                print(f"  group {gid}: " + ", ".join(f"{mid}: {_format_action(members.get(mid))}"
+                                                    + (f" x{weight}" if weight != 1 else "") for mid, weight in group))
     return 0
 
 
@@ -240,45 +251,42 @@ def _format_action(action) -> str:
     if action is None:
         return "-"
     if hasattr(action, "params"):
-        params = ", ".join(f"{k}={v:#x}" if v > 9 else f"{k}={v}" for k, v in action.params.items())
+        # addresses in hex, everything else (ports, ids, thresholds) in decimal
+        params = ", ".join(f"{k}={v:#x}" if v > 0xFFFF else f"{k}={v}" for k, v in action.params.items())
         return f"{action.name}({params})"
     return repr(action)
 
 
 def cmd_counters(args, state_path: Path) -> int:
-    from controller.session import open_fabric
+    from controller.session import attached
 
-    _, ctl = open_fabric(state_path)
-    sw = _switch(ctl, args.switch)
-    names = [args.name] if args.name else ctl.p4.names("counters")
-    for name in names:
-        ctl.p4.get("counters", name)
-    for name in names:
-        values = ctl.read_counter(sw, name)
-        rows = [[i, pk, by] for i, (pk, by) in sorted(values.items()) if args.all or pk or by]
-        print(f"{name}: {len(rows)} {'' if args.all else 'non-zero '}cells")
-        if rows:
-            print("  " + table(["index", "packets", "bytes"], rows).replace("\n", "\n  "))
-    ctl.close()
+    with attached(state_path) as (_, ctl):
+        sw = _switch(ctl, args.switch)
+        names = [ctl.p4.resolve("counters", args.name)] if args.name else ctl.p4.names("counters")
+        for name in names:
+            values = ctl.read_counter(sw, name)
+            _print_cells(name, [[i, pk, by] for i, (pk, by) in sorted(values.items()) if args.all or pk or by],
+                         ["index", "packets", "bytes"], args.all)
     return 0
 
 
 def cmd_registers(args, state_path: Path) -> int:
-    from controller.session import open_fabric
+    from controller.session import attached
 
-    _, ctl = open_fabric(state_path)
-    sw = _switch(ctl, args.switch)
-    names = [args.name] if args.name else ctl.p4.names("registers")
-    for name in names:
-        ctl.p4.get("registers", name)
-    for name in names:
-        values = ctl.read_register(sw, name)
-        rows = [[i, v] for i, v in sorted(values.items()) if args.all or v]
-        print(f"{name}: {len(rows)} {'' if args.all else 'non-zero '}cells")
-        if rows:
-            print("  " + table(["index", "value"], rows).replace("\n", "\n  "))
-    ctl.close()
+    with attached(state_path) as (_, ctl):
+        sw = _switch(ctl, args.switch)
+        names = [ctl.p4.resolve("registers", args.name)] if args.name else ctl.p4.names("registers")
+        for name in names:
+            values = ctl.read_register(sw, name)
+            _print_cells(name, [[i, v] for i, v in sorted(values.items()) if args.all or v], ["index", "value"],
+                         args.all)
     return 0
+
+
+def _print_cells(name: str, rows: list[list[int]], headers: list[str], show_all: bool) -> None:
+    print(f"{name}: {len(rows)} {'' if show_all else 'non-zero '}cells")
+    if rows:
+        print("  " + table(headers, rows).replace("\n", "\n  "))
 
 
 def parse_set(section: str, values: list[str]) -> dict[str, dict[str, Any]]:
@@ -314,24 +322,19 @@ def _merge(base: dict[str, dict[str, Any]], extra: dict[str, dict[str, Any]]) ->
 
 
 def cmd_set(args, state_path: Path) -> int:
-    from controller.session import open_fabric
-
-    overrides = _merge(_load_state(state_path).overrides, parse_set(args.section, args.values))
     state = _load_state(state_path)
+    overrides = _merge(state.overrides, parse_set(args.section, args.values))
     new = settings_for(state.profile, overrides)  # validates before anything is touched
-    return _apply(state_path, new, profile=state.profile, overrides=overrides, open_fabric=open_fabric,
+    return _apply(state_path, new, profile=state.profile, overrides=overrides,
                   what=f"set {args.section} {' '.join(args.values)}".strip())
 
 
 def cmd_profile(args, state_path: Path) -> int:
-    from controller.session import open_fabric
-
     if args.name is None:
         print(table(["profile", "what it does"], [[n, v["description"]] for n, v in PROFILES.items()]))
         return 0
     new = settings_for(args.name)  # unknown name -> SettingsError (usage) before any write
-    return _apply(state_path, new, profile=args.name, overrides={}, open_fabric=open_fabric,
-                  what=f"profile {args.name}")
+    return _apply(state_path, new, profile=args.name, overrides={}, what=f"profile {args.name}")
 
 
 def _load_state(state_path: Path):
@@ -340,55 +343,51 @@ def _load_state(state_path: Path):
     return FabricState.load(state_path)
 
 
-def _apply(state_path: Path, new, *, profile: str, overrides: dict, open_fabric, what: str) -> int:
-    state, ctl = open_fabric(state_path, with_nics=True)
-    try:
+def _apply(state_path: Path, new, *, profile: str, overrides: dict, what: str) -> int:
+    """Write the difference to every switch and configure every NIC, then record it."""
+    from controller.session import attached
+
+    with attached(state_path, with_nics=True) as (state, ctl):
         ctl.connect(timeout=10)
         n = ctl.apply(new)
-    finally:
-        ctl.close()
+        nics = len(ctl.nics)
     state.profile, state.overrides = profile, overrides
     state.save(state_path)
-    print(f"{what}: {n} switch updates written, {len(ctl.nics)} NICs configured")
+    print(f"{what}: {n} switch updates written, {nics} NICs configured")
     return 0
 
 
 def cmd_run(args, state_path: Path) -> int:
-    from controller.session import open_fabric
+    from controller.report import comparison_table
+    from controller.session import attached
+    from controller.telemetry import Telemetry
     from controller.workloads import run_workload
 
-    state, ctl = open_fabric(state_path, with_nics=True)
-    hosts = args.hosts.split(",") if args.hosts else [h.name for h in ctl.topo.hosts]
+    state = _load_state(state_path)
+    hosts = args.hosts.split(",") if args.hosts else list(state.nics)
     for h in hosts:
         if h not in state.nics:
             raise UsageError(f"no NIC on host {h!r} (hosts: {', '.join(state.nics)})")
-    from controller.telemetry import Telemetry
-
-    try:
+    with attached(state_path, with_nics=True) as (state, ctl):
         ctl.connect(timeout=10)  # primary while the run lasts: INT reports come to us as packet-ins
         tel = Telemetry(ctl)
         ctl.on_packet_in = tel.on_packet_in
         result, path = run_workload(state, ctl, args.workload, hosts, size=args.size, cdf=args.cdf,
                                     load=args.load, flows=args.flows, timeout_s=args.timeout, progress=True,
                                     telemetry=tel)
-    finally:
-        ctl.close()
-    from controller.report import comparison_table
-
     print(comparison_table([result]))
     print(f"saved {path}")
     return 0 if result.ok else EXIT_FAIL
 
 
 def cmd_telemetry(args, state_path: Path) -> int:
-    from controller.session import open_fabric
+    from controller.session import attached
     from controller.telemetry import Telemetry
 
-    _, ctl = open_fabric(state_path)
-    sampler = Telemetry(ctl)
-    n = 0
-    try:
+    with attached(state_path) as (_, ctl):
+        sampler = Telemetry(ctl)
         sampler.sample()
+        n = 0
         while not args.count or n < args.count:
             time.sleep(args.interval)
             snap = sampler.sample()
@@ -398,8 +397,6 @@ def cmd_telemetry(args, state_path: Path) -> int:
             else:
                 print(f"--- sample {n}: {snap.span_us:.0f} us of fabric time")
                 print(snap.format(), flush=True)
-    finally:
-        ctl.close()
     return 0
 
 

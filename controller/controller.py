@@ -20,8 +20,8 @@ from controller.intent import Intent, diff
 from controller.p4info import P4InfoIndex
 from controller.pipeline import Pipeline
 from controller.settings import Settings
-from controller.switch_conn import SwitchConnection
-from p4switch.entries import ActionCall
+from controller.switch_conn import P4RuntimeError, SwitchConnection
+from p4switch.entries import ActionCall, CloneSession, Replica
 from topo.spec import Topology
 
 log = logging.getLogger(__name__)
@@ -99,8 +99,12 @@ class FabricController:
             fabric_rules.configure_nic(self.nics[host], self.topo, host, self.settings)
 
     def close(self) -> None:
+        """End every P4Runtime session and NIC management connection (the switches and NICs
+        keep running)."""
         for conn in self.conns.values():
             conn.close()
+        for nic in self.nics.values():
+            nic.close()
 
     # -- internals ----------------------------------------------------------------------
     def _converge(self, settings: Settings) -> int:
@@ -108,7 +112,13 @@ class FabricController:
         written = 0
         for name, conn in self.conns.items():
             updates = diff(self.p4, self.installed[name], desired[name])
-            conn.write(updates)
+            try:
+                conn.write(updates)
+            except P4RuntimeError:
+                # part of the batch may have gone in: learn what the switch really holds, so
+                # the next apply writes the right difference; the caller sees the error
+                self.installed[name] = self.read_intent(name, desired[name].defaults)
+                raise
             self.installed[name] = desired[name]
             written += len(updates)
         self.settings = settings
@@ -141,6 +151,39 @@ class FabricController:
         return handle
 
     # -- reads (CLI, telemetry, tests) ---------------------------------------------------
+    def read_intent(self, switch: str, defaults_of: Mapping[str, ActionCall] | None = None) -> Intent:
+        """What ``switch`` actually holds, in the controller's terms: every table entry, action
+        profile member and group, clone session, and the default action of the tables in
+        ``defaults_of`` (default: those the controller sets)."""
+        conn = self.conns[switch]
+        it = Intent()
+        everything = p4runtime_pb2.Entity()
+        everything.table_entry.table_id = 0
+        for e in conn.read([everything]):
+            table, entry, _ = self.p4.table_entry_from_pb(e.table_entry)
+            if entry is not None:
+                entry.counter = None  # statistics, not configuration
+                it.add_entry(table, entry)
+        for table in defaults_of if defaults_of is not None else self.installed[switch].defaults:
+            ent = p4runtime_pb2.Entity()
+            ent.table_entry.table_id = self.p4.get("tables", table).preamble.id
+            ent.table_entry.is_default_action = True
+            for e in conn.read([ent]):
+                _, _, action = self.p4.table_entry_from_pb(e.table_entry)
+                it.set_default(table, action)  # type: ignore[arg-type]
+        for prof in self.p4.names("action_profiles"):
+            for mid, call in self.read_members(switch, prof).items():
+                it.add_member(prof, mid, call)
+            for gid, members in self.read_groups(switch, prof).items():
+                it.add_group(prof, gid, members)
+        sessions = p4runtime_pb2.Entity()
+        sessions.packet_replication_engine_entry.clone_session_entry.session_id = 0
+        for e in conn.read([sessions]):
+            cs = e.packet_replication_engine_entry.clone_session_entry
+            replicas = [Replica(r.egress_port or int.from_bytes(r.port, "big"), r.instance) for r in cs.replicas]
+            it.add_clone_session(CloneSession(cs.session_id, replicas, cs.class_of_service, cs.packet_length_bytes))
+        return it
+
     def read_table(self, switch: str, table: str) -> list[p4runtime_pb2.TableEntry]:
         ent = p4runtime_pb2.Entity()
         ent.table_entry.table_id = self.p4.get("tables", table).preamble.id
@@ -156,24 +199,25 @@ class FabricController:
         return {e.counter_entry.index.index: (e.counter_entry.data.packet_count, e.counter_entry.data.byte_count)
                 for e in self.conns[switch].read(ents)}
 
-    def read_groups(self, switch: str, profile: str) -> dict[int, list[tuple[int, ActionCall | None]]]:
-        """group id -> [(member id, member action)] of one action profile."""
-        prof_id = self.p4.get("action_profiles", profile).preamble.id
-        mem = p4runtime_pb2.Entity()
-        mem.action_profile_member.action_profile_id = prof_id
-        grp = p4runtime_pb2.Entity()
-        grp.action_profile_group.action_profile_id = prof_id
-        conn = self.conns[switch]
-        members = {}
-        for e in conn.read([mem]):
+    def read_members(self, switch: str, profile: str) -> dict[int, ActionCall]:
+        """member id -> action of one action profile."""
+        ent = p4runtime_pb2.Entity()
+        ent.action_profile_member.action_profile_id = self.p4.get("action_profiles", profile).preamble.id
+        out = {}
+        for e in self.conns[switch].read([ent]):
             m = e.action_profile_member
             a = self.p4.by_id("actions", m.action.action_id)
             names = {p.id: p.name for p in a.params}
-            members[m.member_id] = ActionCall(a.preamble.name, {names[p.param_id]: int.from_bytes(p.value, "big")
-                                                               for p in m.action.params})
-        return {e.action_profile_group.group_id: [(m.member_id, members.get(m.member_id))
-                                                  for m in e.action_profile_group.members]
-                for e in conn.read([grp])}
+            out[m.member_id] = ActionCall(a.preamble.name, {names[p.param_id]: int.from_bytes(p.value, "big")
+                                                            for p in m.action.params})
+        return out
+
+    def read_groups(self, switch: str, profile: str) -> dict[int, list[tuple[int, int]]]:
+        """group id -> [(member id, weight)] of one action profile."""
+        ent = p4runtime_pb2.Entity()
+        ent.action_profile_group.action_profile_id = self.p4.get("action_profiles", profile).preamble.id
+        return {e.action_profile_group.group_id: [(m.member_id, m.weight) for m in e.action_profile_group.members]
+                for e in self.conns[switch].read([ent])}
 
     def read_register(self, switch: str, register: str, indices: list[int] | None = None) -> dict[int, int]:
         """index -> value of a register: all cells, or just ``indices``."""

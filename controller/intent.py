@@ -32,7 +32,6 @@ class Intent:
     defaults: dict[str, ActionCall] = field(default_factory=dict)
     members: dict[tuple[str, int], ActionCall] = field(default_factory=dict)
     groups: dict[tuple[str, int], tuple[tuple[int, int], ...]] = field(default_factory=dict)
-    registers: dict[tuple[str, int], int] = field(default_factory=dict)
     clone_sessions: dict[int, CloneSession] = field(default_factory=dict)
 
     def add_entry(self, table: str, entry: TableEntry) -> None:
@@ -48,17 +47,14 @@ class Intent:
         self.members[(profile, member_id)] = action
 
     def add_group(self, profile: str, group_id: int, members: list[tuple[int, int]]) -> None:
-        self.groups[(profile, group_id)] = tuple(members)
-
-    def set_register(self, name: str, index: int, value: int) -> None:
-        self.registers[(name, index)] = value
+        """``members``: (member id, weight); kept sorted, since a group has no member order."""
+        self.groups[(profile, group_id)] = tuple(sorted(members))
 
     def add_clone_session(self, cs: CloneSession) -> None:
         self.clone_sessions[cs.session_id] = cs
 
     def size(self) -> int:
-        return (len(self.entries) + len(self.defaults) + len(self.members) + len(self.groups)
-                + len(self.registers) + len(self.clone_sessions))
+        return len(self.entries) + len(self.defaults) + len(self.members) + len(self.groups) + len(self.clone_sessions)
 
 
 def _update(kind: int, **entity) -> Update:
@@ -90,8 +86,6 @@ def diff(p4: P4InfoIndex, old: Intent, new: Intent) -> list[Update]:
         out.append(_update(kind, table_entry=p4.table_entry_pb(table, entry)))
     for _, table, call in changed(old.defaults, new.defaults):
         out.append(_update(MODIFY, table_entry=p4.table_entry_pb(table, None, call)))
-    for _, (name, index), value in changed(old.registers, new.registers):
-        out.append(_update(MODIFY, register_entry=p4.register_pb(name, index, value)))
     # deletes: entries, then groups, then members (nothing may point at a deleted object)
     for key, (table, entry) in old.entries.items():
         if key not in new.entries:

@@ -213,16 +213,14 @@ class P4InfoIndex:
             msg.members.add(member_id=mid, weight=weight)
         return msg
 
-    def register_pb(self, register: str, index: int | None, value: int | None = None) -> p4runtime_pb2.RegisterEntry:
+    def register_pb(self, register: str, index: int | None) -> p4runtime_pb2.RegisterEntry:
+        """A register read: one cell, or every cell with ``index`` None."""
         reg = self.get("registers", register)
         msg = p4runtime_pb2.RegisterEntry(register_id=reg.preamble.id)
         if index is not None:
             if not 0 <= index < reg.size:
                 raise P4InfoError(f"register {register}: index {index} outside 0..{reg.size - 1}")
             msg.index.index = index
-        if value is not None:
-            width = reg.type_spec.bitstring.bit.bitwidth or reg.type_spec.bitstring.int.bitwidth
-            msg.data.bitstring = encode(value, width)
         return msg
 
     def counter_pb(self, counter: str, index: int | None) -> p4runtime_pb2.CounterEntry:
@@ -231,10 +229,6 @@ class P4InfoIndex:
         if index is not None:
             msg.index.index = index
         return msg
-
-    def register_width(self, register: str) -> int:
-        reg = self.get("registers", register)
-        return reg.type_spec.bitstring.bit.bitwidth or reg.type_spec.bitstring.int.bitwidth
 
     @staticmethod
     def clone_session_pb(cs: CloneSession) -> p4runtime_pb2.PacketReplicationEngineEntry:

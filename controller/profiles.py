@@ -32,6 +32,17 @@ PROFILES: dict[str, dict[str, Any]] = {
         "int": {"enabled": True, "sink_mode": "echo"},
         "nic": {"cc": "hpcc", "reliability": "sr"},
     },
+    # The other AI-fabric load balancer: flowlet switching (DLB) moves a flow to the least
+    # loaded uplink only after a pause longer than the flowlet timeout, so packets rarely
+    # reorder; NICs as in ai-fabric.
+    "ai-dlb": {
+        "description": "DLB flowlets (100 us), selective repeat, HPCC, PFC as safety net",
+        "lb": {"data_mode": "dlb", "flowlet_timeout_us": 100, "control_mode": "ecmp"},
+        "ecn": {"enabled": True},
+        "pfc": {"enabled": True, "xoff_bytes": 80_000, "xon_bytes": 40_000},
+        "int": {"enabled": True, "sink_mode": "echo"},
+        "nic": {"cc": "hpcc", "reliability": "sr"},
+    },
 }
 
 

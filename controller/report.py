@@ -7,6 +7,7 @@ balance is visible at a glance.
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import matplotlib
@@ -22,8 +23,8 @@ def label(r: RunResult) -> str:
     return f"{r.workload}/{r.profile}"
 
 
-def comparison_table(runs: list[RunResult]) -> str:
-    """One column per run, one row per metric (the demo's side-by-side view)."""
+def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
+    """[metric, value per run...] rows: the one definition of what a comparison shows."""
     rows: list[list[object]] = []
 
     def row(name: str, fn) -> None:
@@ -45,13 +46,28 @@ def comparison_table(runs: list[RunResult]) -> str:
     row("ECN marks", lambda r: r.ecn_marks)
     row("switch drops", lambda r: r.drops)
     row("INT reports", lambda r: r.int_reports)
-    return table(["metric", *(label(r) for r in runs)], rows)
+    return rows
+
+
+def comparison_table(runs: list[RunResult]) -> str:
+    """One column per run, one row per metric (the demo's side-by-side view)."""
+    return table(["metric", *(label(r) for r in runs)], comparison_rows(runs))
+
+
+def write_csv(runs: list[RunResult], path: Path) -> Path:
+    """The comparison as CSV (for spreadsheets and further plotting)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["metric", *(label(r) for r in runs)])
+        w.writerows(comparison_rows(runs))
+    return path
 
 
 def plot(runs: list[RunResult], out_dir: Path) -> list[Path]:
-    """Write the PNGs; returns their paths."""
+    """Write the PNGs and comparison.csv; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths: list[Path] = []
+    paths: list[Path] = [write_csv(runs, out_dir / "comparison.csv")]
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in runs:

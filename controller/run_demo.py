@@ -116,6 +116,10 @@ def load_topology(args: argparse.Namespace) -> Topology:
                       time_dilation=args.time_dilation or default, grpc_base=free_grpc_base(ids))
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def state_settings(path: Path) -> tuple[Settings, str]:
     """The settings the state file says the fabric runs (``fabricctl`` may have changed them)."""
     st = FabricState.load(path)
@@ -158,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     fab = FabricNet(topo, out / "fabric", args.target, args.pcap)
     ctl: FabricController | None = None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM tears down like Ctrl-C
     try:
         log.info("starting %s in Mininet (%d switches, %d RNIC hosts, time dilation %g) ...",
                  topo.name, len(topo.switches), len(topo.hosts), topo.time_dilation)
@@ -202,12 +205,12 @@ def main(argv: list[str] | None = None) -> int:
                   "from another shell. `exit` tears the fabric down.")
             fab.cli()
         elif args.keep:
-            print(f"fabric up; `fabricctl --state {state_path} status`; Ctrl-C to tear down")
-            try:
-                stop.wait()
-            except KeyboardInterrupt:
-                pass
+            print(f"fabric up; `fabricctl --state {state_path} status`; Ctrl-C to tear down", flush=True)
+            threading.Event().wait()  # until Ctrl-C or SIGTERM
         return 1 if failed else 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     finally:
         if ctl is not None:
             ctl.close()

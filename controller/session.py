@@ -7,6 +7,8 @@ to the long-running controller (P4Runtime arbitration), which keeps running undi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from controller.controller import FabricController
@@ -34,6 +36,16 @@ def open_fabric(state_path: Path, with_nics: bool = False) -> tuple[FabricState,
     )
     ctl.adopt(current_settings(state), profile_label(state))
     return state, ctl
+
+
+@contextmanager
+def attached(state_path: Path, with_nics: bool = False) -> Iterator[tuple[FabricState, FabricController]]:
+    """``open_fabric`` for a ``with`` block: the sessions and NIC connections are closed after."""
+    state, ctl = open_fabric(state_path, with_nics)
+    try:
+        yield state, ctl
+    finally:
+        ctl.close()
 
 
 def current_settings(state: FabricState) -> Settings:

@@ -110,6 +110,12 @@ class Nic:
             for k, v in self.cc_params.items()
         ):
             raise SettingsError("nic.cc_params must map parameter names to numbers")
+        from nicmodel.cc import create_cc  # the NIC model's own check of names and ranges
+
+        try:
+            create_cc(self.cc, 100e9, self.cc_params)
+        except ValueError as e:
+            raise SettingsError(f"nic.cc_params: {e}") from None
 
 
 @dataclass

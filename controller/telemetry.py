@@ -190,9 +190,13 @@ class Telemetry:
         return out
 
     def queue_depth_series(self) -> dict[str, list[tuple[float, int]]]:
+        """"switch:port" -> (time, packets) from the INT hop records of the current run, time
+        counted from the run's first record (switch clocks are only roughly aligned)."""
+        hops = self.hops[self._hops_start:]
+        t0 = min((h.t_us for h in hops), default=0)
         out: dict[str, list[tuple[float, int]]] = {}
-        for h in self.hops[self._hops_start:]:
-            out.setdefault(f"{h.switch}:{h.port}", []).append((float(h.t_us), h.qdepth))
+        for h in hops:
+            out.setdefault(f"{h.switch}:{h.port}", []).append((float(h.t_us - t0), h.qdepth))
         return out
 
     def write(self, directory: Path) -> None:

@@ -3,12 +3,14 @@
 The NICs run the traffic themselves (``start_workload`` of the management API); this module
 gives each one its rank and peers, watches progress, samples switch telemetry meanwhile, and
 turns NIC statistics plus switch counters into one :class:`RunResult` saved under
-``<out_dir>/runs``. Peers are addressed by IP with the *sender's* gateway MAC as destination,
+``<out_dir>/runs``; the time series (switch samples, INT hops, each NIC's full statistics with
+its rate/window series) go to ``<out_dir>/telemetry/<run>/``. Peers are addressed by IP with the *sender's* gateway MAC as destination,
 as an L3 fabric requires (the leaf routes on IP and rewrites the MAC hop by hop).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -93,7 +95,10 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
     n = len(list(out.glob("*.json"))) + 1
     path = out / f"{n:03d}-{workload}-{ctl.profile}.json"
     result.save(path)
-    tel.write(Path(state.out_dir) / "telemetry" / path.stem)
+    tel_dir = Path(state.out_dir) / "telemetry" / path.stem
+    tel.write(tel_dir)
+    for host, st in stats.items():  # each NIC's full statistics: messages, rate/window series, counters
+        (tel_dir / f"nic-{host}.json").write_text(json.dumps(st, indent=1, default=str))
     return result, path
 
 

@@ -5,6 +5,8 @@ into :class:`nicmodel.cc.base.HopInt` for congestion control, and pack/unpack th
 the receiving NIC puts after the AETH of its ACKs (1-byte hop count, the 12-byte INT-MD
 header, the hops as they were in the stack, newest first). ``push_hop`` / ``strip`` do what
 an INT source/transit hop and a sink do to a frame, for simulated switches and tests.
+``parse_report`` reads the telemetry reports a sink sends to the collector (p4src/README.md,
+"INT report format"), for the controller's collector and tests.
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ INSTRUCTIONS = 0xFF00
 DOMAIN_ID = 0x0AF1
 DEFAULT_MAX_HOPS = 5
 
+REPORT_HDR_LEN = 16
+REPORT_VERSION = 1
+REPORT_KIND_INT = 1
+
 _SHIM = struct.Struct("!BBH")
+_REPORT = struct.Struct("!BBHIII")
 _HOP = struct.Struct("!IHHIIIIII")
 _U16 = struct.Struct("!H")
 
@@ -186,3 +193,37 @@ def strip(frame: bytes) -> tuple[bytes, IntStack | None]:
     out[udp + 2:udp + 4] = _U16.pack(stack.orig_dport)
     _grow(out, ip, udp, -stack.nbytes)
     return bytes(out), stack
+
+
+# --- telemetry reports (sink -> collector) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    """One INT report: the sink's report header and the reported packet."""
+
+    hop_count: int  # hop records in the inner stack, the sink's own included
+    switch_id: int  # the sink
+    seq_no: int  # per sink, from 0
+    ingress_ts_us: int  # low 32 bits of the packet's ingress time at the sink
+    inner: bytes  # the packet as it reached the sink, with the sink's hop, cut after its BTH
+
+    def stack(self) -> IntStack:
+        """The INT stack the reported packet carried."""
+        _, udp = _ip_udp(self.inner)
+        if _U16.unpack_from(self.inner, udp + 2)[0] != INT_UDP_PORT:
+            raise ValueError("the reported packet carries no INT")
+        return parse_stack(self.inner, udp + 8, len(self.inner))[0]
+
+
+def parse_report(frame: bytes) -> Report:
+    """A report frame: Ethernet / IPv4 / UDP (to the port the control plane chose) / 16-byte
+    report header / inner packet. Raises ValueError for anything else."""
+    _, udp = _ip_udp(frame)
+    off = udp + 8
+    if len(frame) < off + REPORT_HDR_LEN:
+        raise ValueError("truncated INT report header")
+    verkind, hops, _, switch_id, seq, ts = _REPORT.unpack_from(frame, off)
+    if verkind != (REPORT_VERSION << 4 | REPORT_KIND_INT):
+        raise ValueError(f"report version/kind {verkind:#04x} is not INT-MD version 1")
+    return Report(hops, switch_id, seq, ts, bytes(frame[off + REPORT_HDR_LEN:]))

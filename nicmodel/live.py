@@ -53,6 +53,12 @@ class DilatedClock:
         return fabric_ns * self.d / 1e9
 
 
+# A controller starts the hosts' workloads one after another; a WRITE reaching a peer whose
+# queue pairs are not set up yet would be dropped there and resent only after a timeout
+# (a whole message late, and counted as retransmissions). So, unless the spec says
+# otherwise (``start_delay_ns``), a live NIC waits this much wall time before its first message.
+LIVE_START_GRACE_S = 0.25
+
 # IPv4 + UDP + BTH + RETH + ICRC around a full payload: the largest frame's IP packet.
 ROCE_IP_OVERHEAD = 20 + 8 + 12 + 16 + 4
 
@@ -302,6 +308,8 @@ class LiveNic:
         with self.lock:
             if self.endpoint is not None and not self.endpoint.done:
                 raise MgmtError("bad_state", "a workload is running; wait for it or call reset")
+            if isinstance(spec, dict) and "start_delay_ns" not in spec:
+                spec = {**spec, "start_delay_ns": int(LIVE_START_GRACE_S * 1e9 / self.clock.d)}
             ws = WorkloadSpec.from_dict(spec)
             if ws.peer(ws.rank).ip != self.ip:
                 raise ValueError(f"rank {ws.rank} is {ws.peer(ws.rank).ip}, but this NIC is {self.ip}")

@@ -33,6 +33,8 @@ Methods (params -> result):
     rank; queue pairs and memory regions are set up deterministically from the ranks (QPN
     0x100 + peer rank, PSN 0, same addresses and keys on every host), so no QPs need to be
     exchanged. Each workload starts on a fresh NIC state (counters and statistics too).
+    Without ``start_delay_ns`` a live NIC waits 0.25 s of wall time before its first
+    message, so that hosts started one after another all have their QPs up in time.
 ``workload_status`` {} -> {kind, progress 0..1, done, errors: [...]}
 ``stats`` {} -> the run statistics dict (``nicmodel.stats.RunStats.to_dict``)
 ``reset`` {} -> {reset: true}: stops the workload, drops QPs and statistics.

@@ -25,7 +25,6 @@ All times are integer nanoseconds of fabric time.
 from __future__ import annotations
 
 import heapq
-import ipaddress
 from collections import deque
 from itertools import count
 from typing import Iterable
@@ -35,35 +34,10 @@ from nicmodel.cc.base import CongestionControl, LineRate
 from nicmodel.counters import NicCounters
 from nicmodel.qp import QueuePair
 from nicmodel.roce import Malformed
-from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, VerbsError)
+from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, VerbsError,
+                            parse_ip, parse_mac)
 
 __all__ = ["Nic", "parse_mac", "parse_ip"]
-
-
-def parse_mac(mac: bytes | str) -> bytes:
-    """6 bytes from ``"02:00:00:00:00:01"`` (or bytes as they are)."""
-    if isinstance(mac, str):
-        try:
-            b = bytes.fromhex(mac.replace(":", "").replace("-", ""))
-        except ValueError:
-            raise VerbsError(f"MAC address {mac!r} is not hex") from None
-    else:
-        b = bytes(mac)
-    if len(b) != 6:
-        raise VerbsError(f"MAC address {mac!r} is not 6 bytes")
-    return b
-
-
-def parse_ip(ip: bytes | str) -> bytes:
-    """4 bytes from ``"10.0.0.1"`` (or bytes as they are)."""
-    if isinstance(ip, str):
-        try:
-            return ipaddress.IPv4Address(ip).packed
-        except ValueError as e:
-            raise VerbsError(str(e)) from None
-    if len(ip) != 4:
-        raise VerbsError(f"IPv4 address {ip!r} is not 4 bytes")
-    return bytes(ip)
 
 
 class Nic:
@@ -236,7 +210,7 @@ class Nic:
         self.now_ns = now_ns
         cnt = self.counters
         cnt.frames_received += 1
-        if pfc.is_pfc(frame):
+        if pfc.is_mac_control(frame):  # consumed by the MAC: PFC/PAUSE obeyed, others counted
             try:
                 self._on_pause(pfc.parse(frame), now_ns)
             except ValueError:

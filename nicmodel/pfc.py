@@ -1,10 +1,13 @@
-"""IEEE 802.1Qbb priority flow control (PFC) pause frames: the one parser and builder.
+"""MAC control pause frames (IEEE 802.1Qbb PFC and 802.3 Annex 31B PAUSE): the one parser
+and builder of this wire format, shared by the NIC model (obeys pauses), the simulated
+switch (sends and obeys them) and the software switch's MAC (p4switch/switch/pfc.py).
 
-A PFC frame is a MAC control frame: destination 01-80-C2-00-00-01, EtherType 0x8808,
-opcode 0x0101, a 16-bit class-enable vector (bit i = priority i), then eight 16-bit pause
-times, one per priority, in quanta of 512 bit times at the receiving port's speed. A time
-of 0 for an enabled class means "resume now". The frame is padded to the 60-byte minimum.
-Shared by the NIC (obeys pauses) and switch models (send them).
+A MAC control frame has EtherType 0x8808 and a 16-bit opcode; a MAC consumes every one
+of them and never passes it up. PFC (opcode 0x0101, destination 01-80-C2-00-00-01): a
+16-bit class-enable vector (bit i = priority i), then eight 16-bit pause times, one per
+priority, in quanta of 512 bit times at the receiving port's speed; a time of 0 for an
+enabled class means "resume now". PAUSE (opcode 0x0001): one pause time for the whole
+link, i.e. for every priority. Frames are padded to the 60-byte minimum.
 """
 
 from __future__ import annotations
@@ -15,40 +18,68 @@ from dataclasses import dataclass
 PFC_DST_MAC = bytes.fromhex("0180c2000001")
 ETH_P_MAC_CONTROL = 0x8808
 PFC_OPCODE = 0x0101
+PAUSE_OPCODE = 0x0001
 PRIORITIES = 8
 QUANTUM_BITS = 512
 MIN_FRAME = 60
+ALL_PRIORITIES = (1 << PRIORITIES) - 1
 _BODY = struct.Struct("!HH8H")
+_PAUSE = struct.Struct("!HH")
+_OPCODE = struct.Struct("!H")
 
 
 @dataclass(frozen=True)
 class PauseFrame:
-    """A parsed PFC frame: which priorities it addresses and their pause times (quanta)."""
+    """A parsed pause frame: which priorities it addresses and their pause times (quanta).
+    An 802.3x PAUSE addresses every priority with its one time."""
 
     src_mac: bytes
     class_enable: int
     quanta: tuple[int, ...]  # 8 entries, index = priority
+    opcode: int = PFC_OPCODE
 
     def enabled(self) -> list[int]:
         """Priorities whose pause time this frame sets."""
         return [p for p in range(PRIORITIES) if self.class_enable >> p & 1]
 
+    def times(self) -> tuple[int | None, ...]:
+        """Per priority: the pause time in quanta, or None when the frame leaves it alone."""
+        return tuple(q if self.class_enable >> p & 1 else None for p, q in enumerate(self.quanta))
 
-def is_pfc(frame: bytes) -> bool:
-    """True for a MAC control frame addressed to the PFC multicast address."""
-    return frame[:6] == PFC_DST_MAC and frame[12:14] == b"\x88\x08"
+
+class UnsupportedOpcode(ValueError):
+    """A well-formed MAC control frame that is neither PFC nor PAUSE (a MAC consumes and
+    counts it)."""
+
+    def __init__(self, opcode: int) -> None:
+        super().__init__(f"MAC control opcode {opcode:#06x} is neither PFC nor PAUSE")
+        self.opcode = opcode
+
+
+def is_mac_control(frame: bytes) -> bool:
+    """True for any MAC control frame (EtherType 0x8808): the MAC's to consume."""
+    return frame[12:14] == b"\x88\x08"
 
 
 def parse(frame: bytes) -> PauseFrame:
-    """Parse a PFC frame; raises ValueError for other MAC control opcodes or truncation."""
-    if not is_pfc(frame):
-        raise ValueError("not a MAC control frame to 01-80-C2-00-00-01")
-    if len(frame) < 14 + _BODY.size:
-        raise ValueError("truncated PFC frame")
-    opcode, cev, *quanta = _BODY.unpack_from(frame, 14)
-    if opcode != PFC_OPCODE:
-        raise ValueError(f"MAC control opcode {opcode:#06x} is not PFC")
-    return PauseFrame(frame[6:12], cev & 0xFF, tuple(quanta))
+    """Parse a PFC or PAUSE frame. Raises :class:`UnsupportedOpcode` for other MAC control
+    opcodes and ValueError for anything else (not MAC control, truncated)."""
+    if not is_mac_control(frame):
+        raise ValueError("not a MAC control frame (EtherType 0x8808)")
+    if len(frame) < 16:
+        raise ValueError("truncated MAC control frame")
+    opcode = _OPCODE.unpack_from(frame, 14)[0]
+    if opcode == PFC_OPCODE:
+        if len(frame) < 14 + _BODY.size:
+            raise ValueError("truncated PFC frame")
+        _, cev, *quanta = _BODY.unpack_from(frame, 14)
+        return PauseFrame(frame[6:12], cev & ALL_PRIORITIES, tuple(quanta))
+    if opcode == PAUSE_OPCODE:
+        if len(frame) < 14 + _PAUSE.size:
+            raise ValueError("truncated PAUSE frame")
+        time = _PAUSE.unpack_from(frame, 14)[1]
+        return PauseFrame(frame[6:12], ALL_PRIORITIES, (time,) * PRIORITIES, PAUSE_OPCODE)
+    raise UnsupportedOpcode(opcode)
 
 
 def build(src_mac: bytes, quanta: dict[int, int]) -> bytes:
@@ -61,8 +92,19 @@ def build(src_mac: bytes, quanta: dict[int, int]) -> bytes:
             raise ValueError(f"bad PFC priority/quanta {prio}/{q}")
         cev |= 1 << prio
         times[prio] = q
-    frame = PFC_DST_MAC + src_mac + struct.pack("!H", ETH_P_MAC_CONTROL) + _BODY.pack(
-        PFC_OPCODE, cev, *times)
+    return _pad(PFC_DST_MAC + src_mac + struct.pack("!H", ETH_P_MAC_CONTROL)
+                + _BODY.pack(PFC_OPCODE, cev, *times))
+
+
+def build_pause(src_mac: bytes, quanta: int) -> bytes:
+    """An 802.3x PAUSE frame: the whole link (every priority) for ``quanta`` (0 = resume)."""
+    if not 0 <= quanta <= 0xFFFF:
+        raise ValueError(f"bad PAUSE quanta {quanta}")
+    return _pad(PFC_DST_MAC + src_mac + struct.pack("!H", ETH_P_MAC_CONTROL)
+                + _PAUSE.pack(PAUSE_OPCODE, quanta))
+
+
+def _pad(frame: bytes) -> bytes:
     return frame + bytes(MIN_FRAME - len(frame))
 
 

@@ -31,7 +31,7 @@ from nicmodel.cc.base import AckInfo, CongestionControl
 from nicmodel.counters import QpCounters
 from nicmodel.psn import to_wire, unwrap
 from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, Reliability,
-                            VerbsError, WcOpcode, WcStatus)
+                            VerbsError, WcOpcode, WcStatus, parse_ip, parse_mac)
 
 if TYPE_CHECKING:
     from nicmodel.nic import Nic
@@ -194,11 +194,11 @@ class QueuePair:
 
     # ------------------------------------------------------------------ verbs
 
-    def connect(self, dest_mac: bytes, dest_ip: bytes, dest_qpn: int, dest_psn: int) -> None:
+    def connect(self, dest_mac: bytes | str, dest_ip: bytes | str, dest_qpn: int, dest_psn: int) -> None:
         """Bring the QP to RTS towards the remote QP ``dest_qpn`` whose first PSN is
-        ``dest_psn`` (what ibv_modify_qp to RTR/RTS sets)."""
-        if len(dest_mac) != 6 or len(dest_ip) != 4:
-            raise VerbsError("destination MAC must be 6 bytes and IP 4 bytes")
+        ``dest_psn`` (what ibv_modify_qp to RTR/RTS sets). Addresses as ``Nic`` takes them:
+        bytes, or ``"02:00:00:00:00:01"`` / ``"10.0.0.1"``."""
+        dest_mac, dest_ip = parse_mac(dest_mac), parse_ip(dest_ip)
         if not 0 <= dest_qpn < 1 << 24 or not 0 <= dest_psn < 1 << 24:
             raise VerbsError("destination QPN and PSN must fit 24 bits")
         if self.state is not QpState.RESET:

@@ -6,6 +6,7 @@ RDMA read them at once; the model keeps one completion queue per NIC.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from enum import Enum, IntFlag
 
@@ -13,6 +14,32 @@ from enum import Enum, IntFlag
 class VerbsError(ValueError):
     """A verbs call with bad arguments (unknown QP, range outside a memory region, ...).
     Nothing is posted when it is raised."""
+
+
+def parse_mac(mac: bytes | str) -> bytes:
+    """6 bytes from ``"02:00:00:00:00:01"`` (or bytes as they are)."""
+    if isinstance(mac, str):
+        try:
+            b = bytes.fromhex(mac.replace(":", "").replace("-", ""))
+        except ValueError:
+            raise VerbsError(f"MAC address {mac!r} is not hex") from None
+    else:
+        b = bytes(mac)
+    if len(b) != 6:
+        raise VerbsError(f"MAC address {mac!r} is not 6 bytes")
+    return b
+
+
+def parse_ip(ip: bytes | str) -> bytes:
+    """4 bytes from ``"10.0.0.1"`` (or bytes as they are)."""
+    if isinstance(ip, str):
+        try:
+            return ipaddress.IPv4Address(ip).packed
+        except ValueError as e:
+            raise VerbsError(str(e)) from None
+    if len(ip) != 4:
+        raise VerbsError(f"IPv4 address {ip!r} is not 4 bytes")
+    return bytes(ip)
 
 
 class Reliability(Enum):

@@ -88,9 +88,10 @@ control FabricIngress(inout headers_t hdr,
             }
             if (meta.drop_reason == 0) {
                 if (meta.clone_kind == CLONE_PFC) {
-                    clone_preserving_field_list(CloneType.I2E,
-                        PFC_SESSION_BASE + (bit<32>)standard_metadata.ingress_port,
-                        CLONE_FIELD_LIST);
+                    /* The session id is computed into a variable first: every p4c version
+                     * passes a plain variable to BMv2's clone primitive. */
+                    bit<32> pfc_session = PFC_SESSION_BASE + (bit<32>)standard_metadata.ingress_port;
+                    clone_preserving_field_list(CloneType.I2E, pfc_session, CLONE_FIELD_LIST);
                 } else if (meta.clone_kind == CLONE_INT_REPORT) {
                     clone_preserving_field_list(CloneType.I2E, INT_REPORT_SESSION,
                         CLONE_FIELD_LIST);

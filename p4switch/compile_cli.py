@@ -15,8 +15,10 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 from google.protobuf import json_format
+from p4.config.v1 import p4info_pb2
 
 from p4switch.p4info import IdError, P4InfoError, generate_p4info, p4info_to_text
 from p4switch.p4info.device_config import encode
@@ -37,11 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _defines(items: list[str]) -> dict[str, str]:
+def parse_defines(items: list[str]) -> dict[str, str]:
+    """``-D`` arguments as cpp takes them: ``X=Y`` defines X as Y, a bare ``X`` as 1."""
     out: dict[str, str] = {}
     for item in items:
-        key, _, value = item.partition("=")
-        out[key] = value if _ else "1"
+        key, eq, value = item.partition("=")
+        out[key] = value if eq else "1"
     return out
 
 
@@ -54,21 +57,32 @@ def _output_path(source: Path, output: str | None) -> Path:
     return out
 
 
-def _write_p4info(p4info, files: str) -> None:
-    for name in filter(None, files.split(",")):
-        suffix = Path(name).suffix
-        if suffix in (".txt", ".txtpb"):
-            Path(name).write_text(p4info_to_text(p4info))
-        elif suffix == ".json":
-            Path(name).write_text(json_format.MessageToJson(p4info, indent=2) + "\n")
-        elif suffix == ".bin":
-            Path(name).write_bytes(p4info.SerializeToString())
-        else:
-            raise ValueError(f"{name}: could not detect P4Runtime file format from suffix; "
+_P4INFO_FORMATS: dict[str, Callable[[p4info_pb2.P4Info], str | bytes]] = {
+    ".txt": p4info_to_text,
+    ".txtpb": p4info_to_text,
+    ".json": lambda p4info: json_format.MessageToJson(p4info, indent=2) + "\n",
+    ".bin": lambda p4info: p4info.SerializeToString(),
+}
+
+
+def _write_p4info(p4info: p4info_pb2.P4Info, files: str) -> None:
+    """Write every requested P4Info file; a name with an unknown suffix is refused before
+    anything is written, so a typo does not leave half of the outputs stale."""
+    names = [Path(name) for name in files.split(",") if name]
+    for path in names:
+        if path.suffix not in _P4INFO_FORMATS:
+            raise ValueError(f"{path}: could not detect P4Runtime file format from suffix; "
                              "known suffixes are .txt, .txtpb, .json, .bin")
+    for path in names:
+        data = _P4INFO_FORMATS[path.suffix](p4info)
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        else:
+            path.write_text(data)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit status 0 on success, 1 on any error (printed, never a traceback)."""
     args = _parser().parse_args(argv)
     from p4switch.frontend import CompileError, compile_file
 
@@ -77,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     source = Path(args.source)
     try:
-        checked = compile_file(str(source), include_dirs=args.include, defines=_defines(args.define))
+        checked = compile_file(str(source), include_dirs=args.include, defines=parse_defines(args.define))
         p4info = generate_p4info(checked)
         if args.p4runtime_files:
             _write_p4info(p4info, args.p4runtime_files)

@@ -100,6 +100,8 @@ class CounterData:
 class TableEntry:
     """One entry. ``match`` is keyed by key-field name; a field left out matches anything
     (allowed for ternary, range, optional and lpm). ``priority`` follows P4Runtime: larger wins.
+    ``metadata`` is the controller's opaque cookie (P4Runtime ``TableEntry.metadata``): the
+    switch never looks at it but must give it back on every read.
     """
 
     match: dict[str, FieldMatch]
@@ -108,6 +110,7 @@ class TableEntry:
     counter: CounterData | None = None
     meter: MeterConfig | None = None
     idle_timeout_ns: int = 0
+    metadata: bytes = b""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ Tests get their parameters through ``--test-params``: ``grpc_addr``, ``device_id
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             failed += 1
             print(f"suite {test_dir.name} failed; logs in {work}", file=sys.stderr)
         elif not args.keep:
-            subprocess.run(["rm", "-rf", str(work)])
+            shutil.rmtree(work, ignore_errors=True)
         else:
             print(f"work directory kept: {work}")
     return 1 if failed else 0

@@ -81,6 +81,9 @@ class P4Info:
     def counter(self, name: str) -> p4info_pb2.Counter:
         return self._find("counters", name)
 
+    def action_profile(self, name: str) -> p4info_pb2.ActionProfile:
+        return self._find("action_profiles", name)
+
     def controller_header(self, name: str) -> p4info_pb2.ControllerPacketMetadata:
         return self._find("controller_packet_metadata", name)
 
@@ -97,7 +100,11 @@ class P4RuntimeClient:
         self.election_id = election_id
         self.timeout = timeout
         self.channel = grpc.insecure_channel(address)
-        grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            self.channel.close()
+            raise ConnectionError(f"no P4Runtime server on {address} within {timeout} s") from None
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.p4info: P4Info | None = None
         self._requests: queue.Queue = queue.Queue()
@@ -119,6 +126,7 @@ class P4RuntimeClient:
             self.close()
             raise ConnectionError(f"no arbitration answer from {address} within {timeout} s") from None
         if reply.status.code != 0:
+            self.close()
             raise ConnectionError(f"not primary on {address}: {reply.status.message}")
 
     def _read_stream(self) -> None:

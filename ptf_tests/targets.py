@@ -19,8 +19,12 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ptf_tests.p4rt import P4RuntimeClient
 
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -120,7 +124,6 @@ class SwitchProcess:
     grpc_addr: str
     thrift_port: int
     log_path: Path | None = None
-    extra: dict = field(default_factory=dict)
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Until the gRPC port accepts connections; raises with the log if the switch died."""
@@ -160,7 +163,7 @@ def start_switch(cmd: list[str], grpc_addr: str, thrift_port: int, log_path: str
     return SwitchProcess(proc, grpc_addr, thrift_port, Path(log_path))
 
 
-def push_pipeline(grpc_addr: str, device_id: int, compiled: Compiled, election_id: int = 1):
+def push_pipeline(grpc_addr: str, device_id: int, compiled: Compiled, election_id: int = 1) -> P4RuntimeClient:
     """Connect as primary controller and install the program; returns the connected client."""
     from ptf_tests.p4rt import P4RuntimeClient, load_p4info
 

@@ -52,10 +52,13 @@ class VethPairs:
         self.delete()
 
 
+# ethtool -K arguments: no checksum or segmentation offloads, so a raw socket sees finished frames.
+OFFLOADS_OFF = ("rx", "off", "tx", "off", "sg", "off", "tso", "off", "gso", "off", "gro", "off")
+
+
 def quiet(ifname: str) -> None:
     """Bring an interface up without IPv6 chatter and without checksum/segmentation offloads."""
     subprocess.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.disable_ipv6=1"], capture_output=True)
     if shutil.which("ethtool"):
-        subprocess.run(["ethtool", "-K", ifname, "rx", "off", "tx", "off", "sg", "off", "tso", "off",
-                        "gso", "off", "gro", "off"], capture_output=True)
+        subprocess.run(["ethtool", "-K", ifname, *OFFLOADS_OFF], capture_output=True)
     _run("ip", "link", "set", ifname, "up")

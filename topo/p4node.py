@@ -17,9 +17,7 @@ from typing import Any
 from mininet.node import Host, Switch
 
 from ptf_tests.targets import SwitchProcess, free_tcp_port, start_switch, switch_command
-from ptf_tests.veth import quiet
-
-OFFLOADS_OFF = "rx off tx off sg off tso off gso off gro off"
+from ptf_tests.veth import OFFLOADS_OFF, quiet
 
 
 class P4Switch(Switch):
@@ -78,6 +76,6 @@ class P4Host(Host):
         result = Host.config(self, **params)
         for intf in self.intfList():
             if intf.name != "lo":
-                self.cmd(f"ethtool -K {intf.name} {OFFLOADS_OFF}")
+                self.cmd(f"ethtool -K {intf.name} {' '.join(OFFLOADS_OFF)}")
         self.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
         return result

@@ -162,8 +162,8 @@ control PfcEgress(inout headers_t hdr,
                     meta.clone_kind = CLONE_PFC;
                     meta.pfc_pause = 0;
                     pfc_resumes_sent.count(index);
-                    clone_preserving_field_list(CloneType.E2E,
-                        PFC_SESSION_BASE + (bit<32>)meta.ingress_port, CLONE_FIELD_LIST);
+                    bit<32> pfc_session = PFC_SESSION_BASE + (bit<32>)meta.ingress_port;
+                    clone_preserving_field_list(CloneType.E2E, pfc_session, CLONE_FIELD_LIST);
                 }
             }
         }

@@ -3,7 +3,9 @@
 Expected frames are built with scapy and ``ptf_tests/fabric/fabric_packets.py`` from what the
 control-plane contract (p4src/README.md) and INT_LAYOUT.md say, not from the P4 code, so the
 STF files check the program against the documents. ``*`` nibbles stand for values the STF
-clock decides (timestamps). Run ``python p4src/tests/make_stf.py`` after changing a test.
+clock decides (timestamps). Entries of tables with ternary keys carry an explicit priority
+(in STF the larger wins): p4c's BMv2 STF driver turns an ``add`` into ``table_add`` and BMv2
+refuses a ternary entry without one. Run ``python p4src/tests/make_stf.py`` after changing a test.
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ def routing() -> str:
         "check_counter FabricIngress.counters.drop_reasons(4) packets == 1",
         "check_counter FabricIngress.counters.rx_port(1) packets == 10",
         "# ARP punted: PacketIn header (ingress_port 1 in 9 bits, 7 bits pad) + the frame",
-        "add FabricIngress.acl.acl hdr.ethernet.ether_type:0x0806 FabricIngress.acl.punt_to_cpu()",
+        "add FabricIngress.acl.acl 10 hdr.ethernet.ether_type:0x0806 FabricIngress.acl.punt_to_cpu()",
         f"packet 1 {hexs(arp)}",
         f"expect {CPU} {(1 << 7):04X}{hexs(arp)}$",
         "# PacketOut: header egress_port 3, the frame leaves port 3 as it is",
@@ -139,8 +141,8 @@ def classify() -> str:
     lines = [
         "# Classes: DSCP 26 -> priority 3; RoCE CNP (BTH opcode 0x81) -> 6; the rest 0. The",
         "# priority is the egress queue: tx_queue counts by egress port * 8 + priority.",
-        f"add {CLASSIFY} hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
-        f"add {CLASSIFY} meta.is_roce:0b1 meta.bth_opcode:0x81 FabricIngress.classify.set_priority(priority:6)",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {CLASSIFY} 20 meta.is_roce:0b1 meta.bth_opcode:0x81 FabricIngress.classify.set_priority(priority:6)",
         f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
         *next_hops([2]),
     ]
@@ -156,7 +158,7 @@ def spray() -> str:
     lines = [
         "# Round-robin spraying over 3 members: packets 1..7 go to ports 2, 3, 4, 2, 3, 4, 2.",
         f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000200/24 FabricIngress.routing.set_nh_group(group_id:5)",
-        "add FabricIngress.routing.lb_mode meta.nh_group:0x0005 "
+        "add FabricIngress.routing.lb_mode 10 meta.nh_group:0x0005 "
         "FabricIngress.routing.set_lb_mode(mode:2, hash_qp:0, flowlet_timeout_us:0)",
         "add FabricIngress.routing.lb_group meta.nh_group:5 FabricIngress.routing.set_lb_members("
         "count:3, port0:2, port1:3, port2:4, port3:0, port4:0, port5:0, port6:0, port7:0)",
@@ -179,7 +181,7 @@ def pfc_test() -> str:
         "# PFC with XOFF 1 / XON 0 on port 1 for priority 3: a RoCE data packet (DSCP 26 ->",
         "# priority 3) makes the switch pause priority 3 towards port 1 (clone session 257) and,",
         "# once it has left, resume it. Priority 0 traffic is not PFC-enabled: no frames.",
-        f"add {CLASSIFY} hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
         f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
         *next_hops([2]),
         "add FabricIngress.pfc.pfc_port standard_metadata.ingress_port:1 FabricIngress.pfc.set_pfc_port("
@@ -203,7 +205,7 @@ def _lb_setup(group: int, mode: int, ports: list[int], timeout_us: int = 0) -> l
     members = ", ".join(f"port{i}:{ports[i] if i < len(ports) else 0}" for i in range(8))
     return [
         f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000200/24 FabricIngress.routing.set_nh_group(group_id:{group})",
-        f"add FabricIngress.routing.lb_mode meta.nh_group:0x{group:04X} "
+        f"add FabricIngress.routing.lb_mode 10 meta.nh_group:0x{group:04X} "
         f"FabricIngress.routing.set_lb_mode(mode:{mode}, hash_qp:0, flowlet_timeout_us:{timeout_us})",
         f"add FabricIngress.routing.lb_group meta.nh_group:{group} "
         f"FabricIngress.routing.set_lb_members(count:{len(ports)}, {members})",
@@ -288,10 +290,10 @@ def int_source_transit() -> str:
         "# INT source and transit (INT_LAYOUT.md): a watched RoCE WRITE gets shim + INT-MD + this",
         "# switch's hop (UDP dport 4792, lengths, checksum); ACKs and unwatched flows do not;",
         "# an INT packet gets a second hop, newest first; with no hops left only the e bit is set.",
-        f"add {CLASSIFY} hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
         f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
         *next_hops([2]),
-        "add FabricIngress.int_ingress.int_watchlist hdr.ipv4.src_addr:0x0A000101&&&0xFFFFFFFF "
+        "add FabricIngress.int_ingress.int_watchlist 10 hdr.ipv4.src_addr:0x0A000101&&&0xFFFFFFFF "
         "FabricIngress.int_ingress.int_source(max_hops:5)",
         "add FabricEgress.int_egress.int_transit_port meta.out_port:2 "
         f"FabricEgress.int_egress.int_transit(switch_id_value:0x11, link_rate_mbps:{rate})",
@@ -336,7 +338,7 @@ def int_sink() -> str:
         "# lengths restored) and the collector on port 4 (clone session 1) a report: outer",
         "# Ethernet/IPv4/UDP 32766, 16-byte report header, the received frame with the sink's hop",
         "# pushed, cut after the BTH. Port 3 (to-host mode, HPCC): INT kept with the sink's hop.",
-        f"add {CLASSIFY} hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
         f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
         f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000303/32 FabricIngress.routing.route_to_port(port:3)",
         *next_hops([2, 3]),

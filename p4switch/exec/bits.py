@@ -2,7 +2,8 @@
 
 Every ``bit<W>`` and ``int<W>`` value lives in the executor as a non-negative int already
 masked to its width (two's complement for ``int<W>``), so that equality, table keys and
-deparsing never need a conversion. Only the signed operations go through ``to_signed``.
+deparsing never need a conversion. Only the signed operations go through ``to_signed`` (the
+generated code inlines the unsigned ones, e.g. ``|+|`` as ``min(a + b, mask)``).
 """
 
 from __future__ import annotations
@@ -16,27 +17,20 @@ def to_signed(value: int, width: int) -> int:
     return value - (1 << width) if value >> (width - 1) else value
 
 
-def sat_add_u(a: int, b: int, width: int) -> int:
-    return min(a + b, (1 << width) - 1)
-
-
-def sat_sub_u(a: int, b: int, width: int) -> int:
-    return max(a - b, 0)
+def _saturate_s(r: int, width: int) -> int:
+    """Clamp a signed result into ``int<width>`` and give its two's complement pattern."""
+    hi = (1 << (width - 1)) - 1
+    return max(-hi - 1, min(hi, r)) & ((1 << width) - 1)
 
 
 def sat_add_s(a: int, b: int, width: int) -> int:
-    """Saturating add of two ``int<width>`` patterns, result as a pattern."""
-    r = to_signed(a, width) + to_signed(b, width)
-    hi = (1 << (width - 1)) - 1
-    lo = -(1 << (width - 1))
-    return max(lo, min(hi, r)) & ((1 << width) - 1)
+    """Saturating add (``|+|``) of two ``int<width>`` patterns, result as a pattern."""
+    return _saturate_s(to_signed(a, width) + to_signed(b, width), width)
 
 
 def sat_sub_s(a: int, b: int, width: int) -> int:
-    r = to_signed(a, width) - to_signed(b, width)
-    hi = (1 << (width - 1)) - 1
-    lo = -(1 << (width - 1))
-    return max(lo, min(hi, r)) & ((1 << width) - 1)
+    """Saturating subtract (``|-|``) of two ``int<width>`` patterns."""
+    return _saturate_s(to_signed(a, width) - to_signed(b, width), width)
 
 
 def shr_s(a: int, b: int, width: int) -> int:

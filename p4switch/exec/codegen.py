@@ -183,8 +183,7 @@ class TypeClasses:
 
     def _emit_fixed_header(self, t: T.HeaderType) -> None:
         o = self.out
-        widths = [(attr(f.name), scalar_width(f.type) or 0, isinstance(underlying(f.type), T.BoolType))
-                  for f in t.fields]
+        widths = _leaf_fields(t)
         total = sum(w for _, w, _ in widths)
         nbytes = (total + 7) // 8
         pad = nbytes * 8 - total
@@ -263,3 +262,16 @@ class TypeClasses:
                         o(f"n += {w}")
                 o("p = (-n) % 8")
                 o("out.append((acc << p).to_bytes((n + p) >> 3, 'big'))")
+
+
+def _leaf_fields(t: T.StructLikeType, prefix: str = "") -> list[tuple[str, int, bool]]:
+    """(attribute path, width, is bool) of every scalar field in wire order; struct-typed
+    header fields (P4-16 1.2.2) contribute their own fields, in order."""
+    out: list[tuple[str, int, bool]] = []
+    for f in t.fields:
+        ft = underlying(f.type)
+        if isinstance(ft, T.StructType):
+            out.extend(_leaf_fields(ft, f"{prefix}{attr(f.name)}."))
+        else:
+            out.append((prefix + attr(f.name), scalar_width(f.type) or 0, isinstance(ft, T.BoolType)))
+    return out

@@ -37,6 +37,7 @@ from p4switch.exec.tables import (
 )
 from p4switch.frontend import ast as A
 from p4switch.frontend import types as T
+from p4switch.frontend.pretty import expr_text
 
 
 PARSER_LOOP_LIMIT = 1024
@@ -93,25 +94,6 @@ def _has_ann(decl: Any, name: str) -> bool:
     return A.find_annotation(getattr(decl, "annotations", None) or [], name) is not None
 
 
-def key_text(e: A.Expression) -> str:
-    """The P4Info name of a key expression: its source spelling (``hdr.ipv4.dstAddr``)."""
-    if isinstance(e, A.NameRef):
-        return e.name
-    if isinstance(e, A.Member):
-        return f"{key_text(e.expr)}.{e.name}"
-    if isinstance(e, A.ArrayIndex):
-        return f"{key_text(e.expr)}[{key_text(e.index)}]"
-    if isinstance(e, A.Slice):
-        return f"{key_text(e.expr)}[{e.hi_value}:{e.lo_value}]"
-    if isinstance(e, A.IntLiteral):
-        return e.text or str(e.value)
-    if isinstance(e, A.MethodCall):
-        return f"{key_text(e.target)}()"
-    if isinstance(e, A.Cast):
-        return key_text(e.expr)
-    return "key"
-
-
 class _Scope:
     """Names of one generated Python function: P4 declaration -> Python identifier."""
 
@@ -165,6 +147,8 @@ class ProgramCompiler:
         self.functions: dict[int, tuple[str, list[A.Parameter], bool]] = {}
         self.generated_blocks: dict[tuple[int, str], str] = {}
         self.table_actions: dict[int, list[A.ActionDecl]] = {}
+        # table -> action -> arguments of its directional parameters (``a(meta)`` in the list)
+        self.table_action_args: dict[int, dict[int, list[A.Expression]]] = {}
 
     # ---- names ---------------------------------------------------------------------------
     def cp_name(self, decl: Any, prefix: str) -> str:
@@ -454,9 +438,8 @@ class ProgramCompiler:
         name = self.cp_name(decl, prefix)
         key = []
         for k in decl.key:
-            kname = _ann_string(k, "name") or key_text(k.expr)
             width = scalar_width(k.expr.type) or 1
-            key.append(KeyField(kname, MatchKind(k.match_kind), width))
+            key.append(KeyField(self.checked.key_name(k), MatchKind(k.match_kind), width))
         action_decls: list[A.ActionDecl] = []
         scopes: dict[str, str] = {}
         for ref in decl.actions:
@@ -511,12 +494,19 @@ class ProgramCompiler:
                     match[kf.name] = m
             prio = 0
             if table.needs_priority:
-                prio = ent.priority_value if ent.priority_value is not None else n - i
+                prio = ent.match_priority if ent.match_priority is not None else n - i
             table.insert_const(TableEntry(match, self.action_call(ent.action, prefix), prio))
         self.result.tables[name] = table
         self.objects[id(decl)] = self.add_object(table, name)
         self.ns[self.objects[id(decl)] + "_apply"] = table.apply
         self.table_actions[id(decl)] = action_decls
+        self.table_action_args[id(decl)] = {
+            id(ref.decl): [a.value for a in ref.args] for ref in decl.actions if ref.args}
+        if decl.default_action is not None and decl.default_action.decl is not None:
+            dref = decl.default_action
+            n_dir = sum(1 for p in dref.decl.params if p.direction is not None)
+            if n_dir and id(dref.decl) not in self.table_action_args[id(decl)]:
+                self.table_action_args[id(decl)][id(dref.decl)] = [a.value for a in dref.args[:n_dir]]
 
     def _noaction(self) -> A.ActionDecl | None:
         for d in self.program.declarations:
@@ -575,7 +565,8 @@ class ProgramCompiler:
         name = self.action_name(ad, prefix)
         info = self.result.actions.get(name)
         if info is None:
-            params = tuple((p.name, scalar_width(p.type) or 1) for p in ad.params if p.direction is None)
+            params = tuple((self.checked.control_plane_name(p), scalar_width(p.type) or 1)
+                           for p in ad.params if p.direction is None)
             info = self.result.actions[name] = ActionInfo(name, params)
         return info
 
@@ -588,7 +579,7 @@ class ProgramCompiler:
             v = a.value.value
             if isinstance(v, bool):
                 v = int(v)
-            vals[p.name] = int(v) & ((1 << (scalar_width(p.type) or 1)) - 1)
+            vals[self.checked.control_plane_name(p)] = int(v) & ((1 << (scalar_width(p.type) or 1)) - 1)
         return ActionCall(self.action_name(ad, prefix), vals)
 
 
@@ -604,6 +595,9 @@ class _Gen:
         self.outs = outs
         self.has_ret = has_ret
         self.in_action = 0
+        # per inlined action with a return: [return-flag variable, enclosing loops]; a return
+        # inside a loop sets the flag and leaves each loop, then the action's own block
+        self.action_returns: list[list] = []
         self.state_index = 0
         self.pre: list[str] = []
 
@@ -665,11 +659,60 @@ class _Gen:
             self.ret_stmt(v)
         elif isinstance(s, A.ExitStatement):
             o("raise ExitControl()")
+        elif isinstance(s, (A.ForStatement, A.ForInStatement)):
+            self.loop(s)
+        elif isinstance(s, A.BreakStatement):
+            o("break")
+        elif isinstance(s, A.ContinueStatement):
+            o("continue")
         else:
             raise UnsupportedError(s, f"statement {type(s).__name__} is not supported")
 
+    def loop(self, s: A.ForStatement | A.ForInStatement) -> None:
+        """A P4 for loop as a Python loop. C-style loops run their updates at the top of
+        every pass but the first, so that ``continue`` (a Python continue) still runs them."""
+        o = self.o
+        if isinstance(s, A.ForInStatement):
+            var = self.scope.bind(s.var, s.var.name)
+            lo = self.expr(s.lo)
+            if s.hi is not None:
+                hi = self.expr(s.hi)
+                self.flush()
+                o(f"for {var} in range({lo}, {hi} + 1):")
+            elif isinstance(s.lo, A.ListExpression):
+                self.flush()
+                o(f"for {var} in ({''.join(self.expr(e) + ', ' for e in s.lo.items)}):")
+            else:
+                raise UnsupportedError(s.lo, "for-in over this collection is not supported")
+        else:
+            for st in s.init:
+                self.stmt(st)
+            first = self.scope.tmp("first")
+            o(f"{first} = True")
+            o("while True:")
+            with o.indent():
+                if s.updates:
+                    o(f"if not {first}:")
+                    with o.indent():
+                        for st in s.updates:
+                            self.stmt(st)
+                o(f"{first} = False")
+                if s.cond is not None:
+                    c = self.expr(s.cond)
+                    self.flush()
+                    o(f"if not ({c}): break")
+        if self.action_returns:
+            self.action_returns[-1][1] += 1
+        with o.indent():
+            self.block(s.body)
+        if self.action_returns:
+            self.action_returns[-1][1] -= 1
+            o(f"if {self.action_returns[-1][0]}: break")
+
     def ret_stmt(self, value: str | None) -> None:
         if self.in_action:
+            if self.action_returns and self.action_returns[-1][1]:
+                self.o(f"{self.action_returns[-1][0]} = True")
             self.o("break")
             return
         items = ([value or "None"] if self.has_ret else []) + self.outs
@@ -700,10 +743,8 @@ class _Gen:
                         continue
                     cond = f"{ai} in ({', '.join(pending)},)" if pending else "False"
                 pending = []
-                o(("if " if first else "elif ") + cond + ":")
+                self._case(cond, first, c.body)
                 first = False
-                with o.indent():
-                    self.block(c.body)
             return
         v = self.expr(e)
         self.flush()
@@ -720,10 +761,18 @@ class _Gen:
                     continue
                 cond = " or ".join(f"{t} == {x}" for x in pending)
             pending = []
-            o(("if " if first else "elif ") + cond + ":")
+            self._case(cond, first, c.body)
             first = False
-            with o.indent():
-                self.block(c.body)
+
+    def _case(self, cond: str, first: bool, body: A.Node) -> None:
+        """One switch case; ``default`` (always last in P4) becomes a plain ``else``."""
+        o = self.o
+        if cond == "True" and not first:
+            o("else:")
+        else:
+            o(("if " if first else "elif ") + cond + ":")
+        with o.indent():
+            self.block(body)
 
     # ---- parser transitions ----------------------------------------------------------------
     def transition(self, tr: A.TransitionStatement | None, states: dict[str, int]) -> None:
@@ -751,8 +800,15 @@ class _Gen:
                     c = self.keyset_cond(k, kt, el)
                     if c != "True":
                         conds.append(c)
-                cond = " and ".join(conds) or "True"
-                o(("if " if first else "elif ") + cond + ":")
+                if not conds:  # a catch-all case: the cases after it can never match
+                    if first:
+                        self.goto(case.state, states)
+                    else:
+                        o("else:")
+                        with o.indent():
+                            self.goto(case.state, states)
+                    return
+                o(("if " if first else "elif ") + " and ".join(conds) + ":")
                 first = False
                 with o.indent():
                     self.goto(case.state, states)
@@ -1069,14 +1125,20 @@ class _Gen:
         return f"{t}[0]" if outs else t
 
     # ---- actions and tables ----------------------------------------------------------------
-    def inline_action(self, ad: A.ActionDecl, args: list[A.Expression] | None, data: str | None = None) -> None:
+    def inline_action(self, ad: A.ActionDecl, args: list[A.Expression] | None, data: str | None = None,
+                      bound: list[A.Expression] | None = None) -> None:
         """Inline action ``ad``: with ``args`` for a direct call, or with the control-plane
-        arguments in the tuple variable ``data`` when a table runs it."""
+        arguments in the tuple variable ``data`` when a table runs it (``bound`` then holds
+        the arguments of its directional parameters given in the table's actions list)."""
         o = self.o
         outs = []
         cp_params = [p for p in ad.params if p.direction is None]
         if args is not None:
-            for p, a in zip(ad.params, args):
+            pairs = list(zip(ad.params, args))
+        else:
+            pairs = list(zip([p for p in ad.params if p.direction is not None], bound or []))
+        if pairs:
+            for p, a in pairs:
                 n = self.scope.bind(p, p.name)
                 if p.direction == "out":  # a fresh value, copied out after the body
                     self.flush()
@@ -1093,7 +1155,7 @@ class _Gen:
                     o(f"{n} = {v}")
                 if p.direction in ("out", "inout") and not is_aggregate(underlying(p.type)):
                     outs.append((a, n))
-        else:
+        if args is None:
             names = [self.scope.bind(p, p.name) for p in cp_params]
             if len(names) == 1:
                 o(f"{names[0]} = {data}[0]")
@@ -1101,12 +1163,16 @@ class _Gen:
                 o(f"{', '.join(names)} = {data}")
         has_return = any(isinstance(n, A.ReturnStatement) for n in ad.body.walk())
         if has_return:
+            flag = self.scope.tmp("returned")
+            o(f"{flag} = False")
+            self.action_returns.append([flag, 0])
             o("while True:")
             o.depth += 1
         self.in_action += 1
         self.block(ad.body)
         self.in_action -= 1
         if has_return:
+            self.action_returns.pop()
             o("break")
             o.depth -= 1
         for a, n in outs:
@@ -1141,10 +1207,11 @@ class _Gen:
         else:
             o(f"{ai}, {ar}, {hit} = {obj}_apply({key}, ctx.nbytes, ctx.now)")
         actions = self.pc.table_actions[id(tdecl)]
+        bound = self.pc.table_action_args[id(tdecl)]
         for i, ad in enumerate(actions):
             o(("if " if i == 0 else "elif ") + f"{ai} == {i}:")
             with o.indent():
-                self.inline_action(ad, None, ar)
+                self.inline_action(ad, None, ar, bound.get(id(ad)))
         self.last_hit = hit
         return ai
 
@@ -1273,11 +1340,11 @@ class _Gen:
         t = underlying(data.type)
         fields = self.flatten(data)
         if isinstance(t, T.StructType) and t.name:
-            dname = t.name
+            dname = self.pc.checked.control_plane_name(t.decl) if t.decl is not None else t.name
             names = [f.name for f in t.fields]
         else:
             dname = f"digest_{len(self.pc.result.actions)}"
-            names = [key_text(x) if isinstance(x, A.Expression) else f"f{i}"
+            names = [expr_text(x) if isinstance(x, A.Expression) else f"f{i}"
                      for i, x in enumerate(data.items if isinstance(data, A.ListExpression) else [])]
         if len(names) != len(fields):
             names = [f"f{i}" for i in range(len(fields))]

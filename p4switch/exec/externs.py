@@ -8,11 +8,17 @@ BMv2 does: an access outside the array is ignored (reads give 0) rather than cra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from p4switch.entries import CounterData, InvalidEntryError, MeterConfig, NotFoundError, ResourceExhaustedError
 
 GREEN, YELLOW, RED = 0, 1, 2
+
+
+def _check_index(what: str, index: int, size: int) -> None:
+    """Control-plane accesses must name a cell (the data plane's are ignored instead)."""
+    if not 0 <= index < size:
+        raise NotFoundError(f"{what}: index {index} out of range 0..{size - 1}")
 
 
 class Register:
@@ -26,13 +32,11 @@ class Register:
         self.cells = [0] * size
 
     def read(self, index: int) -> int:
-        if not 0 <= index < self.size:
-            raise NotFoundError(f"register {self.name}: index {index} out of range 0..{self.size - 1}")
+        _check_index(f"register {self.name}", index, self.size)
         return self.cells[index]
 
     def write(self, index: int, value: int) -> None:
-        if not 0 <= index < self.size:
-            raise NotFoundError(f"register {self.name}: index {index} out of range 0..{self.size - 1}")
+        _check_index(f"register {self.name}", index, self.size)
         if not 0 <= value <= self._mask:
             raise InvalidEntryError(f"register {self.name}: value {value} does not fit in {self.width} bits")
         self.cells[index] = value
@@ -56,21 +60,15 @@ class Counter:
         self.name = name
         self.size = size
         self.kind = kind
-        self.direct = False
         self.cells = [CounterData() for _ in range(size)]
 
     def read(self, index: int) -> CounterData:
-        self._check(index)
-        c = self.cells[index]
-        return CounterData(c.packets, c.bytes)
+        _check_index(f"counter {self.name}", index, self.size)
+        return replace(self.cells[index])
 
     def write(self, index: int, data: CounterData) -> None:
-        self._check(index)
-        self.cells[index] = CounterData(data.packets, data.bytes)
-
-    def _check(self, index: int) -> None:
-        if not 0 <= index < self.size:
-            raise NotFoundError(f"counter {self.name}: index {index} out of range 0..{self.size - 1}")
+        _check_index(f"counter {self.name}", index, self.size)
+        self.cells[index] = replace(data)
 
     def count(self, index: int, nbytes: int) -> None:
         if 0 <= index < self.size:
@@ -86,7 +84,6 @@ class DirectCounter:
     def __init__(self, name: str, kind: str) -> None:
         self.name = name
         self.kind = kind
-        self.direct = True
         self.table: str | None = None
 
 
@@ -148,23 +145,20 @@ class Meter(MeterState):
         self.name = name
         self.size = size
         self.kind = kind
-        self.direct = False
         self.buckets: list[_Bucket | None] = [None] * size
-        self.now_us = 0
 
     def set_config(self, index: int, config: MeterConfig | None) -> None:
-        self._check(index)
+        """Configure one meter cell (None: unconfigured, everything GREEN); its buckets
+        start full."""
+        _check_index(f"meter {self.name}", index, self.size)
         _check_meter_config(self.name, config)
-        self.buckets[index] = None if config is None else self.new_bucket(config, self.now_us)
+        # full buckets; time 0 as the last update only refills them (capped) on the first packet
+        self.buckets[index] = None if config is None else self.new_bucket(config, 0)
 
     def get_config(self, index: int) -> MeterConfig | None:
-        self._check(index)
+        _check_index(f"meter {self.name}", index, self.size)
         b = self.buckets[index]
         return None if b is None else b.config
-
-    def _check(self, index: int) -> None:
-        if not 0 <= index < self.size:
-            raise NotFoundError(f"meter {self.name}: index {index} out of range 0..{self.size - 1}")
 
     def p_execute(self, index: int, nbytes: int, now_us: int) -> int:
         if not 0 <= index < self.size:
@@ -181,7 +175,6 @@ class DirectMeter(MeterState):
         super().__init__(kind == "bytes")
         self.name = name
         self.kind = kind
-        self.direct = True
         self.table: str | None = None
         self.color = GREEN
         self._buckets: dict[int, _Bucket] = {}

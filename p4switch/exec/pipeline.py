@@ -111,6 +111,10 @@ class RecirculatedFrame(bytes):
 
 
 class V1Pipeline:
+    """The per-packet half of the target: ``ingress`` and ``egress`` are the two pipeline
+    halves around the traffic manager (which the switch owns), ``process`` runs both with
+    empty queues. Control-plane state lives in ``prog``; the caller serializes access."""
+
     def __init__(self, prog: LoadedProgram, cpu_port: int | None = None, seed: int = 0,
                  max_passes: int = 16) -> None:
         self.prog = prog
@@ -118,7 +122,6 @@ class V1Pipeline:
         self.max_passes = max_passes
         self.rng = random.Random(seed)
         self.logs: list[str] = []
-        self.digests: list[DigestMessage] = []
         self.stats: collections.Counter[str] = collections.Counter()
         st = prog.stages
         self._parser = st["parser"]
@@ -179,6 +182,9 @@ class V1Pipeline:
 
     # ---- ingress ---------------------------------------------------------------------------
     def ingress(self, port: int, data: bytes, now_us: int = 0) -> IngressResult:
+        """Parser, checksum verification and ingress for a frame received on ``port``, then
+        BMv2's end-of-ingress logic; resubmitted passes run here, at most ``max_passes``.
+        A ``RecirculatedFrame`` starts a RECIRC pass with its preserved metadata."""
         res = IngressResult()
         self.stats["packets_in"] += 1
         if type(data) is bytes:
@@ -219,12 +225,7 @@ class V1Pipeline:
         except ExitControl:
             pass
         if ctx.digests:
-            for name, fields in ctx.digests:
-                d = DigestMessage(name, fields)
-                res.digests.append(d)
-                self.digests.append(d)
-            if len(self.digests) > 10000:
-                del self.digests[:5000]
+            res.digests.extend(DigestMessage(name, fields) for name, fields in ctx.digests)
         if ctx.clone_session:
             self._clone_i2e(port, data, now_us, meta, ctx, res)
         if ctx.resubmit_fl is not None:
@@ -269,6 +270,8 @@ class V1Pipeline:
 
     # ---- egress ----------------------------------------------------------------------------
     def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0) -> EgressResult:
+        """Egress, checksum update and deparser for a job the traffic manager dequeued, with
+        the queue metadata it measured; then BMv2's end-of-egress logic."""
         res = EgressResult()
         try:
             self._egress_pass(job, qmeta or _EMPTY_QUEUE, now_us, res)

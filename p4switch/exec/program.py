@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from p4switch.entries import NotFoundError
 from p4switch.exec.compile import Compiled, compile_checked
 from p4switch.exec.externs import Counter, DirectCounter, DirectMeter, Meter, Register, ValueSet
 from p4switch.exec.replication import PacketReplicationEngine
@@ -13,6 +14,9 @@ from p4switch.exec.tables import ActionInfo, ActionProfile, Table
 
 
 class LoadedProgram:
+    """One compiled program and its control-plane objects, all by P4Info name. A switch
+    swaps the whole object when a new pipeline is pushed, so nothing outlives its program."""
+
     def __init__(self, compiled: Compiled, checked: Any = None) -> None:
         self.checked = checked
         self.compiled = compiled
@@ -76,8 +80,6 @@ def _by_name(objs: dict[str, Any], name: str, what: str) -> Any:
     hits = [k for k in objs if k.endswith("." + name)]
     if len(hits) == 1:
         return objs[hits[0]]
-    from p4switch.entries import NotFoundError
-
     if not hits:
         raise NotFoundError(f"no {what} named {name}")
     raise NotFoundError(f"{what} name {name} is ambiguous: {', '.join(sorted(hits))}")

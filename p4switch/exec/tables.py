@@ -30,6 +30,7 @@ from p4switch.entries import (
     Lpm,
     MatchKind,
     MemberRef,
+    MeterConfig,
     NotFoundError,
     Optional,
     Range,
@@ -240,6 +241,10 @@ class _MaskGroup:
 
 
 class Table:
+    """One P4 table: the control plane writes ``TableEntry`` values (validated against the
+    key and the actions), the generated code calls ``apply`` (or, for plain exact tables,
+    reads ``exact_index`` itself)."""
+
     def __init__(
         self,
         name: str,
@@ -383,6 +388,8 @@ class Table:
 
     # ---- control plane ----------------------------------------------------------------
     def insert(self, entry: TableEntry) -> None:
+        """Add an entry (AlreadyExists for the same match and priority, ResourceExhausted
+        when the table is full)."""
         self._check_mutable()
         self.insert_const(entry)
 
@@ -399,17 +406,16 @@ class Table:
             self.profile.ref(entry.action, +1)
         stored = replace(entry, match=dict(entry.match))
         if self.dcounter is not None:
-            stored.counter = CounterData(entry.counter.packets, entry.counter.bytes) if entry.counter else CounterData()
+            stored.counter = replace(entry.counter) if entry.counter else CounterData()
         rec = _Rec(stored, next(self._eids), idx, args)
         self._entries[key] = rec
         self._index_add(key, rec)
 
     def modify(self, entry: TableEntry) -> None:
+        """Replace the action, meter, metadata and timeout of an existing entry; its direct
+        counter keeps counting unless the entry carries new counter data."""
         self._check_mutable()
-        key = self._key_of(entry.match, entry.priority)
-        rec = self._entries.get(key)
-        if rec is None:
-            raise NotFoundError(f"table {self.name}: no such entry")
+        rec = self._rec(entry.match, entry.priority)
         idx, args = self._action_of(entry.action)
         self._check_extras(entry)
         if self.profile is not None:
@@ -421,10 +427,12 @@ class Table:
             rec.entry.meter = entry.meter
             self.dmeter.forget(rec.eid)
         if self.dcounter is not None and entry.counter is not None:
-            rec.entry.counter = CounterData(entry.counter.packets, entry.counter.bytes)
+            rec.entry.counter = replace(entry.counter)
         rec.entry.idle_timeout_ns = entry.idle_timeout_ns
+        rec.entry.metadata = entry.metadata
 
     def delete(self, entry: TableEntry) -> None:
+        """Remove the entry with this match and priority (the action is not looked at)."""
         self._check_mutable()
         key = self._key_of(entry.match, entry.priority)
         rec = self._entries.pop(key, None)
@@ -437,35 +445,41 @@ class Table:
         self._index_remove(key, rec)
 
     def clear(self) -> None:
-        """Remove every non-const entry (used when a table is reset)."""
+        """Remove every entry (the runtime CLI's ``table_clear``), releasing the members and
+        groups they used and the meter state of each."""
         for key, rec in list(self._entries.items()):
             if self.profile is not None:
                 self.profile.ref(rec.entry.action, -1)
+            if self.dmeter is not None:
+                self.dmeter.forget(rec.eid)
             del self._entries[key]
             self._index_remove(key, rec)
 
-    def get(self, match: dict[str, FieldMatch], priority: int = 0) -> TableEntry:
+    def _rec(self, match: dict[str, FieldMatch], priority: int) -> _Rec:
         rec = self._entries.get(self._key_of(match, priority))
         if rec is None:
             raise NotFoundError(f"table {self.name}: no such entry")
-        return self._copy(rec.entry)
+        return rec
+
+    def get(self, match: dict[str, FieldMatch], priority: int = 0) -> TableEntry:
+        """A copy of one entry (its direct counter as read now)."""
+        return self._copy(self._rec(match, priority).entry)
 
     def entries(self) -> list[TableEntry]:
+        """Copies of every entry, in insertion order."""
         return [self._copy(r.entry) for r in self._entries.values()]
 
     def set_counter(self, match: dict[str, FieldMatch], priority: int, data: CounterData) -> None:
         """Write the direct counter of one entry (allowed on const tables too)."""
-        rec = self._entries.get(self._key_of(match, priority))
-        if rec is None:
-            raise NotFoundError(f"table {self.name}: no such entry")
+        rec = self._rec(match, priority)
         if self.dcounter is None:
             raise InvalidEntryError(f"table {self.name} has no direct counter")
-        rec.entry.counter = CounterData(data.packets, data.bytes)
+        rec.entry.counter = replace(data)
 
-    def set_meter(self, match: dict[str, FieldMatch], priority: int, config) -> None:
-        rec = self._entries.get(self._key_of(match, priority))
-        if rec is None:
-            raise NotFoundError(f"table {self.name}: no such entry")
+    def set_meter(self, match: dict[str, FieldMatch], priority: int, config: MeterConfig | None) -> None:
+        """Configure the direct meter of one entry (None: unmetered, everything GREEN);
+        its buckets start full again."""
+        rec = self._rec(match, priority)
         if self.dmeter is None:
             raise InvalidEntryError(f"table {self.name} has no direct meter")
         self.dmeter.check_config(config)
@@ -474,8 +488,8 @@ class Table:
 
     @staticmethod
     def _copy(e: TableEntry) -> TableEntry:
-        c = None if e.counter is None else CounterData(e.counter.packets, e.counter.bytes)
-        return replace(e, match=dict(e.match), counter=c)
+        """Callers get copies: the stored entry's counter keeps counting in the data plane."""
+        return replace(e, match=dict(e.match), counter=None if e.counter is None else replace(e.counter))
 
     def set_default(self, action: ActionCall) -> None:
         if self.default_is_const:
@@ -559,7 +573,9 @@ class Table:
             bucket = g.d.setdefault(rec.values, [])
             bucket.append(rec)
             bucket.sort(key=_rank)
-            self._reorder_groups()
+            if rec.prio > g.top:  # priorities are >= 1, a new group starts at 0
+                g.top = rec.prio
+                self._reorder_groups()
 
     def _index_remove(self, key: tuple, rec: _Rec) -> None:
         canon, _ = key
@@ -585,12 +601,13 @@ class Table:
                 del g.d[rec.values]
             if not g.d:
                 del self._groups[rec.masks]
+            elif rec.prio == g.top:  # it may have been the group's best entry
+                g.top = max(b[0].prio for b in g.d.values())
             self._reorder_groups()
 
     def _reorder_groups(self) -> None:
-        """Groups tried in order of their best priority, so a lookup can stop early."""
-        for g in self._groups.values():
-            g.top = max(b[0].prio for b in g.d.values())
+        """Groups tried in order of their best priority (``top``, kept up to date by the
+        index updates, one group at a time), so a lookup can stop early."""
         self._group_order[:] = sorted(self._groups.values(), key=lambda g: -g.top)
 
     def _lpm_key(self, canon: tuple):

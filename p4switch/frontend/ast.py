@@ -63,7 +63,8 @@ Declarations        ``.type`` on ``ConstDecl``, ``VarDecl``, ``Parameter``, ``In
                     meters, support_timeout, custom) are ``.prop(name)``; ``ActionRef.decl``
                     is the ``ActionDecl``; ``KeyElement.match_kind`` is the kind name;
                     ``TableEntry`` keysets are typed against the key fields and
-                    ``.priority_value`` holds the folded ``priority =``/``@priority`` value.
+                    ``.priority_value`` holds the folded ``priority =``/``@priority`` value,
+                    ``.match_priority`` the effective one as p4c/BMv2 order them (larger wins).
 ``SwitchCase``      for ``switch (t.apply().action_run)`` labels ``.action`` is the ``ActionDecl``.
 ``Program``         ``.error_type`` (``types.ErrorType``), ``.match_kind_type``.
 """
@@ -175,6 +176,13 @@ class StackTypeRef(TypeRef):
 @dataclass(eq=False)
 class TupleTypeRef(TypeRef):
     elems: list[TypeRef] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class ListTypeRef(TypeRef):
+    """``list<T>`` (P4-16 1.2.4): compile-time lists, e.g. extern constructor arguments."""
+
+    elem: TypeRef = None  # type: ignore[assignment]
 
 
 @dataclass(eq=False)
@@ -444,6 +452,40 @@ class EmptyStatement(Statement):
     pass
 
 
+@dataclass(eq=False)
+class ForStatement(Statement):
+    """``for (init; cond; updates) body``; ``init`` holds VarDecls, assignments and calls,
+    ``cond`` None loops until ``break``."""
+
+    init: list[Node] = field(default_factory=list)
+    cond: Expression | None = None
+    updates: list[Statement] = field(default_factory=list)
+    body: Statement = None  # type: ignore[assignment]
+    annotations: list[Annotation] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class ForInStatement(Statement):
+    """``for (T v in lo .. hi) body`` (``hi`` is included) or ``for (T v in list) body``;
+    ``hi`` is None for the list form, where ``lo`` is the collection."""
+
+    var: "VarDecl" = None  # type: ignore[assignment]
+    lo: Expression = None  # type: ignore[assignment]
+    hi: Expression | None = None
+    body: Statement = None  # type: ignore[assignment]
+    annotations: list[Annotation] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class BreakStatement(Statement):
+    pass
+
+
+@dataclass(eq=False)
+class ContinueStatement(Statement):
+    pass
+
+
 # ---------------------------------------------------------------------------------------------
 # Declarations
 
@@ -670,6 +712,7 @@ class InstanceDecl(Declaration):
 
     type_ref: TypeRef
     args: list[Argument] = field(default_factory=list)
+    initializer: list[Node] = field(default_factory=list)  # abstract method implementations
     ctor_args: dict = _ann()
 
 
@@ -706,6 +749,7 @@ class TableEntry(Node):
     annotations: list[Annotation] = field(default_factory=list)
     is_const: bool = False
     priority_value: int | None = _ann()
+    match_priority: int | None = _ann()  # effective priority, larger wins (tables needing one)
 
 
 @dataclass(eq=False)

@@ -38,6 +38,14 @@ _ENTRY_FORMS = {
 _SIZE_METHODS = ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
 
 
+def _fixed_width_struct(t: T.P4Type) -> bool:
+    """A struct of bit<>/int<>/bool/serializable enums (or such structs): allowed as a header
+    field since P4-16 1.2.2."""
+    return isinstance(t, T.StructType) and all(
+        isinstance(T.underlying(f.type), (T.BitsType, T.BoolType))
+        or _fixed_width_struct(T.underlying(f.type)) for f in t.fields)
+
+
 class _MatchKindMember(ast.Declaration):
     """A ``match_kind`` member name (``exact``, ``lpm`` ...) in scope."""
 
@@ -73,7 +81,10 @@ class Checker:
         self.warnings: list[str] = []  # "file:line:col: warning: message", p4c style
         # context while checking bodies
         self.return_type: T.P4Type | None = None
+        # generic struct/header declarations: declaring scope, type class, specializations
+        self.generic_structs: dict[ast.StructLikeDecl, tuple[Scope, type, dict]] = {}
         self.in_parser = False
+        self.loop_depth = 0  # enclosing for loops: break/continue are allowed inside one
         self.in_action: ast.ActionDecl | None = None
 
     # ------------------------------------------------------------------------------ errors
@@ -173,6 +184,8 @@ class Checker:
             args = [self.resolve_type(a, scope) for a in tr.type_args]
             if isinstance(d, ast.TypeParam):
                 return d.type
+            if isinstance(d, ast.StructLikeDecl) and d.type_params:
+                return self.specialize_struct(d, args, tr)
             if isinstance(d, (ast.StructLikeDecl, ast.EnumDecl, ast.TypedefDecl)):
                 if args:
                     raise self.err(tr, f"type '{tr.name}' takes no type arguments")
@@ -204,6 +217,8 @@ class Checker:
             return T.StackType(elem, n)
         if isinstance(tr, ast.TupleTypeRef):
             return T.TupleType(tuple(self.resolve_type(e, scope) for e in tr.elems))
+        if isinstance(tr, ast.ListTypeRef):
+            return T.ListType(self.resolve_type(tr.elem, scope))
         if isinstance(tr, ast.DontCareTypeRef):
             return T.TypeVar("_")
         raise self.err(tr, "unsupported type")
@@ -271,9 +286,39 @@ class Checker:
 
     def _struct_like(self, d: ast.StructLikeDecl, scope: Scope, cls: type) -> None:
         if d.type_params:
-            raise self.err(d, "generic struct and header types are not supported")
+            # generic: checked per specialization (``H<bit<8>>``), in the declaring scope
+            self.generic_structs[d] = (scope, cls, {})
+            self.declare(scope, d.name, d)
+            return
         t = cls(d.name, [], d)
         d.type = t
+        self._struct_fields(d, t, scope, cls)
+        self.declare(scope, d.name, d)
+
+    def specialize_struct(self, d: ast.StructLikeDecl, args: list[T.P4Type],
+                          tr: ast.TypeRef) -> T.P4Type:
+        """The struct/header type ``d<args>``, made once per distinct argument list and named
+        the way p4c names specializations (``H_0``, ``H_1``, ...)."""
+        if len(args) != len(d.type_params):
+            raise self.err(tr, f"'{d.name}' expects {_n(len(d.type_params), 'type argument')}, "
+                               f"got {len(args)}")
+        for a in args:
+            if isinstance(a, T.TypeVar) and a.name == "_":
+                raise self.err(tr, f"'_' cannot be a type argument of '{d.name}'")
+        scope, cls, made = self.generic_structs[d]
+        key = tuple(args)
+        if key not in made:
+            t = made[key] = cls(f"{d.name}_{len(made)}", [], d)
+            inner = Scope(scope, scope.owner)
+            for tp, a in zip(d.type_params, args):
+                alias = ast.TypedefDecl(tp.name, None, loc=tp.loc)
+                alias.type = a
+                self.declare(inner, tp.name, alias)
+            self._struct_fields(d, t, inner, cls)
+        return made[key]
+
+    def _struct_fields(self, d: ast.StructLikeDecl, t: T.StructLikeType, scope: Scope,
+                       cls: type) -> None:
         seen = set()
         for f in d.fields:
             if f.name in seen:
@@ -282,7 +327,8 @@ class Checker:
             ft = self.resolve_type(f.type_ref, scope)
             if cls is T.HeaderType:
                 base = T.underlying(ft)
-                if not isinstance(base, (T.BitsType, T.VarbitType, T.BoolType)):
+                if not (isinstance(base, (T.BitsType, T.VarbitType, T.BoolType))
+                        or _fixed_width_struct(base)):
                     raise self.err(f, f"header field '{f.name}' must be bit<>, int<>, varbit<>, "
                                       f"bool or a serializable enum, not {ft}")
             elif cls is T.HeaderUnionType and not isinstance(ft, T.HeaderType):
@@ -290,7 +336,6 @@ class Checker:
             t.fields.append(T.Field(f.name, ft, f.annotations))
         if cls is T.HeaderType and sum(isinstance(f.type, T.VarbitType) for f in t.fields) > 1:
             raise self.err(d, f"header {d.name} has more than one varbit field")
-        self.declare(scope, d.name, d)
 
     def decl_HeaderDecl(self, d, scope):
         self._struct_like(d, scope, T.HeaderType)
@@ -472,7 +517,38 @@ class Checker:
         t = self.resolve_type(d.type_ref, scope)
         d.type, d.ctor_args, sig, ordered = self.instantiate(t, d.type_ref, d.args, scope, d)
         d.args = [ast.Argument(a, p.name, loc=a.loc) for a, p in zip(ordered, sig.params)]
+        self.check_initializer(d, scope)
         self.declare(scope, d.name, d)
+
+    def check_initializer(self, d: ast.InstanceDecl, scope: Scope) -> None:
+        """An extern instance's ``= { ... }`` block must implement exactly its abstract
+        methods, with their signatures."""
+        ext = d.type.extern if isinstance(d.type, T.ExternType) else None
+        abstract = {m.name: m for m in (ext.decl.methods if ext is not None else [])
+                    if isinstance(m, ast.MethodDecl) and m.is_abstract}
+        if d.initializer and ext is None:
+            raise self.err(d, f"only extern instances can have an initializer block")
+        inner = Scope(scope, scope.owner)
+        done = set()
+        for f in d.initializer:
+            if not isinstance(f, ast.FunctionDecl):
+                self.check_declaration(f, inner)
+                continue
+            m = abstract.get(f.name)
+            if m is None:
+                raise self.err(f, f"'{f.name}' is not an abstract method of {ext.name}")
+            self.check_declaration(f, inner)
+            want = [(p.direction, self.resolve_type(p.type_ref, scope)) for p in m.params]
+            got = [(p.direction, p.type) for p in f.params]
+            want_ret = self.resolve_type(m.return_type, scope)
+            if want != got or f.type.return_type != want_ret:
+                raise self.err(f, f"'{f.name}' does not match the signature of abstract method "
+                                  f"{ext.name}.{f.name}")
+            done.add(f.name)
+        missing = sorted(set(abstract) - done)
+        if missing:
+            raise self.err(d, f"{d.name}: abstract method '{missing[0]}' of {ext.name} is not "
+                              f"implemented")
 
     def decl_TableDecl(self, d: ast.TableDecl, scope: Scope) -> None:
         self.check_table(d, scope)
@@ -566,6 +642,50 @@ class Checker:
         d.type = T.TableType(d.name, d, res)
         for p in d.properties:
             self.check_table_property(d, p, scope)
+        self.assign_entry_priorities(d)
+
+    def assign_entry_priorities(self, d: ast.TableDecl) -> None:
+        """Give every entry of a table with ternary/range/optional keys its matching priority
+        as ``match_priority``, larger wins (P4Runtime's order), the way p4c orders them:
+        ``priority =`` values as written, entries without one taking the previous value minus
+        ``priority_delta`` (``largest_priority_wins = false`` flips the order); else
+        ``@priority(N)`` as BMv2 reads it (smaller wins; unannotated entries count 1, 2, ...
+        by position); else program order (the first entry wins)."""
+        if not d.entries or all(k.match_kind in ("exact", "lpm") for k in d.key):
+            return
+        n = len(d.entries)
+
+        def prop_value(name: str, default: int) -> int:
+            p = d.prop(name)
+            v = getattr(getattr(p, "value", None), "value", None)
+            return int(v) if isinstance(v, (int, bool)) else default
+
+        if any(e.priority is not None for e in d.entries):
+            largest_wins = bool(prop_value("largest_priority_wins", 1))
+            delta = prop_value("priority_delta", 1)
+            lead = next(i for i, e in enumerate(d.entries) if e.priority is not None)
+            step = -delta if largest_wins else delta
+            # entries before the first explicit priority (p4c rejects them) continue the
+            # sequence backwards, so they still match before it
+            current = d.entries[lead].priority_value - step * lead
+            values = []
+            for e in d.entries:
+                if e.priority is not None:
+                    current = e.priority_value
+                values.append(current)
+                current += step
+            if not largest_wins:
+                top = max(values)
+                values = [top + 1 - v for v in values]
+        elif any(e.priority_value is not None for e in d.entries):
+            bmv2 = [e.priority_value if e.priority_value is not None else i + 1
+                    for i, e in enumerate(d.entries)]
+            top = max(bmv2)
+            values = [top + 1 - v for v in bmv2]
+        else:
+            values = [n - i for i in range(n)]
+        for e, v in zip(d.entries, values):
+            e.match_priority = v
 
     def check_table_property(self, d: ast.TableDecl, p: ast.TableProperty, scope: Scope) -> None:
         if p.name == "size":
@@ -638,6 +758,13 @@ class Checker:
             if p.direction is None and not a.value.is_const:
                 raise self.err(a.value, f"argument for control-plane parameter '{p.name}' must "
                                         f"be a compile-time constant")
+            listed = table_actions[decl.name].args if table_actions is not None else []
+            if p.direction is not None and listed:
+                bound = next((b for b in listed if b.name == p.name), None)
+                if bound is not None and expr_text(bound.value) != expr_text(a.value):
+                    raise self.err(a.value, f"argument '{p.name}' of {what} '{decl.name}' must be "
+                                            f"'{expr_text(bound.value)}' as bound in the actions "
+                                            f"list")
 
     def check_entry(self, d: ast.TableDecl, e: ast.TableEntry, scope: Scope,
                     names: dict[str, ast.ActionRef]) -> None:
@@ -771,12 +898,64 @@ class Checker:
                 raise self.err(s, "exit is not allowed in a parser")
         elif isinstance(s, ast.EmptyStatement):
             pass
+        elif isinstance(s, ast.ForStatement):
+            self.check_for(s, scope)
+        elif isinstance(s, ast.ForInStatement):
+            self.check_for_in(s, scope)
+        elif isinstance(s, (ast.BreakStatement, ast.ContinueStatement)):
+            if not self.loop_depth:
+                word = "break" if isinstance(s, ast.BreakStatement) else "continue"
+                raise self.err(s, f"{word} outside of a for loop")
         elif isinstance(s, (ast.VarDecl, ast.ConstDecl, ast.InstanceDecl)):
             self.check_declaration(s, scope)
         elif isinstance(s, ast.TransitionStatement):
             self.check_transition(s, scope)
         else:
             raise self.err(s, f"unexpected {type(s).__name__} here")
+
+    def check_for(self, s: ast.ForStatement, scope: Scope) -> None:
+        if self.in_parser:
+            raise self.err(s, "for loops are not allowed in a parser")
+        inner = Scope(scope, scope.owner)
+        for init in s.init:
+            self.stmt(init, inner)
+        if s.cond is not None:
+            s.cond = self.expr(s.cond, inner, T.BOOL)
+            if s.cond.type != T.BOOL:
+                raise self.err(s.cond, f"for condition must be bool, not {s.cond.type}")
+        for upd in s.updates:
+            self.stmt(upd, inner)
+        self.loop_body(s.body, inner)
+
+    def check_for_in(self, s: ast.ForInStatement, scope: Scope) -> None:
+        if self.in_parser:
+            raise self.err(s, "for loops are not allowed in a parser")
+        inner = Scope(scope, scope.owner)
+        self.check_declaration(s.var, inner)
+        t = s.var.type
+        if s.hi is not None:
+            s.lo = self.coerce(self.expr(s.lo, scope, t), t, "range start")
+            s.hi = self.coerce(self.expr(s.hi, scope, t), t, "range end")
+        else:
+            s.lo = self.expr(s.lo, scope)
+            ct = T.underlying(s.lo.type)
+            if isinstance(ct, T.StackType):
+                if T.underlying(ct.elem) != T.underlying(t):
+                    raise self.err(s.var, f"loop variable of type {t} cannot take elements "
+                                          f"of {ct}")
+            elif isinstance(s.lo, ast.ListExpression):
+                s.lo.items = [self.coerce(self.expr(e, scope, t), t, "list element")
+                              for e in s.lo.items]
+            else:
+                raise self.err(s.lo, f"cannot iterate over a value of type {s.lo.type}")
+        self.loop_body(s.body, inner)
+
+    def loop_body(self, body: ast.Node, scope: Scope) -> None:
+        self.loop_depth += 1
+        try:
+            self.stmt_in_block(body, scope)
+        finally:
+            self.loop_depth -= 1
 
     def stmt_in_block(self, s: ast.Node, scope: Scope) -> None:
         self.stmt(s, Scope(scope, scope.owner))
@@ -1334,6 +1513,13 @@ class Checker:
         e.value = value
 
     def x_ListExpression(self, e: ast.ListExpression, scope, expected):
+        if isinstance(expected, T.ListType):
+            e.items = [self.coerce(self.expr(i, scope, expected.elem), expected.elem,
+                                   "list element") for i in e.items]
+            e.type = expected
+            e.is_const = all(i.is_const for i in e.items)
+            e.value = [i.value for i in e.items] if e.is_const else None
+            return
         if isinstance(expected, (T.StructLikeType, T.TupleType)):
             types = list(expected.elems) if isinstance(expected, T.TupleType) else [
                 f.type for f in expected.fields]
@@ -1685,6 +1871,9 @@ class Checker:
             for x, y in zip(pt.type_args, at.type_args):
                 self._unify(x, y, env, free, where)
             return
+        if isinstance(pt, T.ListType) and isinstance(at, T.ListType):
+            self._unify(pt.elem, at.elem, env, free, where)
+            return
         if isinstance(pt, T.StackType) and isinstance(at, T.StackType):
             self._unify(pt.elem, at.elem, env, free, where)
             return
@@ -1781,7 +1970,7 @@ def _mentions(t: T.P4Type, tv: T.TypeVar) -> bool:
         return any(_mentions(x, tv) for x in t.elems)
     if isinstance(t, (T.ExternType, T.SpecializedType)):
         return any(_mentions(x, tv) for x in t.type_args)
-    if isinstance(t, T.StackType):
+    if isinstance(t, (T.StackType, T.ListType)):
         return _mentions(t.elem, tv)
     return False
 

@@ -29,6 +29,10 @@ _TYPE_ARG_WORDS = {"bit", "int", "varbit", "bool", "error", "string", "void", "t
                    "match_kind", ",", "_", "[", "]", ".",
                    "(", ")", "+", "-", "*"}  # widths given as expressions: bit<(W + 1)>
 _DECL_KEYWORDS = {"struct", "header", "header_union", "parser", "control", "package"}
+# tokens after which a name starts an expression (so "name<" cannot declare type parameters)
+_EXPRESSION_BEFORE = {"(", ",", "=", "==", "!=", "<=", ">=", "&&", "||", "!", "?", ":", "+",
+                      "-", "*", "/", "%", "&", "|", "^", "~", "[", "<<", "++", "return", "|+|",
+                      "|-|", "&&&"}
 # tokens that can end a type right before a declared name
 _TYPE_ENDS = {">", "]", "bool", "error", "string", "int", "bit", "void", "match_kind"}
 
@@ -253,6 +257,28 @@ def mark_types(stream: TokenStream) -> list[Token]:
             m += 1
         return -1
 
+    def items_are_types(k: int, close: int) -> bool:
+        """Does every top-level item between the "<" at k and ``close`` start like a type
+        (a known type name, a base type keyword, "_" or a "." prefix)? Value names there
+        mean the angle brackets are comparisons."""
+        d = 0
+        start = True
+        for m in range(k + 1, close):
+            t = toks[m]
+            v = t.value if t.type != "STRING_LITERAL" else ""
+            if start and d == 0 and not (t.type == "TYPE_IDENTIFIER" or v in scopes or v in (
+                    "bit", "int", "varbit", "bool", "error", "string", "void", "tuple",
+                    "match_kind", "list", "_", ".")):
+                return False
+            start = False
+            if v in ("<", "(", "["):
+                d += 1
+            elif v in (">", ")", "]"):
+                d -= 1
+            elif v == "," and d == 0:
+                start = True
+        return True
+
     def scan_type_params(k: int) -> list[str] | None:
         """At "<" k: ``< IDENT (, IDENT)* >`` followed by "(" "{" or ";"?"""
         names = []
@@ -330,7 +356,9 @@ def mark_types(stream: TokenStream) -> list[Token]:
                 scopes.globals.add(toks[m - 1].value)
                 type_names_at.add(m - 1)
         elif v == "<" and tok.type != "STRING_LITERAL":
-            params = scan_type_params(i) if is_name(i - 1) else None
+            # "name<A, B>(" declares type parameters, unless it stands in an expression
+            params = scan_type_params(i) if is_name(i - 1) and \
+                value(i - 2) not in _EXPRESSION_BEFORE else None
             if params is not None and any(p not in scopes for p in params):
                 scopes.stack.append(_Scope(set(params), depth, True, False))
                 for k in range(i + 1, i + 2 * len(params), 2):
@@ -339,6 +367,10 @@ def mark_types(stream: TokenStream) -> list[Token]:
             if prev is not None and (prev.type in NAME_TYPES or prev.value in
                                      ("bit", "int", "varbit", "tuple", "value_set")):
                 close = match_angle(i)
+                if close >= 0 and prev.type != "TYPE_IDENTIFIER" and params is None and \
+                        prev.value not in ("bit", "int", "varbit", "tuple", "value_set") and \
+                        not items_are_types(i, close):
+                    close = -1  # f(a < b, c > (d)): comparisons, as p4c parses them
                 if close >= 0:
                     if prev.type == "TYPE_IDENTIFIER" or prev.value in (
                             "bit", "int", "varbit", "tuple", "value_set") or \

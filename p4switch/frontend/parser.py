@@ -231,6 +231,10 @@ class _ToAst(Transformer):
         base.type_args = _flatten(ch[1:])
         return base
 
+    def list_type(self, meta, ch):
+        elems = _flatten(_clean(ch[1:]))
+        return ast.ListTypeRef(elem=elems[0], loc=self.L(meta))
+
     def tuple_type(self, meta, ch):
         return ast.TupleTypeRef(_flatten(_clean(ch)), loc=self.L(meta))
 
@@ -386,6 +390,15 @@ class _ToAst(Transformer):
         anns, type_ref, args, name = ch
         return ast.InstanceDecl(str(name), type_ref, args, annotations=self._anns(anns),
                                 loc=name.loc)
+
+    def instantiation_init(self, meta, ch):
+        *rest, init = ch
+        inst = self.instantiation(meta, rest)
+        inst.initializer = init
+        return inst
+
+    def object_initializer(self, meta, ch):
+        return list(ch)
 
     # -- externs ---------------------------------------------------------------------------
     def function_prototype(self, meta, ch):
@@ -634,6 +647,40 @@ class _ToAst(Transformer):
                             name="apply", loc=type_ref.loc)
         call = ast.MethodCall(target=target, args=args, loc=type_ref.loc)
         return ast.MethodCallStatement(call, loc=type_ref.loc)
+
+    def for_statement(self, meta, ch):
+        anns, init, cond, updates, body = ch
+        return ast.ForStatement(init, cond, updates, body, self._anns(anns), loc=self.L(meta))
+
+    def for_in_statement(self, meta, ch):
+        anns, type_ref, name, _in, coll, body = ch
+        var = ast.VarDecl(str(name), type_ref, None, loc=name.loc)
+        lo, hi = coll if isinstance(coll, tuple) else (coll, None)
+        return ast.ForInStatement(var, lo, hi, body, self._anns(anns), loc=self.L(meta))
+
+    def for_range(self, meta, ch):
+        return (ch[0], ch[1])
+
+    def for_init(self, meta, ch):
+        return [c for c in ch if c is not None]
+
+    for_updates = for_init
+
+    def for_var_declaration(self, meta, ch):
+        type_ref, name, init = ch
+        return ast.VarDecl(str(name), type_ref, init, loc=name.loc)
+
+    def for_call(self, meta, ch):
+        return self.call_statement(meta, ch)
+
+    def for_assignment(self, meta, ch):
+        return self.assignment(meta, ch)
+
+    def break_statement(self, meta, ch):
+        return ast.BreakStatement(loc=self.L(meta))
+
+    def continue_statement(self, meta, ch):
+        return ast.ContinueStatement(loc=self.L(meta))
 
     def switch_statement(self, meta, ch):
         expr, *cases = ch

@@ -30,9 +30,22 @@ class CheckedProgram:
         self._parents = checker.parents
         self.main = checker.main
         self.warnings: list[str] = checker.warnings  # p4c-style, for the CLI to print
-        self.pipeline: dict[str, ast.Node] = self._pipeline(checker)
+        if self.main is None:
+            self.warnings.append(f"{filename}: warning: the program has no package instance "
+                                 f"named 'main'")
+        self._checker = checker
+        self._pipeline: dict[str, ast.Node] | None = None
 
-    def _pipeline(self, checker: Checker) -> dict[str, ast.Node]:
+    @property
+    def pipeline(self) -> dict[str, ast.Node]:
+        """The V1Switch stages of ``main``. Checked on first use, as p4c's v1model back end
+        does after its front end: any well-typed program compiles (p4test accepts programs
+        for other architectures or without ``main``); running one needs a V1Switch."""
+        if self._pipeline is None:
+            self._pipeline = self._v1_pipeline(self._checker)
+        return self._pipeline
+
+    def _v1_pipeline(self, checker: Checker) -> dict[str, ast.Node]:
         main = self.main
         if main is None:
             raise CompileError("the program has no package instance named 'main'",

@@ -249,6 +249,19 @@ class TupleType(P4Type):
         return "tuple<" + ", ".join(str(t) for t in self.elems) + ">"
 
 
+@dataclass(frozen=True)
+class ListType(P4Type):
+    """``list<T>``: a compile-time list of any length (no run-time representation)."""
+
+    elem: P4Type
+
+    def bit_width(self) -> int:
+        raise TypeError("list<> values have no bit width")
+
+    def __str__(self) -> str:
+        return f"list<{self.elem}>"
+
+
 @dataclass(eq=False)
 class EnumType(P4Type):
     """Plain ``enum E { A, B }``: no numeric representation visible to the program."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
@@ -12,6 +14,7 @@ from p4switch.p4info.model import (
     CounterlikeInfo,
     MatchFieldInfo,
     ProgramInfo,
+    padded_bytes,
 )
 
 _MATCH_TYPES = {
@@ -81,7 +84,7 @@ def symbol_table(info: ProgramInfo) -> ids.SymbolTable:
     return table
 
 
-def _annotate(message, notes: Annotations) -> None:
+def _annotate(message: Any, notes: Annotations) -> None:
     message.annotations.extend(notes.texts)
     if notes.brief is not None or notes.description is not None:
         if notes.brief is not None:
@@ -97,17 +100,24 @@ def _preamble(preamble, obj_id: int, name: str, alias: str, notes: Annotations) 
     _annotate(preamble, notes)
 
 
-def _match_field(message, fld: MatchFieldInfo, field_id: int) -> None:
+def _field(message: Any, field_id: int, name: str, notes: Annotations, bitwidth: int,
+           type_name: str | None) -> None:
+    """What match fields, action parameters and controller-header metadata have in common,
+    written in the field order p4c's text output shows."""
     message.id = field_id
-    message.name = fld.name
-    _annotate(message, fld.notes)
-    message.bitwidth = fld.bitwidth
+    message.name = name
+    _annotate(message, notes)
+    message.bitwidth = bitwidth
+    if type_name:
+        message.type_name.name = type_name
+
+
+def _match_field(message: p4info_pb2.MatchField, fld: MatchFieldInfo, field_id: int) -> None:
+    _field(message, field_id, fld.name, fld.notes, fld.bitwidth, fld.type_name)
     if fld.match_type in _MATCH_TYPES:
         message.match_type = _MATCH_TYPES[fld.match_type]
     else:
         message.other_match_type = fld.match_type
-    if fld.type_name:
-        message.type_name.name = fld.type_name
 
 
 def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
@@ -146,7 +156,7 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
             for param_id, (value, width) in zip(param_ids[action_name], args):
                 arg = call.arguments.add()
                 arg.param_id = param_id
-                arg.value = value.to_bytes(max(1, (width + 7) // 8), "big")
+                arg.value = padded_bytes(value, width)
         if tbl.implementation is not None:
             msg.implementation_id = sym.id_of(ids.ACTION_PROFILE, tbl.implementation)
         if tbl.direct_counter is not None:
@@ -166,13 +176,7 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
         _preamble(msg.preamble, sym.id_of(ids.ACTION, action.name), action.name,
                   sym.alias_of(action.name), action.notes)
         for param, param_id in zip(action.params, param_ids[action.name]):
-            pmsg = msg.params.add()
-            pmsg.id = param_id
-            pmsg.name = param.name
-            _annotate(pmsg, param.notes)
-            pmsg.bitwidth = param.bitwidth
-            if param.type_name:
-                pmsg.type_name.name = param.type_name
+            _field(msg.params.add(), param_id, param.name, param.notes, param.bitwidth, param.type_name)
 
     for prof in info.action_profiles:
         msg = p4info.action_profiles.add()
@@ -243,13 +247,7 @@ def _controller_header(msg, header: ControllerHeaderInfo, sym: ids.SymbolTable) 
               header.name, header.notes)
     meta_ids = allocate_field_ids([m.notes.at_id for m in header.metadata], header.name)
     for meta, meta_id in zip(header.metadata, meta_ids):
-        mmsg = msg.metadata.add()
-        mmsg.id = meta_id
-        mmsg.name = meta.name
-        _annotate(mmsg, meta.notes)
-        mmsg.bitwidth = meta.bitwidth
-        if meta.type_name:
-            mmsg.type_name.name = meta.type_name
+        _field(msg.metadata.add(), meta_id, meta.name, meta.notes, meta.bitwidth, meta.type_name)
 
 
 TEXT_HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"

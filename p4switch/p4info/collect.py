@@ -34,6 +34,7 @@ from p4switch.p4info.model import (
     RegisterInfo,
     TableInfo,
     ValueSetInfo,
+    padded_bytes,
 )
 
 STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
@@ -449,7 +450,7 @@ class _Collector:
                 for member_name, value in t.members.items():
                     m = entry.members.add()
                     m.name = member_name
-                    m.value = value.to_bytes(max(1, (t.underlying.width + 7) // 8), "big")
+                    m.value = padded_bytes(value, t.underlying.width)
         elif isinstance(t, T.EnumType):
             spec.enum.name = t.name
             if t.name not in type_info.enums:

@@ -37,6 +37,8 @@ class Notice:
 
 
 class Arbiter:
+    """Election ids of the streams that arbitrated (default role), keyed by stream."""
+
     def __init__(self) -> None:
         self.clients: dict[Hashable, int] = {}
 
@@ -46,6 +48,7 @@ class Arbiter:
         return max(self.clients.values(), default=None)
 
     def primary(self) -> Hashable | None:
+        """The stream of the primary client, None while no client has arbitrated."""
         highest = self.highest
         for key, election_id in self.clients.items():
             if election_id == highest:

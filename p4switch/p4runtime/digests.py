@@ -31,6 +31,9 @@ class _Pending:
 
 
 class DigestBatcher:
+    """Digest configuration and batching for one device (thread-safe: the data plane adds,
+    the stream acks, a timer flushes)."""
+
     def __init__(self, send: Callable[[p4runtime_pb2.DigestList], None], now_ns: Callable[[], int]) -> None:
         self.send = send
         self.now_ns = now_ns
@@ -57,9 +60,11 @@ class DigestBatcher:
             self.outstanding.clear()
 
     def _in_flight(self, digest_id: int, key: bytes, now: int) -> bool:
-        config = self.configs[digest_id]
+        """Is this data waiting in a list not yet acknowledged, or in the pending list?
+        Lists whose own digest's ack timeout passed (0: at once) are forgotten on the way."""
         for list_id, out in list(self.outstanding.items()):
-            if now - out.sent_ns >= config.ack_timeout_ns:  # 0: never hold data back
+            config = self.configs.get(out.digest_id)
+            if config is None or now - out.sent_ns >= config.ack_timeout_ns:
                 del self.outstanding[list_id]
                 continue
             if out.digest_id == digest_id and key in out.keys:

@@ -30,6 +30,8 @@ def _modify_only(kind: str, update_type: int) -> None:
 
 
 class Entities:
+    """The executor-side half of Write and Read: P4Runtime entities in, executor calls out."""
+
     def __init__(self, program: Any, schema: Schema, digests: DigestBatcher, oneshots: OneShots) -> None:
         self.program = program
         self.schema = schema
@@ -38,6 +40,8 @@ class Entities:
 
     # =========================================================================== writes
     def write(self, update: p4runtime_pb2.Update) -> None:
+        """Apply one update; raises P4RuntimeError or EntryError (the caller maps both to
+        the update's p4.v1.Error)."""
         if update.type == Update.UNSPECIFIED:
             raise invalid("update type is UNSPECIFIED")
         entity = update.entity
@@ -216,7 +220,7 @@ class Entities:
             raise P4RuntimeError(Code.NOT_FOUND, f"{kind} {obj_id} does not exist")
 
     @staticmethod
-    def _replicas(replicas) -> list[E.Replica]:
+    def _replicas(replicas: Iterable[p4runtime_pb2.Replica]) -> list[E.Replica]:
         out = []
         for r in replicas:
             port = r.egress_port if r.WhichOneof("port_kind") != "port" else to_int(r.port, 32, "replica port")
@@ -266,6 +270,7 @@ class Entities:
     # protobuf is pure Python here, so building a message and copying it into the response
     # would double the cost of a Read.
     def read(self, entity: p4runtime_pb2.Entity, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        """Fill one Entity from ``add()`` for every object ``entity`` selects."""
         kind = entity.WhichOneof("entity")
         handler = getattr(self, f"_read_{kind}", None) if kind else None
         if handler is None:
@@ -336,105 +341,102 @@ class Entities:
                     g.members.add(member_id=member_id, weight=weight)
 
     def _indexes(self, info: Any, msg: Any) -> Iterable[int]:
+        """The index a counter/meter/register entity names (OUT_OF_RANGE past the end), or
+        every index when it names none."""
         if msg.HasField("index"):
             self._check_index(info, msg.index.index)
             return [msg.index.index]
         return range(info.size)
 
-    def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        ids = [msg.counter_id] if msg.counter_id else list(self.schema.counters)
-        for cid in ids:
-            info = self.schema.lookup("counter", self.schema.counters, cid)
-            counter = self.program.counters[info.preamble.name]
+    def _cells(self, kind: str, infos: dict[int, Any], objects: dict[str, Any], obj_id: int,
+               msg: Any) -> Iterable[tuple[int, Any, int]]:
+        """(id, executor object, index) of every cell a counter/meter/register read names:
+        id 0 is every object of the kind, an unset index every cell."""
+        for oid in [obj_id] if obj_id else list(infos):
+            info = self.schema.lookup(kind, infos, oid)
+            obj = objects[info.preamble.name]
             for index in self._indexes(info, msg):
-                out = add()
-                c = out.counter_entry
-                c.counter_id = cid
-                c.index.index = index
-                X.counter_into(counter.read(index), c.data)
+                yield oid, obj, index
 
-    def _read_direct_counter_entry(self, msg: p4runtime_pb2.DirectCounterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        found = _Collected()
-        self._read_table_entry(msg.table_entry, found.add, counter=True)
-        for item in found.items:
-            entry = item.table_entry
-            ts = self.schema.tables[entry.table_id]
-            if not ts.direct_counter:
-                if msg.table_entry.table_id:
-                    raise invalid(f"{ts.name} has no direct counter")
-                continue
-            out = add()
-            d = out.direct_counter_entry
-            d.data.CopyFrom(entry.counter_data)
-            entry.ClearField("counter_data")
-            d.table_entry.CopyFrom(entry)
+    def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        for cid, counter, index in self._cells("counter", self.schema.counters, self.program.counters,
+                                               msg.counter_id, msg):
+            c = add().counter_entry
+            c.counter_id, c.index.index = cid, index
+            X.counter_into(counter.read(index), c.data)
 
     def _read_meter_entry(self, msg: p4runtime_pb2.MeterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        ids = [msg.meter_id] if msg.meter_id else list(self.schema.meters)
-        for mid in ids:
-            info = self.schema.lookup("meter", self.schema.meters, mid)
-            meter = self.program.meters[info.preamble.name]
-            for index in self._indexes(info, msg):
-                out = add()
-                m = out.meter_entry
-                m.meter_id = mid
-                m.index.index = index
-                config = meter.get_config(index)
-                if config is not None:
-                    X.meter_into(config, m.config)
+        for mid, meter, index in self._cells("meter", self.schema.meters, self.program.meters, msg.meter_id, msg):
+            m = add().meter_entry
+            m.meter_id, m.index.index = mid, index
+            config = meter.get_config(index)
+            if config is not None:
+                X.meter_into(config, m.config)
 
-    def _read_direct_meter_entry(self, msg: p4runtime_pb2.DirectMeterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+    def _read_register_entry(self, msg: p4runtime_pb2.RegisterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        for rid, register, index in self._cells("register", self.schema.registers, self.program.registers,
+                                                msg.register_id, msg):
+            r = add().register_entry
+            r.register_id, r.index.index = rid, index
+            r.data.bitstring = canonical(register.read(index))
+
+    def _read_direct(self, msg: Any, add: Callable[[], p4runtime_pb2.Entity], kind: str) -> None:
+        """Direct counter or meter entries: the table entries read with their ``counter_data``
+        or ``meter_config``, which moves out of the entry into the direct entity. A wildcard
+        table id skips the tables without that resource; naming one is INVALID_ARGUMENT."""
+        counter = kind == "counter"
         found = _Collected()
-        self._read_table_entry(msg.table_entry, found.add, meter=True)
+        self._read_table_entry(msg.table_entry, found.add, counter=counter, meter=not counter)
         for item in found.items:
             entry = item.table_entry
             ts = self.schema.tables[entry.table_id]
-            if not ts.direct_meter:
+            if not (ts.direct_counter if counter else ts.direct_meter):
                 if msg.table_entry.table_id:
-                    raise invalid(f"{ts.name} has no direct meter")
+                    raise invalid(f"{ts.name} has no direct {kind}")
                 continue
             out = add()
-            d = out.direct_meter_entry
-            if entry.HasField("meter_config"):
-                d.config.CopyFrom(entry.meter_config)
-            entry.ClearField("meter_config")
-            d.table_entry.CopyFrom(entry)
+            if counter:
+                direct = out.direct_counter_entry
+                direct.data.CopyFrom(entry.counter_data)
+                entry.ClearField("counter_data")
+            else:
+                direct = out.direct_meter_entry
+                if entry.HasField("meter_config"):
+                    direct.config.CopyFrom(entry.meter_config)
+                entry.ClearField("meter_config")
+            direct.table_entry.CopyFrom(entry)
 
-    def _read_register_entry(self, msg: p4runtime_pb2.RegisterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        ids = [msg.register_id] if msg.register_id else list(self.schema.registers)
-        for rid in ids:
-            info = self.schema.lookup("register", self.schema.registers, rid)
-            register = self.program.registers[info.preamble.name]
-            for index in self._indexes(info, msg):
-                out = add()
-                r = out.register_entry
-                r.register_id = rid
-                r.index.index = index
-                r.data.bitstring = canonical(register.read(index))
+    def _read_direct_counter_entry(self, msg: p4runtime_pb2.DirectCounterEntry,
+                                   add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        self._read_direct(msg, add, "counter")
+
+    def _read_direct_meter_entry(self, msg: p4runtime_pb2.DirectMeterEntry,
+                                 add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        self._read_direct(msg, add, "meter")
 
     def _read_packet_replication_engine_entry(self, msg: p4runtime_pb2.PacketReplicationEngineEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+        """Multicast groups and clone sessions; an empty entity (or id 0) reads all of them."""
         pre = self.program.pre
         kind = msg.WhichOneof("type")
+
+        def selected(objects: dict[int, Any], wanted: int) -> list[tuple[int, Any]]:
+            return [(i, obj) for i, obj in sorted(objects.items()) if not wanted or i == wanted]
+
         if kind in (None, "multicast_group_entry"):
-            wanted = msg.multicast_group_entry.multicast_group_id if kind else 0
-            for gid, replicas in sorted(pre.mc_groups.items()):
-                if wanted and gid != wanted:
-                    continue
-                out = add()
-                group = out.packet_replication_engine_entry.multicast_group_entry
+            for gid, replicas in selected(pre.mc_groups, msg.multicast_group_entry.multicast_group_id):
+                group = add().packet_replication_engine_entry.multicast_group_entry
                 group.multicast_group_id = gid
-                for r in replicas:
-                    group.replicas.add(egress_port=r.port, instance=r.instance)
+                self._replicas_into(replicas, group.replicas)
         if kind in (None, "clone_session_entry"):
-            wanted = msg.clone_session_entry.session_id if kind else 0
-            for sid, session in sorted(pre.clone_sessions.items()):
-                if wanted and sid != wanted:
-                    continue
-                out = add()
-                cs = out.packet_replication_engine_entry.clone_session_entry
+            for sid, session in selected(pre.clone_sessions, msg.clone_session_entry.session_id):
+                cs = add().packet_replication_engine_entry.clone_session_entry
                 cs.session_id, cs.class_of_service, cs.packet_length_bytes = sid, session.cos, session.truncate
-                for r in session.replicas:
-                    cs.replicas.add(egress_port=r.port, instance=r.instance)
+                self._replicas_into(session.replicas, cs.replicas)
+
+    @staticmethod
+    def _replicas_into(replicas: list[E.Replica], out: Any) -> None:
+        for r in replicas:
+            out.add(egress_port=r.port, instance=r.instance)
 
     def _read_value_set_entry(self, msg: p4runtime_pb2.ValueSetEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
         ids = [msg.value_set_id] if msg.value_set_id else list(self.schema.value_sets)

@@ -81,6 +81,7 @@ class OneShots:
         self.hidden.difference_update([made.group_id, *made.member_ids])
 
     def bind(self, key: Hashable, made: _Installed) -> None:
+        """The entry ``key`` now uses the group ``made`` (released with it)."""
         self.installed[key] = made
 
     def release(self, key: Hashable, profile: Any) -> None:

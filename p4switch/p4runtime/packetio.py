@@ -11,11 +11,12 @@ from __future__ import annotations
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from p4switch.p4runtime.bytestrings import canonical, to_int
+from p4switch.p4runtime.bytestrings import canonical, values_by_id
 from p4switch.p4runtime.errors import invalid
 
 
 def header_bytes(header: p4info_pb2.ControllerPacketMetadata) -> int:
+    """Bytes the controller header takes at the front of a frame."""
     return (sum(m.bitwidth for m in header.metadata) + 7) // 8
 
 
@@ -25,18 +26,8 @@ def encode_packet_out(header: p4info_pb2.ControllerPacketMetadata | None, msg: p
         if msg.metadata:
             raise invalid("the P4 program has no @controller_header(\"packet_out\"); metadata not allowed")
         return msg.payload
-    by_id = {m.id: m for m in header.metadata}
-    values: dict[int, int] = {}
-    for md in msg.metadata:
-        info = by_id.get(md.metadata_id)
-        if info is None:
-            raise invalid(f"packet_out: unknown metadata id {md.metadata_id}")
-        if md.metadata_id in values:
-            raise invalid(f"packet_out: metadata {info.name} given twice")
-        values[md.metadata_id] = to_int(md.value, info.bitwidth, f"packet_out metadata {info.name}")
-    missing = [m.name for m in header.metadata if m.id not in values]
-    if missing:
-        raise invalid(f"packet_out: missing metadata {', '.join(missing)}")
+    values = values_by_id({m.id: m for m in header.metadata},
+                           ((md.metadata_id, md.value) for md in msg.metadata), "packet_out", "metadata")
     word, total = 0, 0
     for m in header.metadata:
         word = (word << m.bitwidth) | values[m.id]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from p4.v1 import p4runtime_pb2
 
@@ -33,7 +33,7 @@ def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
     from p4switch.exec import LoadedProgram
     from p4switch.frontend import CompileError, compile_source
 
-    if not config.HasField("p4info") or not config.p4info.tables and not config.p4info.actions:
+    if not config.p4info.ByteSize():  # a program without tables still has pkg_info and more
         raise invalid("the pipeline config has no P4Info")
     try:
         cfg = device_config.decode(config.p4_device_config)
@@ -53,6 +53,9 @@ def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
 
 
 class PipelineManager:
+    """The device's current P4Info and device config, the one VERIFY_AND_SAVE kept for a
+    later COMMIT, and the state that must be reset or carried over when either is replaced."""
+
     def __init__(self, device: Any, digests: DigestBatcher) -> None:
         self.device = device
         self.digests = digests
@@ -70,6 +73,7 @@ class PipelineManager:
             self.schema = Schema.build(device.p4info)
 
     def set(self, action: int, config: p4runtime_pb2.ForwardingPipelineConfig | None) -> None:
+        """One SetForwardingPipelineConfig; raises P4RuntimeError with the spec's status."""
         if action == Req.UNSPECIFIED:
             raise invalid("SetForwardingPipelineConfig action is UNSPECIFIED")
         if action == Req.COMMIT:
@@ -110,6 +114,7 @@ class PipelineManager:
                 self.oneshots = OneShots()
 
     def get(self, response_type: int) -> p4runtime_pb2.ForwardingPipelineConfig:
+        """The parts of the config ``response_type`` asks for (the cookie always)."""
         if self.config is None:
             raise P4RuntimeError(Code.FAILED_PRECONDITION, "no forwarding pipeline config has been set")
         out = p4runtime_pb2.ForwardingPipelineConfig()
@@ -126,7 +131,7 @@ def carry_over(old: Any, new: Any) -> tuple[int, int]:
     """Copy the control-plane state of ``old`` into ``new`` where it still fits."""
     kept = lost = 0
 
-    def attempt(fn, *args) -> None:
+    def attempt(fn: Callable[..., None], *args: Any) -> None:
         nonlocal kept, lost
         try:
             fn(*args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from p4.config.v1 import p4info_pb2
 
@@ -13,6 +14,9 @@ _PRIORITY_KINDS = (p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE, p
 
 @dataclass
 class TableSchema:
+    """A table's P4Info with its match fields and action refs by id, and the ids of its
+    direct counter and meter (0: none)."""
+
     info: p4info_pb2.Table
     fields: dict[int, p4info_pb2.MatchField]
     actions: dict[int, p4info_pb2.ActionRef]
@@ -27,6 +31,9 @@ class TableSchema:
 
 @dataclass
 class Schema:
+    """Every P4Info object by id (and digests also by name, as the data plane names them).
+    Built once per pipeline config, so a request costs dict lookups, not P4Info scans."""
+
     p4info: p4info_pb2.P4Info
     tables: dict[int, TableSchema] = field(default_factory=dict)
     actions: dict[int, p4info_pb2.Action] = field(default_factory=dict)
@@ -79,19 +86,14 @@ class Schema:
         return s
 
     def table(self, table_id: int) -> TableSchema:
-        t = self.tables.get(table_id)
-        if t is None:
-            raise invalid(f"unknown table id {table_id}")
-        return t
+        return self.lookup("table", self.tables, table_id)
 
     def action(self, action_id: int) -> p4info_pb2.Action:
-        a = self.actions.get(action_id)
-        if a is None:
-            raise invalid(f"unknown action id {action_id}")
-        return a
+        return self.lookup("action", self.actions, action_id)
 
     @staticmethod
-    def lookup(kind: str, objects: dict, obj_id: int):
+    def lookup(kind: str, objects: dict[int, Any], obj_id: int) -> Any:
+        """``objects[obj_id]``; an id the P4Info does not have is INVALID_ARGUMENT."""
         obj = objects.get(obj_id)
         if obj is None:
             raise invalid(f"unknown {kind} id {obj_id}")

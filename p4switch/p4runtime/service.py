@@ -22,7 +22,7 @@ from p4.v1 import p4data_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4switch import entries as E
 from p4switch.p4runtime import packetio
-from p4switch.p4runtime.arbitration import Arbiter
+from p4switch.p4runtime.arbitration import Arbiter, Notice
 from p4switch.p4runtime.bytestrings import canonical
 from p4switch.p4runtime.digests import DigestBatcher
 from p4switch.p4runtime.entities import Entities
@@ -49,6 +49,7 @@ except importlib.metadata.PackageNotFoundError:  # protobufs vendored some other
 
 
 def election_id_of(msg: Any) -> int:
+    """A p4.v1.Uint128 as one int, so election ids compare as the spec orders them."""
     return (msg.high << 64) | msg.low
 
 
@@ -73,6 +74,9 @@ class _Stream:
 
 
 class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
+    """The RPC handlers. Control-plane state (arbitration, digest batching, one-shot groups,
+    the pipeline config) lives here and in its helpers; the data plane stays in ``device``."""
+
     def __init__(self, device: Any, now_ns: Callable[[], int] | None = None) -> None:
         self.device = device
         clock = getattr(device, "clock", None)
@@ -259,7 +263,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             stream.election_id = election_id
             self._notify(notices)
 
-    def _notify(self, notices) -> None:
+    def _notify(self, notices: list[Notice]) -> None:
         """Send arbitration answers (caller holds state_lock)."""
         highest = self.arbiter.highest or 0
         for notice in notices:
@@ -287,7 +291,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # ------------------------------------------------------------------ packet I/O
     def _packet_out(self, stream: _Stream, packet: p4runtime_pb2.PacketOut) -> None:
-        if stream.election_id is None or not self.arbiter.is_primary(stream.election_id):
+        with self.state_lock:  # other streams' threads change the arbiter
+            primary = stream.election_id is not None and self.arbiter.is_primary(stream.election_id)
+        if not primary:
             raise P4RuntimeError(Code.PERMISSION_DENIED, "only the primary may send packet-out")
         schema = self._schema()
         frame = packetio.encode_packet_out(schema.packet_out, packet)

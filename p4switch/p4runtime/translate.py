@@ -9,11 +9,13 @@ optional fields.
 
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from p4switch import entries as E
-from p4switch.p4runtime.bytestrings import canonical, to_int
+from p4switch.p4runtime.bytestrings import canonical, to_int, values_by_id
 from p4switch.p4runtime.errors import Code, P4RuntimeError, invalid
 from p4switch.p4runtime.schema import Schema, TableSchema
 
@@ -22,7 +24,8 @@ _KIND_OF = {MF.EXACT: "exact", MF.LPM: "lpm", MF.TERNARY: "ternary", MF.RANGE: "
 
 
 # --- match keys -------------------------------------------------------------------------------
-def match_from_proto(ts: TableSchema, matches) -> dict[str, E.FieldMatch]:
+def match_from_proto(ts: TableSchema, matches: Iterable[p4runtime_pb2.FieldMatch]) -> dict[str, E.FieldMatch]:
+    """The match of an entry by field name, every P4Runtime rule on match values checked."""
     result: dict[str, E.FieldMatch] = {}
     seen: set[int] = set()
     for m in matches:
@@ -72,7 +75,7 @@ def _field_from_proto(table: str, info: p4info_pb2.MatchField, m: p4runtime_pb2.
     return E.Optional(to_int(m.optional.value, w, what))
 
 
-def match_into(ts: TableSchema, match: dict[str, E.FieldMatch], out) -> None:
+def match_into(ts: TableSchema, match: dict[str, E.FieldMatch], out: Any) -> None:
     """Append the FieldMatch messages of ``match`` to the repeated field ``out`` (in P4Info
     order, canonical byte strings, wildcards left out)."""
     for info in ts.info.match_fields:
@@ -100,18 +103,9 @@ def match_into(ts: TableSchema, match: dict[str, E.FieldMatch], out) -> None:
 def action_call_from_proto(schema: Schema, action: p4runtime_pb2.Action) -> E.ActionCall:
     info = schema.action(action.action_id)
     params = schema.params[action.action_id]
-    values: dict[str, int] = {}
-    for p in action.params:
-        pinfo = params.get(p.param_id)
-        if pinfo is None:
-            raise invalid(f"action {info.preamble.name}: unknown parameter id {p.param_id}")
-        if pinfo.name in values:
-            raise invalid(f"action {info.preamble.name}: parameter {pinfo.name} given twice")
-        values[pinfo.name] = to_int(p.value, pinfo.bitwidth, f"action {info.preamble.name} parameter {pinfo.name}")
-    missing = [p.name for p in info.params if p.name not in values]
-    if missing:
-        raise invalid(f"action {info.preamble.name}: missing parameter(s) {', '.join(missing)}")
-    return E.ActionCall(info.preamble.name, values)
+    values = values_by_id(params, ((p.param_id, p.value) for p in action.params),
+                          f"action {info.preamble.name}", "parameter")
+    return E.ActionCall(info.preamble.name, {params[pid].name: v for pid, v in values.items()})
 
 
 def action_call_into(schema: Schema, call: E.ActionCall, msg: p4runtime_pb2.Action) -> None:
@@ -191,7 +185,7 @@ def entry_from_proto(schema: Schema, ts: TableSchema, msg: p4runtime_pb2.TableEn
     action: E.EntryAction = E.ActionCall("")
     if need_action:
         action = table_action_from_proto(schema, ts, msg.action, default=False)
-    entry = E.TableEntry(match=match, action=action, priority=msg.priority)
+    entry = E.TableEntry(match=match, action=action, priority=msg.priority, metadata=msg.metadata)
     if msg.HasField("counter_data"):
         if not ts.direct_counter:
             raise invalid(f"{ts.name} has no direct counter")
@@ -219,3 +213,4 @@ def entry_into(schema: Schema, ts: TableSchema, entry: E.TableEntry, msg: p4runt
         meter_into(entry.meter, msg.meter_config)
     if entry.idle_timeout_ns:
         msg.idle_timeout_ns = entry.idle_timeout_ns
+    msg.metadata = entry.metadata

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from p4switch.compile_cli import parse_defines
 from p4switch.stf.runner import StfError, run_stf_file
 
 
@@ -22,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     from p4switch.exec import LoadedProgram
     from p4switch.frontend import CompileError
 
-    defines = dict((d.split("=", 1) + ["1"])[:2] for d in args.define)
+    defines = parse_defines(args.define)
     try:
         prog = LoadedProgram.from_file(args.program, include_dirs=args.include, defines=defines)
     except CompileError as e:
@@ -36,10 +37,7 @@ def main(argv: list[str] | None = None) -> int:
             f.write(prog.source)
     try:
         res = run_stf_file(prog, args.stf)
-    except StfError as e:
-        print(f"{args.stf}: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
+    except (StfError, OSError) as e:
         print(f"{args.stf}: {e}", file=sys.stderr)
         return 2
     if args.stats:

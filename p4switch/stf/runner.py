@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from p4switch.entries import (ActionCall, CloneSession, EntryError, Replica, TableEntry,
+from p4switch.entries import (ActionCall, CloneSession, CounterData, EntryError, Replica, TableEntry,
                               priority_from_cli)
 from p4switch.exec import LoadedProgram, V1Pipeline
+from p4switch.exec.externs import Counter
 from p4switch.stf.values import ValueError_, parse_int, parse_match
 
 
@@ -161,10 +162,10 @@ class StfRunner:
                 raise StfError(lineno, f"unknown STF command {word!r}")
             try:
                 handler(rest.strip(), lineno)
-            except EntryError as e:
+            except (EntryError, ValueError_) as e:
                 raise StfError(lineno, str(e)) from None
-            except ValueError_ as e:
-                raise StfError(lineno, str(e)) from None
+            except (ValueError, IndexError):  # too few or too many words on the line
+                raise StfError(lineno, f"malformed {word} line: {line!r}") from None
         self._check_outputs()
         received = sum(len(v) for v in self.received.values())
         return StfResult(not self.failures, self.failures, self.sent, received, dict(self.pipe.stats))
@@ -224,8 +225,9 @@ class StfRunner:
             if prio is None:  # entries without priority: earlier ones win
                 self.auto_prio -= 1
                 prio = self.auto_prio
-            else:  # BMv2 runtime-CLI order; ranks above the implicit ones (below 2^20)
-                prio = priority_from_cli(prio)
+            else:  # larger wins in STF: p4c's bmv2stf.py hands BMv2 (smaller wins) 10000 - N;
+                # ranks above the implicit ones (below 2^20)
+                prio = priority_from_cli(10000 - prio)
         else:
             prio = 0
         table.insert(TableEntry(match, call, prio))
@@ -281,9 +283,16 @@ class StfRunner:
         else:
             print(f"{reg.name}[{parts[1]}] = {got}", file=self.out)
 
+    def _counter(self, name: str, lineno: int) -> Counter:
+        c = self.prog.counter(name)
+        if not isinstance(c, Counter):
+            raise StfError(lineno, f"{c.name} is a direct counter: it counts per entry of table {c.table}, "
+                                   "not by index")
+        return c
+
     def cmd_counter_read(self, rest: str, lineno: int) -> None:
         parts = rest.split()
-        c = self.prog.counter(parts[0])
+        c = self._counter(parts[0], lineno)
         idx = parse_int(parts[1])
         data = c.read(idx)
         checks = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
@@ -295,11 +304,11 @@ class StfRunner:
         m = re.fullmatch(r"([\w.]+)\((\w+)\)\s+(packets|bytes)\s*==\s*(\w+)", rest)
         if not m:
             raise StfError(lineno, "check_counter NAME(INDEX) packets|bytes == N")
-        c = self.prog.counter(m.group(1))
+        c = self._counter(m.group(1), lineno)
         idx = parse_int(m.group(2))
         self._check_counter(c.name, idx, c.read(idx), {m.group(3): m.group(4)}, lineno)
 
-    def _check_counter(self, name: str, idx: int, data, checks: dict[str, str], lineno: int) -> None:
+    def _check_counter(self, name: str, idx: int, data: CounterData, checks: dict[str, str], lineno: int) -> None:
         for k, v in checks.items():
             got = getattr(data, k)
             if got != parse_int(v):

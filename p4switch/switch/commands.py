@@ -20,7 +20,7 @@ import re
 import shlex
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Collection
 
 from p4switch.entries import (ActionCall, CloneSession, CounterData, EntryAction, EntryError, Exact, FieldMatch, GroupRef,
                               Lpm, MatchKind, MemberRef, Range, Replica, TableEntry, Ternary,
@@ -28,6 +28,8 @@ from p4switch.entries import (ActionCall, CloneSession, CounterData, EntryAction
 from p4switch.switch.pfc import NUM_CLASSES, WatchdogConfig
 
 if TYPE_CHECKING:  # the client side imports this module and needs no executor
+    from p4switch.exec import LoadedProgram
+    from p4switch.exec.tables import Table
     from p4switch.switch.device import Device
 
 MAC_RE = re.compile(r"(?:[0-9a-fA-F]{1,2}:){5}[0-9a-fA-F]{1,2}")
@@ -76,7 +78,7 @@ def _cli_match(text: str, kind: MatchKind, width: int) -> FieldMatch:
     return parse_match(text, kind, width)
 
 
-def _resolve(name: str, known, what: str) -> str:
+def _resolve(name: str, known: Collection[str], what: str) -> str:
     """A P4Info name, or a unique suffix of one after a dot (``ipv4_lpm`` for ``MyIngress.ipv4_lpm``)."""
     if name in known:
         return name
@@ -138,7 +140,7 @@ class Commands:
     _nodes: dict[int, _McNode] = field(default_factory=dict)
     _groups: dict[int, list[int]] = field(default_factory=dict)
     _next_handle: int = 0
-    _for_program: object = None  # the program the handles above belong to
+    _for_program: LoadedProgram | None = None  # the program the handles above belong to
 
     def run(self, line: str) -> str:
         try:
@@ -165,7 +167,7 @@ class Commands:
         self.device.wake()
         return out
 
-    def _program(self):
+    def _program(self) -> LoadedProgram:
         if self.device.program is None:
             raise CommandError("no P4 program loaded")
         return self.device.program
@@ -286,7 +288,7 @@ class Commands:
         lines.append("==========")
         return "\n".join(lines)
 
-    def _extern(self, kind: str, name: str):
+    def _extern(self, kind: str, name: str) -> Any:
         """A table, register or counter by P4Info name or unique suffix."""
         objects = getattr(self._program(), kind)
         return objects[_resolve(name, objects, kind[:-1])]
@@ -343,7 +345,7 @@ class Commands:
         lines.append("==========")
         return "\n".join(lines)
 
-    def _action_call(self, table, name: str, values: list[str]) -> ActionCall:
+    def _action_call(self, table: Table, name: str, values: list[str]) -> ActionCall:
         prog = self._program()
         action = _resolve(name, table.action_names, f"action of {table.name}")
         params = prog.actions[action].params
@@ -410,7 +412,8 @@ class Commands:
             state = Path(f"/sys/class/net/{name}/operstate")
             status = state.read_text().strip().upper()[:6] if state.exists() else "UP"
             tx = d.tm.ports[port].tx_frames if port in d.tm.ports else 0
-            lines.append(f"{port:^7}| {name:<17}| {status:<7}| rx={d.port_rx[port]} tx={tx}")
+            rx_errors = getattr(d.ports[port], "rx_errors", 0)  # raw-socket ports count receive failures
+            lines.append(f"{port:^7}| {name:<17}| {status:<7}| rx={d.port_rx[port]} rx_errors={rx_errors} tx={tx}")
         if d.cpu_port is not None:
             lines.append(f"{d.cpu_port:^7}| {'(cpu port)':<17}| UP     | P4Runtime packet-in/out")
         return "\n".join(lines)
@@ -498,7 +501,7 @@ class Commands:
         d = self.device
         stats = dict(d.stats)
         if d.pipe is not None:
-            for k, v in dict(getattr(d.pipe, "stats", {}) or {}).items():
+            for k, v in d.pipe.stats.items():
                 stats[f"pipeline.{k}"] = v
         for port, lk in sorted(d.links.items()):
             stats[f"link{port}.sent"] = lk.sent

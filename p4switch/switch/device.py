@@ -22,11 +22,11 @@ from collections import Counter, deque
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from nicmodel.pfc import is_mac_control
 from p4switch.exec import LoadedProgram, QueueMeta, V1Pipeline
 from p4switch.switch.clock import Clock, WallClock
 from p4switch.switch.link import Link
 from p4switch.switch.pcap import PcapWriter
-from p4switch.switch.pfc import parse_mac_control
 from p4switch.switch.tm import DEFAULT_CAPACITY, DEFAULT_NOMINAL_SPEED_BPS, TrafficManager
 
 log = logging.getLogger("p4switch.device")
@@ -49,6 +49,9 @@ class PortIO(Protocol):
 
 
 class Device:
+    """The switch without its I/O: what the P4Runtime server, the runtime CLI and the I/O loop
+    share. Everything they call after start-up takes ``lock``: they run on different threads."""
+
     def __init__(
         self,
         device_id: int = 0,
@@ -101,6 +104,12 @@ class Device:
         for port, name in self.port_names.items():
             for direction in ("in", "out"):
                 self._pcap[(port, direction)] = PcapWriter(d / f"{name}_{direction}.pcap")
+
+    def _capture(self, port: int, direction: str, frame: bytes, now: int) -> None:
+        """Write a frame to its port's capture file, if that port has one (the CPU port has none)."""
+        w = self._pcap.get((port, direction))
+        if w is not None:
+            w.write(frame, self._pcap_epoch_ns + now)
 
     def close(self) -> None:
         for w in self._pcap.values():
@@ -155,13 +164,11 @@ class Device:
             self.port_rx[port] += 1
             if self._trace:
                 log.debug("port %d: received %d bytes", port, len(frame))
-            w = self._pcap.get((port, "in"))
-            if w is not None:
-                w.write(frame, self._pcap_epoch_ns + now)
-            mac_control = parse_mac_control(frame)
-            if mac_control is not None:  # consumed by the MAC, never seen by P4
+            if self._pcap:
+                self._capture(port, "in", frame, now)
+            if is_mac_control(frame):  # consumed by the MAC, never seen by P4
                 self.stats["rx_mac_control"] += 1
-                self.tm.receive_pause(port, mac_control, now)
+                self.tm.receive_pause(port, frame, now)
                 return
             self._ingress(port, frame, now)
 
@@ -237,9 +244,8 @@ class Device:
         if self._trace:
             log.debug("port %d: transmitting %d bytes", port, len(frame))
         self.tm.transmitted(port, len(frame), now)
-        w = self._pcap.get((port, "out"))
-        if w is not None:
-            w.write(frame, self._pcap_epoch_ns + now)
+        if self._pcap:
+            self._capture(port, "out", frame, now)
         if port == self.cpu_port:
             self.stats["packet_in"] += 1
             if self.on_packet_in is not None:

@@ -24,7 +24,6 @@ class PcapWriter:
         self._f: BinaryIO = open(self.path, "wb")
         self._f.write(struct.pack("<IHHiIII", PCAP_MAGIC_NS, 2, 4, 0, 0, snaplen, LINKTYPE_ETHERNET))
         self._f.flush()
-        self.records = 0
 
     def write(self, frame: bytes, ts_ns: int) -> None:
         """Append one frame; flushed at once so a capture is readable while the switch runs."""
@@ -32,7 +31,6 @@ class PcapWriter:
         sec, nsec = divmod(ts_ns, 1_000_000_000)
         self._f.write(struct.pack("<IIII", sec, nsec, len(data), len(frame)) + data)
         self._f.flush()
-        self.records += 1
 
     def close(self) -> None:
         self._f.close()

@@ -6,11 +6,11 @@ consumed by the MAC, never seen by the P4 program. This module is that MAC logic
 target. The reference BMv2 ``simple_switch`` has no PFC at all (it forwards 0x8808 frames to
 the pipeline like any other frame); this is an extension of our target, documented as such.
 
-Wire format (802.3 Annex 31B / 802.1Qbb): dst 01-80-C2-00-00-01, EtherType 0x8808, opcode
-0x0101, a 16-bit class-enable vector (bit c = class c), then eight 16-bit pause times in quanta
-of 512 bit times at the port's speed. A time of 0 resumes the class at once. The older 802.3x
-PAUSE (opcode 0x0001, one time) pauses every class. Any other MAC-control opcode is consumed
-and counted, as a MAC does.
+The wire format (802.1Qbb PFC, 802.3 Annex 31B PAUSE) is parsed by nicmodel/pfc.py, the one
+place that defines it for the NIC model, the simulated switch and this MAC; here is only
+what a switch MAC does with a parsed frame. A PFC frame pauses each enabled class for its
+time in quanta of 512 bit times at the port's speed (0 resumes at once); a PAUSE pauses every
+class. Any other MAC-control opcode is consumed and counted, as a MAC does.
 
 Class to queue mapping: class c pauses egress queue c (the queue that v1model ``priority`` c
 selects with ``--priority-queues``); classes beyond the number of queues have no queue to pause
@@ -25,51 +25,20 @@ in fabric time.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 
-MAC_CONTROL_ETHERTYPE = 0x8808
-PFC_DST_MAC = bytes.fromhex("0180c2000001")
-OPCODE_PAUSE = 0x0001
-OPCODE_PFC = 0x0101
-QUANTUM_BITS = 512
-NUM_CLASSES = 8
+from nicmodel import pfc as wire
+
+NUM_CLASSES = wire.PRIORITIES
 WATCHDOG_DEFAULT_NS = 200_000_000
 WATCHDOG_ACTIONS = ("drop", "forward")
 
 
-@dataclass(frozen=True)
-class MacControlFrame:
-    """A received MAC-control frame. ``times[c]`` is the pause time of class c in quanta, or
-    None when the frame does not address that class. ``times`` is empty for other opcodes."""
-
-    opcode: int
-    times: tuple[int | None, ...] = ()
-
-
-def parse_mac_control(frame: bytes) -> MacControlFrame | None:
-    """None if ``frame`` is not a MAC-control frame; otherwise what it says. A truncated PAUSE
-    or PFC frame is reported with no times (consumed, counted as malformed by the caller)."""
-    if len(frame) < 16 or frame[12] != 0x88 or frame[13] != 0x08:
-        return None
-    opcode = struct.unpack_from("!H", frame, 14)[0]
-    if opcode == OPCODE_PFC and len(frame) >= 34:
-        vector = struct.unpack_from("!H", frame, 16)[0]
-        quanta = struct.unpack_from("!8H", frame, 18)
-        return MacControlFrame(opcode, tuple(q if vector >> c & 1 else None for c, q in enumerate(quanta)))
-    if opcode == OPCODE_PAUSE and len(frame) >= 18:
-        quanta = struct.unpack_from("!H", frame, 16)[0]
-        return MacControlFrame(opcode, (quanta,) * NUM_CLASSES)
-    return MacControlFrame(opcode)
-
-
-def quanta_to_ns(quanta: int, speed_bps: float) -> int:
-    """Pause duration of ``quanta`` x 512 bit times at ``speed_bps`` (fabric ns, rounded up)."""
-    return -(-quanta * QUANTUM_BITS * 1_000_000_000 // int(speed_bps))
-
-
 @dataclass
 class WatchdogConfig:
+    """Watchdog settings of one class on one port (fabric time); validated at construction so
+    a bad CLI command changes nothing."""
+
     detection_ns: int = WATCHDOG_DEFAULT_NS
     restoration_ns: int = WATCHDOG_DEFAULT_NS
     action: str = "drop"
@@ -170,14 +139,17 @@ class PfcPort:
     malformed_rx: int = 0  # truncated PAUSE/PFC frames
     other_rx: int = 0  # other MAC-control opcodes
 
-    def receive(self, frame: MacControlFrame, now: int, speed_bps: float) -> None:
-        if frame.opcode not in (OPCODE_PFC, OPCODE_PAUSE):
+    def receive(self, frame: bytes, now: int, speed_bps: float) -> None:
+        """A MAC-control frame (EtherType 0x8808) arrived: act on it or count why not."""
+        try:
+            parsed = wire.parse(frame)
+        except wire.UnsupportedOpcode:
             self.other_rx += 1
             return
-        if not frame.times:
+        except ValueError:  # truncated PAUSE/PFC
             self.malformed_rx += 1
             return
         self.frames_rx += 1
-        for c, quanta in enumerate(frame.times):
+        for c, quanta in enumerate(parsed.times()):
             if quanta is not None:
-                self.classes[c].pause(now, quanta_to_ns(quanta, speed_bps))
+                self.classes[c].pause(now, wire.quanta_to_ns(quanta, speed_bps))

@@ -14,7 +14,7 @@ import socket
 import socketserver
 import sys
 import threading
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 from p4switch.switch.commands import CommandError, Commands
 
@@ -25,7 +25,7 @@ DEFAULT_PORT = 9090
 MAX_LINE = 65536
 
 
-def _send_reply(wfile, ok: bool, text: str) -> None:
+def _send_reply(wfile: BinaryIO, ok: bool, text: str) -> None:
     body = text.encode()
     wfile.write(f"{'OK' if ok else 'ERR'} {len(body)}\n".encode() + body)
     wfile.flush()

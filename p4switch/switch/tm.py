@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from p4switch.switch.pfc import ClassState, MacControlFrame, PfcPort, WatchdogConfig
+from p4switch.switch.pfc import ClassState, PfcPort, WatchdogConfig
 
 DEFAULT_CAPACITY = 64
 MAX_PRIORITY_QUEUES = 8
@@ -36,7 +36,7 @@ WIRE_OVERHEAD_BYTES = 24
 DEFAULT_NOMINAL_SPEED_BPS = 100e9
 
 
-@dataclass
+@dataclass(slots=True)
 class Departure:
     """A packet leaving the traffic manager, with its queueing metadata (BMv2 units)."""
 
@@ -58,7 +58,7 @@ class Departure:
         return (self.deq_ns - self.enq_ns) // 1000
 
 
-@dataclass
+@dataclass(slots=True)
 class _Queued:
     item: Any
     length: int
@@ -74,8 +74,10 @@ def _pace(next_allowed: int, now: int, interval_ns: int) -> int:
     return now + interval_ns
 
 
-@dataclass
+@dataclass(slots=True)
 class EgressQueue:
+    """One priority queue of a port: its packets, BMv2-style limits and its counters."""
+
     capacity: int = DEFAULT_CAPACITY
     rate_pps: float | None = None
     items: deque = field(default_factory=deque)
@@ -88,8 +90,11 @@ class EgressQueue:
     max_depth: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class EgressPort:
+    """A port's queues and transmitter; ``backlog`` is kept up to date because BMv2's queue
+    depth metadata is the port's occupancy and is read for every packet."""
+
     queues: list[EgressQueue]
     rate_bps: float | None = None
     busy_until: int = 0
@@ -99,11 +104,11 @@ class EgressPort:
     backlog: int = 0  # packets in all queues of the port
     armed: bool = False  # a PFC watchdog is configured on some class
 
-    def depth(self) -> int:
-        return self.backlog
-
 
 class TrafficManager:
+    """Every egress port's queues. Ports appear on first use, with the defaults that
+    all-port settings (``port=None``) last set, so a rate set before a port exists applies."""
+
     def __init__(
         self,
         priority_queues: int = 1,
@@ -144,22 +149,21 @@ class TrafficManager:
         """Service rate of queues in packets/s (None or 0 = unlimited); all ports if ``port`` is None."""
         if rate_pps is not None and rate_pps < 0:
             raise ValueError("queue rate must not be negative")
-        rate = rate_pps or None
-        for q, pr in self._targets(port, priority):
-            if q is None:
-                self._default_rate[pr] = rate
-            else:
-                q.rate_pps = rate
+        self._configure("rate_pps", self._default_rate, rate_pps or None, port, priority)
 
     def set_queue_depth(self, packets: int, port: int | None = None, priority: int | None = None) -> None:
         """Capacity of queues in packets; all ports if ``port`` is None."""
         if packets < 0:
             raise ValueError("queue depth must not be negative")
+        self._configure("capacity", self._default_capacity, packets, port, priority)
+
+    def _configure(self, attr: str, defaults: list[Any], value: Any, port: int | None, priority: int | None) -> None:
+        """Set ``attr`` of the targeted queues; with ``port`` None also the default of later ports."""
         for q, pr in self._targets(port, priority):
             if q is None:
-                self._default_capacity[pr] = packets
+                defaults[pr] = value
             else:
-                q.capacity = packets
+                setattr(q, attr, value)
 
     def set_port_rate(self, port: int, rate_bps: float | None) -> None:
         """Link rate of a port's transmitter in bits/s (None or 0 = unlimited)."""
@@ -247,8 +251,10 @@ class TrafficManager:
             wire_ns = -(-(nbytes + WIRE_OVERHEAD_BYTES) * 8 * 1_000_000_000 // int(p.rate_bps))
             p.busy_until = _pace(p.busy_until, now, wire_ns)
 
-    def receive_pause(self, port: int, frame: MacControlFrame, now: int) -> None:
-        """A MAC-control frame arrived on ``port``: pause/resume that port's egress queues."""
+    def receive_pause(self, port: int, frame: bytes, now: int) -> None:
+        """A MAC-control frame (EtherType 0x8808) arrived on ``port``: pause/resume that
+        port's egress queues. The watchdog runs before (a storm may end with the old state)
+        and after (a new pause may start one) so both transitions happen at ``now``."""
         p = self.port(port)
         self._watchdog(p, now)
         p.pfc.receive(frame, now, p.rate_bps or self.nominal_speed_bps)
@@ -298,6 +304,3 @@ class TrafficManager:
                 q.nonempty_since = None
             p.backlog = 0
         return n
-
-    def depth(self) -> int:
-        return sum(p.depth() for p in self.ports.values())

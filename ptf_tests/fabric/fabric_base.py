@@ -65,7 +65,7 @@ class FabricTest(P4RuntimeTest):
     def ecmp_group(self, group: int, ports: list[int]) -> None:
         """An action-selector group of ``ports`` and the ``ecmp`` entry pointing at it."""
         info = self.client.p4info
-        profile = info._find("action_profiles", "FabricIngress.routing.ecmp_selector")
+        profile = info.action_profile("FabricIngress.routing.ecmp_selector")
         action = info.action("FabricIngress.routing.set_egress_port")
         members = []
         for i, port in enumerate(ports):

@@ -150,10 +150,13 @@ def pfc(src_mac: str, priority: int, quanta: int) -> bytes:
 
 
 def parse_pfc(frame: bytes) -> tuple[int, list[int]] | None:
-    """(class-enable vector, 8 pause times) of a PFC frame, else None."""
-    if len(frame) < 34 or frame[12:14] != b"\x88\x08" or frame[14:16] != b"\x01\x01":
+    """(class-enable vector, 8 pause times) of a PFC frame as scapy dissects it, else None."""
+    pkt = Ether(frame)
+    if MACControlClassBasedFlowControl not in pkt:
         return None
-    return frame[17], list(struct.unpack_from("!8H", frame, 18))
+    body = pkt[MACControlClassBasedFlowControl]
+    vector = sum(getattr(body, f"c{c}_enabled") << c for c in range(8))
+    return vector, [getattr(body, f"c{c}_pause_time") for c in range(8)]
 
 
 @dataclass(frozen=True)

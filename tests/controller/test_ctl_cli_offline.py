@@ -116,3 +116,22 @@ def test_missing_pipeline_and_nics_are_clear_failures(state_file, tmp_path, caps
     (tmp_path / "none.json").write_text("{}")
     assert main(["--state", str(state_file), "run", "all-to-all"]) == 1
     assert "the NIC of h1_1 does not answer at" in capsys.readouterr().err
+
+
+def test_readme_cli_examples_are_valid():
+    """Every `fabricctl ...` line in README.md parses, and every `set` there is a valid change."""
+    import shlex
+    from pathlib import Path
+
+    from controller.cli import parse_set
+    from controller.profiles import settings_for
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    examples = [line.split("#")[0].strip() for line in readme.splitlines() if line.startswith("fabricctl ")]
+    assert len(examples) >= 10
+    for line in examples:
+        args = build_parser().parse_args(shlex.split(line)[1:])
+        if args.command == "set":
+            settings_for("baseline", parse_set(args.section, args.values))
+        if args.command == "profile" and args.name:
+            settings_for(args.name)

@@ -10,6 +10,7 @@ import pytest
 from controller.controller import FabricController
 from controller.fabric_rules import UPLINK_GROUP
 from controller.p4info import format_match
+from controller.switch_conn import P4RuntimeError
 from controller.profiles import settings_for
 from p4switch.entries import ActionCall, GroupRef
 from topo.builder import leaf_spine
@@ -55,9 +56,10 @@ def test_routes_and_groups_installed(fabric):
     assert _entries(ctl, "leaf1", "ecmp") == {str(UPLINK_GROUP): GroupRef(UPLINK_GROUP)}
     spine = {k: _short(v) for k, v in _entries(ctl, "spine1", "routing_v4").items()}
     assert spine == {"0xa010000/16": ("route_to_port", {"port": 1}), "0xa020000/16": ("route_to_port", {"port": 2})}
-    groups = ctl.read_groups("leaf1", ctl.p4.resolve("action_profiles", "ecmp_selector"))
-    assert [(mid, _short(a)) for mid, a in groups[UPLINK_GROUP]] == [(2, ("set_egress_port", {"port": 2})),
-                                                                      (3, ("set_egress_port", {"port": 3}))]
+    selector = ctl.p4.resolve("action_profiles", "ecmp_selector")
+    assert ctl.read_groups("leaf1", selector) == {UPLINK_GROUP: [(2, 1), (3, 1)]}
+    assert {mid: _short(a) for mid, a in ctl.read_members("leaf1", selector).items()} == {
+        2: ("set_egress_port", {"port": 2}), 3: ("set_egress_port", {"port": 3})}
     macs = {k: _short(v)[1] for k, v in _entries(ctl, "leaf2", "next_hop_mac").items()}
     assert macs["1"]["dst_mac"] == int(topo.host("h2_1").mac.replace(":", ""), 16)
     assert macs["2"]["dst_mac"] == int(topo.switch("spine1").mac.replace(":", ""), 16)
@@ -67,6 +69,17 @@ def test_routes_and_groups_installed(fabric):
     sinks = {k: _short(v)[0] for k, v in _entries(ctl, "leaf1", "int_sink").items()}
     assert sinks == {"1": "int_sink_report"}
     assert _entries(ctl, "spine1", "int_sink") == {}
+
+
+def test_switches_hold_exactly_what_the_controller_thinks(fabric):
+    """Read everything back from every switch: it equals the controller's view, before and
+    after a profile switch (so diffs are always computed against the truth)."""
+    topo, _, ctl = fabric
+    for name in topo.switch_names():
+        assert ctl.read_intent(name) == ctl.installed[name], name
+    ctl.apply(settings_for("ai-fabric"), "ai-fabric")
+    for name in topo.switch_names():
+        assert ctl.read_intent(name) == ctl.installed[name], name
 
 
 def test_profile_switch_changes_only_what_differs(fabric):
@@ -101,3 +114,20 @@ def test_switch_restart_gets_pipeline_and_state_back(fabric):
     assert _entries(ctl, "spine1", "routing_v4") == before
     assert {_short(a)[1]["kmin_pkts"] for a in _entries(ctl, "spine1", "ecn_thresholds").values()} == {11}
     assert ctl.conns["leaf1"].reconnects == 0
+
+
+def test_failed_write_relearns_the_switch(fabric):
+    """A controller whose view is wrong (here: it forgot an entry the switch has) gets the
+    switch's error, re-reads the switch, and the next apply converges."""
+    _, _, ctl = fabric
+    classify = ctl.p4.resolve("tables", "classify")
+    forgotten = next(k for k, (t, _) in ctl.installed["leaf2"].entries.items() if t == classify)
+    del ctl.installed["leaf2"].entries[forgotten]
+    with pytest.raises(P4RuntimeError) as err:
+        ctl.apply(settings_for("baseline", {"ecn": {"kmin_bytes": 9000}}))
+    assert "ALREADY_EXISTS" in str(err.value)
+    assert ctl.installed["leaf2"] == ctl.read_intent("leaf2")
+    ctl.apply(settings_for("baseline", {"ecn": {"kmin_bytes": 9000}}))
+    assert ctl.read_intent("leaf2") == ctl.installed["leaf2"]
+    kmins = {_short(a)[1]["kmin_pkts"] for a in _entries(ctl, "leaf2", "ecn_thresholds").values()}
+    assert kmins == {9}

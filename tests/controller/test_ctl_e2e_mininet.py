@@ -34,6 +34,10 @@ def _alive(pid: int) -> bool:
         return f.read().split(")")[-1].split()[0] != "Z"
 
 
+def _netns() -> set[str]:
+    return set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")) - {""}
+
+
 def _links_with(prefix: str) -> list[str]:
     out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     return [line.split(":")[1].strip() for line in out.splitlines() if line.split(":")[1].strip().startswith(prefix)]
@@ -68,6 +72,10 @@ def test_fabric_end_to_end(tmp_path, capsys):
         assert len({(m.src, m.dst) for m in pairs.messages}) == 12  # every ordered pair of the 4 hosts
         assert pairs.bytes_delivered == 12 * SIZE
         assert pairs.data_verified == sorted(hosts)  # every receiver holds exactly what each sender wrote
+        tel_dir = tmp_path / "out" / "telemetry" / path.stem
+        assert {p.name for p in tel_dir.iterdir()} >= {"samples.csv", "int_hops.csv", "summary.json",
+                                                       *(f"nic-{h}.json" for h in hosts)}
+        assert len((tel_dir / "int_hops.csv").read_text().splitlines()) > 1
 
         runs = {}
         for profile in ("baseline", "ai-fabric"):
@@ -103,6 +111,7 @@ def test_fabric_end_to_end(tmp_path, capsys):
         if ctl is not None:
             ctl.close()
         fab.stop()
-    assert [pid for pid in pids if _alive(pid)] == []
+    assert [pid for pid in pids if _alive(pid)] == []  # host shells gone: their namespaces with them
+    assert [n for n in _netns() if prefix in n] == []
     assert _links_with(prefix) == []
     assert not any((tmp_path / "fabric" / "nic").glob("*.sock"))

@@ -14,7 +14,7 @@ U = p4runtime_pb2.Update
 
 
 def small_p4info() -> p4info_pb2.P4Info:
-    """A routing table with a selector, a DSCP table, a register: the shapes fabric.p4 uses."""
+    """A routing table with a selector, a DSCP table with a default, a register: the shapes fabric.p4 uses."""
     info = p4info_pb2.P4Info()
     a = info.actions.add()
     a.preamble.id, a.preamble.name = 0x01000001, "Ing.set_nh"
@@ -83,10 +83,10 @@ def test_bad_names_and_params_are_clear(p4):
     with pytest.raises(P4InfoError, match="no key field"):
         p4.table_entry_pb("Ing.dscp", TableEntry({"hdr.ipv4.dst": Exact(1)}, ActionCall("Ing.drop")))
     with pytest.raises(P4InfoError, match="index 16 outside 0..15"):
-        p4.register_pb("Ing.kmin", 16, 1)
+        p4.register_pb("Ing.kmin", 16)
 
 
-def _intent(kmin: int, members: list[int], with_dscp: bool) -> Intent:
+def _intent(prio: int, members: list[int], with_dscp: bool) -> Intent:
     i = Intent()
     for mid in members:
         i.add_member("Ing.selector", mid, ActionCall("Ing.set_nh", {"port": mid, "dmac": 0x02AA00000065}))
@@ -95,7 +95,7 @@ def _intent(kmin: int, members: list[int], with_dscp: bool) -> Intent:
     if with_dscp:
         i.add_entry("Ing.dscp", TableEntry({"hdr.ipv4.dscp": Ternary(26, 0x3F)},
                                            ActionCall("Ing.set_prio", {"prio": 3}), priority=1))
-    i.set_register("Ing.kmin", 3, kmin)
+    i.set_default("Ing.dscp", ActionCall("Ing.set_prio", {"prio": prio}))
     i.add_clone_session(CloneSession(1, [Replica(255, 0)]))
     return i
 
@@ -109,16 +109,16 @@ def test_diff_from_empty_orders_by_reference(p4):
     assert _summary(ups) == [
         ("INSERT", "action_profile_member"), ("INSERT", "action_profile_member"),
         ("INSERT", "action_profile_group"), ("INSERT", "packet_replication_engine_entry"),
-        ("INSERT", "table_entry"), ("INSERT", "table_entry"), ("MODIFY", "register_entry"),
+        ("INSERT", "table_entry"), ("INSERT", "table_entry"), ("MODIFY", "table_entry"),
     ]
-    assert decode(ups[-1].entity.register_entry.data.bitstring) == 5
+    assert ups[-1].entity.table_entry.is_default_action and ups[-1].entity.table_entry.action.action.params[0].value == b"\x05"
 
 
 def test_diff_between_settings_writes_only_changes(p4):
-    old, new = _intent(5, [3, 4], True), _intent(9, [3], False)
+    old, new = _intent(5, [3, 4], True), _intent(6, [3], False)
     ups = diff(p4, old, new)
     assert _summary(ups) == [
-        ("MODIFY", "action_profile_group"), ("MODIFY", "register_entry"),
+        ("MODIFY", "action_profile_group"), ("MODIFY", "table_entry"),
         ("DELETE", "table_entry"), ("DELETE", "action_profile_member"),
     ]
     assert [m.member_id for m in ups[0].entity.action_profile_group.members] == [3]

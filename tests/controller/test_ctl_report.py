@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import struct
 
 import pytest
@@ -49,8 +50,12 @@ def test_comparison_table_side_by_side():
 
 def test_plots_are_pngs(tmp_path):
     paths = plot([_run("baseline", 20.0, 0.8), _run("ai-fabric", 10.0, 0.4)], tmp_path)
-    assert {p.name for p in paths} == {"fct_cdf.png", "slowdown.png", "link_util_heatmap.png", "queue_depth.png"}
-    for p in paths:
+    assert {p.name for p in paths} == {"comparison.csv", "fct_cdf.png", "slowdown.png", "link_util_heatmap.png",
+                                       "queue_depth.png"}
+    rows = list(csv.reader((tmp_path / "comparison.csv").open()))
+    assert rows[0] == ["metric", "all-reduce/baseline", "all-reduce/ai-fabric"]
+    assert ["completion time (us)", "200.0", "100.0"] in rows
+    for p in paths[1:]:
         data = p.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
 

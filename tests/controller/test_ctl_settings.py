@@ -20,8 +20,8 @@ def test_profiles_are_what_the_readme_says():
 
 
 def test_overrides_apply_on_top_of_profile_without_mutating():
-    s = settings_for("baseline", {"ecn": {"kmin_bytes": 1000, "pmax": 1}, "nic": {"cc_params": {"g": 0.01}}})
-    assert (s.ecn.kmin_bytes, s.ecn.pmax, s.nic.cc_params) == (1000, 1.0, {"g": 0.01})
+    s = settings_for("ai-fabric", {"ecn": {"kmin_bytes": 1000, "pmax": 1}, "nic": {"cc_params": {"eta": 0.9}}})
+    assert (s.ecn.kmin_bytes, s.ecn.pmax, s.nic.cc_params) == (1000, 1.0, {"eta": 0.9})
     assert Settings().ecn.kmin_bytes == 5000
 
 
@@ -35,6 +35,8 @@ def test_overrides_apply_on_top_of_profile_without_mutating():
     ({"int": {"enabled": "maybe"}}, "expected true or false"),
     ({"nic": {"cc": "bbr"}}, "nic.cc: 'bbr' is not one of"),
     ({"lb": {"flowlet_timeout_us": 0}}, "lb.flowlet_timeout_us: 0 is outside"),
+    ({"nic": {"cc_params": {"warp_factor": 9}}}, "nic.cc_params: unknown dcqcn parameter"),
+    ({"nic": {"cc": "hpcc", "cc_params": {"eta": 1.5}}}, "nic.cc_params: hpcc eta must be in"),
 ])
 def test_bad_overrides_rejected(overrides, message):
     with pytest.raises(SettingsError, match=message):

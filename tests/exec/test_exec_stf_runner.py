@@ -91,3 +91,16 @@ def test_cli_prints_stats_and_dumps_the_generated_code(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "packets_in: 2" in out and "parser_error_PacketTooShort: 1" in out
     assert "def " in dump.read_text()
+
+
+@pytest.mark.parametrize("line", ["register_write only_a_name\n", "mc_node_associate 1\n", "packet\n"])
+def test_malformed_lines_are_stf_errors_with_the_line_number(line):
+    with pytest.raises(StfError) as info:
+        run(ROUTE + line)
+    assert info.value.lineno == 2
+
+
+def test_direct_counter_read_by_index_is_a_clear_error():
+    prog = LoadedProgram.from_file(Path(__file__).parent / "programs" / "stateful.p4")
+    with pytest.raises(StfError, match="direct counter"):
+        run_stf(prog, "counter_read dctr 0\n", io.StringIO())

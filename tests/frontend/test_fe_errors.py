@@ -158,11 +158,25 @@ def test_unexpected_end_of_file():
 
 
 def test_program_without_main(tmp_path):
+    """p4c's front end (p4test) accepts it with a warning; running it needs a V1Switch."""
     path = tmp_path / "nomain.p4"
     path.write_text("#include <v1model.p4>\nconst bit<8> A = 1;\n")
+    checked = compile_file(str(path))
+    assert checked.warnings == [f"{path}: warning: the program has no package instance named 'main'"]
     with pytest.raises(CompileError) as info:
-        compile_file(str(path))
+        checked.pipeline
     assert str(info.value) == f"{path}:0:0: error: the program has no package instance named 'main'"
+
+
+def test_other_architectures_type_check_but_do_not_run(tmp_path):
+    path = tmp_path / "other.p4"
+    path.write_text("control c(inout bit<16> x) { apply { x = x + 1; } }\n"
+                    "control ctr(inout bit<16> x);\npackage top(ctr ctrl);\ntop(c()) main;\n")
+    checked = compile_file(str(path))
+    assert checked.warnings == []
+    with pytest.raises(CompileError) as info:
+        checked.pipeline
+    assert str(info.value).startswith(f"{path}:4:10: error: 'main' must be a V1Switch package, not top")
 
 
 def test_unpreprocessed_text_is_refused_clearly():

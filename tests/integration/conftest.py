@@ -94,6 +94,28 @@ class FabricSwitch:
         return out
 
 
+def drain_nic(nic: Any, now_ns: int) -> list[bytes]:
+    """Every frame the NIC has to send, each at the time its port is free again."""
+    out = []
+    t = now_ns
+    for _ in range(1000):
+        f = nic.poll_transmit(t)
+        if f is not None:
+            out.append(f)
+            continue
+        nxt = nic.next_wakeup(t)
+        if nxt is None or nxt > now_ns + 50_000:  # serialization waits only, not the RTO
+            return out
+        t = nxt
+    raise AssertionError("NIC never went idle")
+
+
+@pytest.fixture
+def drain():
+    """``drain(nic, now_ns)``: every frame a NIC model has to send right now."""
+    return drain_nic
+
+
 @pytest.fixture
 def make_switch(fabric_checked: Any):
     """Factory of independent fabric.p4 switches (each with its own state)."""

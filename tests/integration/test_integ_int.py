@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
+from controller.telemetry import parse_report
 from nicmodel import Nic, QpConfig, int_md, roce
 from nicmodel.cc.base import AckInfo, HopInt, LineRate
 from nicmodel.nic import parse_ip
@@ -76,7 +77,6 @@ def build_fabric(make_switch, sink_report: bool, max_hops: int = 5):
         (0x33, 3): port_mac(0x22, 2), (0x33, 1): MAC_B,
     }
     for sw, sid, to_b, to_a in ((s1, 0x11, 3, 1), (s2, 0x22, 2, 1), (s3, 0x33, 1, 3)):
-        sw.switch_id = sid
         sw.route(ip_int(IP_B), to_b, port_mac(sid, to_b), peers[(sid, to_b)])
         sw.route(ip_int(IP_A), to_a, port_mac(sid, to_a), peers[(sid, to_a)])
         sw.classify_dscp(DSCP_ROCE, PRIO_ROCE)
@@ -86,12 +86,12 @@ def build_fabric(make_switch, sink_report: bool, max_hops: int = 5):
     s3.int_sink(1, report=sink_report)
     if sink_report:
         s3.clone_session(1, 4)
-        s3.prog.tables["FabricEgress.int_egress.int_report_encap"].set_default(
-            ActionCall("FabricEgress.int_egress.set_report_encap",
-                {"src_mac": int.from_bytes(port_mac(0x33, 4), "big"),
-                 "dst_mac": int.from_bytes(MAC_COLLECTOR, "big"),
-                 "src_ip": ip_int("10.0.0.33"), "dst_ip": ip_int("10.0.9.9"),
-                 "udp_dport": REPORT_UDP_PORT, "switch_id_value": 0x33}))
+        s3.prog.tables["FabricEgress.int_egress.int_report_encap"].set_default(ActionCall(
+            "FabricEgress.int_egress.set_report_encap",
+            {"src_mac": int.from_bytes(port_mac(0x33, 4), "big"),
+             "dst_mac": int.from_bytes(MAC_COLLECTOR, "big"),
+             "src_ip": ip_int("10.0.0.33"), "dst_ip": ip_int("10.0.9.9"),
+             "udp_dport": REPORT_UDP_PORT, "switch_id_value": 0x33}))
     return (s1, s2, s3)
 
 
@@ -105,25 +105,10 @@ def connected_nics(cc: RecordingCc | None = None, mtu: int = 1024):
     return a, b, qa, qb
 
 
-def drain(nic: Nic, now_ns: int) -> list[bytes]:
-    """Every frame the NIC has to send, each at the time its port is free again."""
-    out = []
-    t = now_ns
-    for _ in range(1000):
-        f = nic.poll_transmit(t)
-        if f is not None:
-            out.append(f)
-            continue
-        nxt = nic.next_wakeup(t)
-        if nxt is None or nxt > now_ns + 50_000:  # serialization waits only, not the RTO
-            return out
-        t = nxt
-    raise AssertionError("NIC never went idle")
-
-
 def through(switches, hops, frame: bytes, start_us: int) -> tuple[bytes, list[tuple[int, bytes]]]:
     """Forward ``frame`` across the switches along ``hops``; returns the frame leaving the
     last switch on the hop's out port and everything else the last switch sent."""
+    others: list[tuple[int, bytes]] = []
     for i, (sw, hop) in enumerate(zip(switches, hops)):
         out = sw.forward(hop.in_port, frame, start_us + i * HOP_GAP_US, hop.latency_us, hop.qdepth)
         mine = [f for p, f in out if p == hop.out_port]
@@ -139,7 +124,7 @@ def expected_hop(i: int, hop: Hop, start_us: int, tx_bytes: int) -> HopInt:
                   t_in, t_in + hop.latency_us, tx_bytes, RATE_MBPS)
 
 
-def test_int_hops_reach_nic_and_come_back_in_the_ack(make_switch):
+def test_int_hops_reach_nic_and_come_back_in_the_ack(make_switch, drain):
     switches = build_fabric(make_switch, sink_report=False)
     cc = RecordingCc()
     a, b, qa, qb = connected_nics(cc)
@@ -205,7 +190,7 @@ def test_int_hops_reach_nic_and_come_back_in_the_ack(make_switch):
     assert [h.switch_id for h in cc.acks[-1].hops] == [0x11, 0x22, 0x33]
 
 
-def test_int_max_hops_sets_e_bit_and_nic_still_accepts(make_switch):
+def test_int_max_hops_sets_e_bit_and_nic_still_accepts(make_switch, drain):
     switches = build_fabric(make_switch, sink_report=False, max_hops=2)
     a, b, qa, qb = connected_nics()
     src = a.register_mr(bytearray(b"\x5a" * 100))
@@ -220,7 +205,7 @@ def test_int_max_hops_sets_e_bit_and_nic_still_accepts(make_switch):
     assert dict(b.counters.drops) == {} and bytes(dst.buf) == b"\x5a" * 100
 
 
-def test_int_sink_strip_restores_roce_and_reports(make_switch):
+def test_int_sink_strip_restores_roce_and_reports(make_switch, drain):
     switches = build_fabric(make_switch, sink_report=True)
     a, b, qa, qb = connected_nics()
     payload = bytes(range(200))
@@ -249,17 +234,17 @@ def test_int_sink_strip_restores_roce_and_reports(make_switch):
     outer = Ether(report)
     assert outer.dst == "02:00:00:00:c0:04" and outer[IP].dst == "10.0.9.9"
     assert outer[UDP].dport == REPORT_UDP_PORT and outer[IP].len == len(report) - 14
-    rh = report[42:58]
-    assert rh[0] == 0x11 and rh[1] == 3  # version 1, kind INT-MD; three hop records
-    assert int.from_bytes(rh[4:8], "big") == 0x33 and int.from_bytes(rh[8:12], "big") == 0
+    rep = int_md.parse_report(report)
     sink_in_us = 700 + 2 * HOP_GAP_US
-    assert int.from_bytes(rh[12:16], "big") == sink_in_us
-    inner = report[58:]
+    assert (rep.hop_count, rep.switch_id, rep.seq_no, rep.ingress_ts_us) == (3, 0x33, 0, sink_in_us)
+    inner = rep.inner
     assert inner[12:14] == b"\x08\x00" and int.from_bytes(inner[36:38], "big") == int_md.INT_UDP_PORT
-    stack, bth_off = int_md.parse_stack(inner, 42, len(inner) + roce.BTH_LEN)
+    stack = rep.stack()
     assert [h.switch_id for h in stack.hops()] == [0x11, 0x22, 0x33]
     assert stack.hops()[:2] == tuple(expected_hop(i, h, 700, 0) for i, h in enumerate(PATH[:2]))
     sink = stack.hops()[2]
     assert (sink.ingress_port, sink.egress_port, sink.ingress_ts_us) == (3, 1, sink_in_us)
-    assert len(inner) == bth_off + roce.BTH_LEN
-    assert inner[bth_off:] == orig[42:42 + roce.BTH_LEN]  # the original BTH
+    bth_off = 42 + stack.nbytes
+    assert len(inner) == bth_off + roce.BTH_LEN  # cut after the BTH: the original one
+    assert inner[bth_off:] == orig[42:42 + roce.BTH_LEN]
+    assert parse_report(report) == stack.hops()  # the controller's collector reads the same

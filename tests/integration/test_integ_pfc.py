@@ -11,7 +11,7 @@ from scapy.layers.l2 import Ether
 
 from nicmodel import Nic, QpConfig, pfc
 from nicmodel.nic import parse_ip
-from p4switch.entries import ActionCall, Exact, TableEntry
+from p4switch.entries import Exact
 from p4switch.exec import QueueMeta
 from p4switch.switch.clock import ManualClock
 from p4switch.switch.device import Device
@@ -26,7 +26,7 @@ QUANTA = 0xFFFF
 
 
 def leaf(sw) -> None:
-    """Route A -> B out of port 2 with RoCE (DSCP 26) in class 3; PFC on port 1 for class 3."""
+    """Route A -> B out of port 2 with RoCE (DSCP 26) in class 3."""
     sw.route(int.from_bytes(parse_ip(IP_B), "big"), 2, SW_P2, MAC_B)
     sw.classify_dscp(DSCP_ROCE, PRIO_ROCE)
 

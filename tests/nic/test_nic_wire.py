@@ -7,7 +7,8 @@ import random
 import subprocess
 import struct
 
-from scapy.contrib.mac_control import MACControlClassBasedFlowControl
+import pytest
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl, MACControlPause
 from scapy.contrib.roce import AETH, BTH, CNPPadding
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
@@ -169,6 +170,23 @@ def test_int_hop_limit_sets_the_e_bit():
     assert st.hop_count == 2 and st.md_header[0] & 0x04
 
 
+def test_int_report_is_parsed_as_the_fabric_readme_lays_it_out():
+    t = roce.FrameTemplate(b"\2" * 6, b"\4" * 6, b"\1\1\1\1", b"\2\2\2\2", 5000, 0, 2)
+    f = t.build(roce.pack_bth(0x0A, 5, 5), roce.pack_reth(0, 1, 4), b"abcd")
+    for i in range(2):
+        f = int_md.push_hop(f, hop(i))
+    inner = f[:14 + 20 + 8 + 16 + 2 * 32 + 12]  # cut after the BTH
+    header = struct.pack("!BBHIII", 0x11, 2, 0, 0x33, 7, 123456)
+    report = bytes(Ether(dst="02:00:00:00:0c:0c") / IP(src="10.0.0.1", dst="10.0.9.9")
+                   / UDP(sport=32766, dport=32766, chksum=0) / (header + inner))
+    rep = int_md.parse_report(report)
+    assert (rep.hop_count, rep.switch_id, rep.seq_no, rep.ingress_ts_us) == (2, 0x33, 7, 123456)
+    assert rep.inner == inner and rep.stack().hops() == (hop(0), hop(1))
+    for bad in (report[:50], report[:42] + b"\x21" + report[43:], report[:14] + bytes(40)):
+        with pytest.raises(ValueError):
+            int_md.parse_report(bad)
+
+
 def test_sack_block_round_trip():
     blk = roce.pack_sack(0xFFFFFE, (1 << 40) | 0b101)
     assert blk[0] == 2  # two words cover bit 40
@@ -188,6 +206,25 @@ def test_pfc_frames_match_scapy():
     assert parsed.enabled() == [3] and parsed.quanta[3] == 7
     assert pfc.quanta_to_ns(1, 100e9) == 6  # 512 bits at 100 Gb/s = 5.12 ns, rounded up
     assert pfc.quanta_to_ns(0xFFFF, 100e9) == 335_540
+
+
+def test_link_pause_frames_match_scapy_and_pause_every_priority():
+    from nicmodel import Nic
+
+    f = pfc.build_pause(b"\x02\0\0\0\0\x09", 1000)
+    assert len(f) == 60 and Ether(f)[MACControlPause].pause_time == 1000
+    theirs = raw(Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:09", type=0x8808)
+                 / MACControlPause(pause_time=77))
+    parsed = pfc.parse(theirs)
+    assert parsed.opcode == pfc.PAUSE_OPCODE and parsed.enabled() == list(range(8))
+    assert parsed.times() == (77,) * 8
+    assert pfc.parse(pfc.build(b"\x02" * 6, {2: 5})).times() == (None, None, 5) + (None,) * 5
+    nic = Nic("02:00:00:00:00:01", "10.0.0.1", line_rate_bps=100e9)
+    nic.receive(f, 1_000)
+    assert all(nic.paused(p, 1_000 + pfc.quanta_to_ns(1000, 100e9) - 1) for p in range(8))
+    nic.receive(pfc.build_pause(b"\x02" * 6, 0), 2_000)  # time 0 resumes the link
+    assert not any(nic.paused(p, 2_000) for p in range(8))
+    assert nic.counters.pause_frames_received == 2 and not nic.counters.drops
 
 
 def test_psn_arithmetic_wraps():
@@ -232,7 +269,7 @@ def test_malformed_and_misdirected_frames_are_counted_and_dropped(net):
     cases["bad_transport_version"] = t.build(bytes(bth), roce.pack_reth(0, 1, 0), b"")
     other = roce.FrameTemplate(net.MAC_A, net.MAC_B, b"\x0a\0\0\x05", net.IP_B, 1, 0, 2)
     cases["wrong_source"] = other.build(roce.pack_bth(0x0A, qb.qpn, 0), roce.pack_reth(0, 1, 0), b"")
-    cases["bad_mac_control"] = pfc.PFC_DST_MAC + net.MAC_A + b"\x88\x08\x00\x01" + bytes(44)
+    cases["bad_mac_control"] = pfc.PFC_DST_MAC + net.MAC_A + b"\x88\x08\x00\x02" + bytes(44)  # GATE
     for reason, frame in cases.items():
         b.counters.drops.clear()
         b.receive(frame, 10**9)

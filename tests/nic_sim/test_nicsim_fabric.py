@@ -132,7 +132,7 @@ def test_switch_sends_pfc_pause_and_resume_to_the_congesting_ingress() -> None:
     for psn in range(12):
         sw.receive(1, data_frame(psn))
     sim.run()
-    frames = [pfc.parse(f) for f in inbox[1] if pfc.is_pfc(f)]
+    frames = [pfc.parse(f) for f in inbox[1] if pfc.is_mac_control(f)]
     assert [f.enabled() for f in frames] == [[3], [3]]
     assert frames[0].quanta[3] == 0xFFFF and frames[1].quanta[3] == 0  # XOFF then XON
     assert len(inbox[2]) == 12 and sw.total_drops() == 0

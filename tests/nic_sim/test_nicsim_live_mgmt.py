@@ -75,6 +75,9 @@ def test_two_live_nics_write_through_the_management_api(pair) -> None:
     assert stats["nic_counters"]["10.77.0.1"]["data_pkts_sent"] >= 2 * 196
     st = clients[1].status()
     assert st["ip"] == "10.77.0.2" and st["time_dilation"] == 100 and st["config"]["reliability"] == "sr"
+    # started one after another, each waited 0.25 s of wall time (2.5 ms of fabric time at
+    # D = 100) so that the peer's queue pairs were up before the first WRITE
+    assert [n.endpoint.spec.start_delay_ns for n in nics] == [2_500_000, 2_500_000]
 
 
 def test_management_errors_are_reported_and_change_nothing(pair, tmp_path) -> None:

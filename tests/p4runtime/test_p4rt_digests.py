@@ -78,3 +78,13 @@ def test_zero_ack_timeout_never_holds_data_back():
     b.add(7, _data(1))
     b.add(7, _data(1))
     assert len(sent) == 2
+
+
+def test_each_digest_keeps_its_own_ack_timeout():
+    b, sent, clock = _setup(ack_timeout_ns=1000)
+    b.configure(9, p4runtime_pb2.DigestEntry.Config(max_list_size=1, ack_timeout_ns=0))
+    b.add(7, _data(1))
+    clock.t = 10
+    b.add(9, _data(2))  # digest 9 never holds data back; digest 7's list still waits for its ack
+    b.add(7, _data(1))
+    assert [d.digest_id for d in sent] == [7, 9]

@@ -317,3 +317,14 @@ def test_one_shot_action_sets(controller, switch, rt):
     assert len(profile.members) == 1 and len(profile.groups) == 1  # nothing half-made left behind
     _w(controller, DELETE, table_entry=entry)
     assert profile.members == {} and profile.groups == {}
+
+
+def test_table_entry_metadata_is_given_back_on_read(controller):
+    entry = _l2(0x0D, "MyIngress.l2_forward", 1, b"\x02")
+    entry.metadata = b"\x00cookie-1"
+    _w(controller, INSERT, table_entry=entry)
+    table = p4runtime_pb2.TableEntry(table_id=entry.table_id)
+    assert [e.table_entry.metadata for e in controller.read(Entity(table_entry=table))] == [b"\x00cookie-1"]
+    entry.metadata = b"cookie-2"
+    _w(controller, MODIFY, table_entry=entry)
+    assert [e.table_entry.metadata for e in controller.read(Entity(table_entry=table))] == [b"cookie-2"]

@@ -1,11 +1,55 @@
-"""Fixtures of the switch tests: basic.p4 compiled once, loaded fresh per test."""
+"""Fixtures of the switch tests: basic.p4 compiled once, and factories for a device with
+in-memory ports running a small program, and for a runtime CLI connected to a device.
+
+Test modules run with ``--import-mode=importlib`` and cannot import from this file, so what
+they share is offered as fixtures."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 from p4switch.entries import ActionCall, Lpm, TableEntry
+from p4switch.switch.clock import ManualClock
+from p4switch.switch.device import Device
+from p4switch.switch.runtime_cli import CliClient, CliServer
 from ptf_tests.basic_program import BASIC_P4, FORWARD, TABLE
+
+# An Ethernet-only v1model program; the tests fill in the ingress and egress controls.
+ETH_PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers_t { ethernet_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+%(ingress)s
+}
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+%(egress)s
+}
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+class MemoryPort:
+    """A port that keeps every frame the switch sends on it."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, frame: bytes) -> bool:
+        self.sent.append(frame)
+        return True
 
 
 @pytest.fixture(scope="session")
@@ -24,3 +68,59 @@ def basic_program(basic_checked):
     prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000200, 24)},
                                          ActionCall(FORWARD, {"dstAddr": 0x000000000202, "port": 2})))
     return prog
+
+
+@pytest.fixture()
+def eth_program(tmp_path: Path) -> Callable[..., Any]:
+    """``eth_program(ingress, egress="apply { }")``: ETH_PROGRAM with those control bodies, loaded."""
+    from p4switch.exec import LoadedProgram
+
+    def load(ingress: str, egress: str = "apply { }") -> Any:
+        path = tmp_path / "eth_program.p4"
+        path.write_text(ETH_PROGRAM % {"ingress": ingress, "egress": egress})
+        return LoadedProgram.from_file(path)
+
+    return load
+
+
+@pytest.fixture()
+def make_switch() -> Iterator[Callable[..., tuple[Device, dict[int, MemoryPort]]]]:
+    """``make_switch(program, ports=(1, 2, 3), **device_options)``: a Device under a manual clock
+    with in-memory ports (named ``p<N>``, or as given in a {port: name} dict) and ``program``
+    installed (None: none); returns (device, {port: MemoryPort}). Devices are closed after the test."""
+    made: list[Device] = []
+
+    def make(program: Any, ports: Iterable[int] | dict[int, str] = (1, 2, 3),
+             **options: Any) -> tuple[Device, dict[int, MemoryPort]]:
+        options.setdefault("clock", ManualClock())
+        device = Device(**options)
+        made.append(device)
+        names = ports if isinstance(ports, dict) else {p: f"p{p}" for p in ports}
+        ios = {p: MemoryPort() for p in names}
+        for p, io in ios.items():
+            device.add_port(p, io, names[p])
+        if program is not None:
+            device.set_program(program)
+        return device, ios
+
+    yield make
+    for device in made:
+        device.close()
+
+
+@pytest.fixture()
+def cli_to() -> Iterator[Callable[[Device], tuple[CliClient, CliServer]]]:
+    """``cli_to(device)``: a runtime CLI server on ``device`` and a client connected to it;
+    both are closed after the test."""
+    opened: list[CliClient | CliServer] = []
+
+    def connect(device: Device) -> tuple[CliClient, CliServer]:
+        server = CliServer(device, port=0)
+        opened.append(server)
+        client = CliClient(server.port)
+        opened.append(client)
+        return client, server
+
+    yield connect
+    for resource in reversed(opened):
+        resource.close()

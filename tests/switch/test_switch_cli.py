@@ -8,29 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.switch.clock import ManualClock
 from p4switch.switch.commands import CommandError
-from p4switch.switch.device import Device
-from p4switch.switch.runtime_cli import CliClient, CliServer
-
-
-class NullPort:
-    def send(self, frame: bytes) -> bool:
-        return True
 
 
 @pytest.fixture()
-def cli():
-    device = Device(priority_queues=4, clock=ManualClock(), cpu_port=255)
-    device.add_port(1, NullPort(), "veth-a")
-    device.add_port(2, NullPort(), "veth-b")
-    server = CliServer(device, port=0)
-    client = CliClient(server.port)
-    try:
-        yield device, client, server
-    finally:
-        client.close()
-        server.close()
+def cli(make_switch, cli_to):
+    device, _ = make_switch(None, {1: "veth-a", 2: "veth-b"}, priority_queues=4, cpu_port=255)
+    client, server = cli_to(device)
+    return device, client, server
 
 
 def test_queue_words_change_the_traffic_manager(cli) -> None:
@@ -129,60 +114,32 @@ def test_junk_on_the_cli_socket_gets_errors_and_the_server_keeps_serving(cli) ->
     assert "veth-a" in client.run("show_ports")
 
 
-class ListPort:
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def send(self, frame: bytes) -> bool:
-        self.sent.append(frame)
-        return True
-
-
-def test_table_words_program_the_switch_like_simple_switch_cli(basic_program) -> None:
+def test_table_words_program_the_switch_like_simple_switch_cli(basic_program, make_switch, cli_to) -> None:
     from ptf_tests.basic_program import routed, udp_frame
 
-    device = Device(clock=ManualClock(), cpu_port=255)
-    ports = {p: ListPort() for p in (1, 2, 3)}
-    for p, io in ports.items():
-        device.add_port(p, io)
     basic_program.tables["BasicIngress.ipv4_lpm"].clear()
-    device.set_program(basic_program)
-    server = CliServer(device, port=0)
-    client = CliClient(server.port)
-    try:
-        out = client.run("table_add ipv4_lpm ipv4_forward 10.0.3.0/24 => 00:00:00:00:03:03 3")
-        handle = int(out.rsplit(" ", 1)[1])
-        frame = bytes(udp_frame("10.0.3.1"))
-        device.receive(1, frame)
-        device.poll()
-        assert ports[3].sent == [bytes(routed(frame, "00:00:00:00:03:03"))]
-        assert "LPM       a000300/24" in client.run("table_dump BasicIngress.ipv4_lpm")
-        ok, text = client.call("table_add ipv4_lpm ipv4_forward 10.0.3.0/24 => 1")
-        assert not ok and "takes 2 parameter(s)" in text
-        ok, text = client.call("table_add ipv4_lpm no_such_action 10.0.3.0/24 =>")
-        assert not ok and "unknown" in text
-        client.run(f"table_delete ipv4_lpm {handle}")
-        client.run("table_set_default BasicIngress.ipv4_lpm ipv4_forward 0x000000000202 2")
-        device.receive(1, frame)
-        device.poll()
-        assert ports[2].sent == [bytes(routed(frame, "00:00:00:00:02:02"))]  # now the default action
-        assert "Dumping entry" not in client.run("table_dump ipv4_lpm")
-    finally:
-        client.close()
-        server.close()
+    device, ports = make_switch(basic_program, cpu_port=255)
+    client, _ = cli_to(device)
+    out = client.run("table_add ipv4_lpm ipv4_forward 10.0.3.0/24 => 00:00:00:00:03:03 3")
+    handle = int(out.rsplit(" ", 1)[1])
+    frame = bytes(udp_frame("10.0.3.1"))
+    device.receive(1, frame)
+    device.poll()
+    assert ports[3].sent == [bytes(routed(frame, "00:00:00:00:03:03"))]
+    assert "LPM       a000300/24" in client.run("table_dump BasicIngress.ipv4_lpm")
+    ok, text = client.call("table_add ipv4_lpm ipv4_forward 10.0.3.0/24 => 1")
+    assert not ok and "takes 2 parameter(s)" in text
+    ok, text = client.call("table_add ipv4_lpm no_such_action 10.0.3.0/24 =>")
+    assert not ok and "unknown" in text
+    client.run(f"table_delete ipv4_lpm {handle}")
+    client.run("table_set_default BasicIngress.ipv4_lpm ipv4_forward 0x000000000202 2")
+    device.receive(1, frame)
+    device.poll()
+    assert ports[2].sent == [bytes(routed(frame, "00:00:00:00:02:02"))]  # now the default action
+    assert "Dumping entry" not in client.run("table_dump ipv4_lpm")
 
 
-REPLICATION_P4 = """
-#include <core.p4>
-#include <v1model.p4>
-header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
-struct headers_t { ethernet_t eth; }
-struct meta_t { }
-parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.eth); transition accept; }
-}
-control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+REPLICATION_INGRESS = """
     apply {
         if (hdr.eth.type == 0x0800) {
             sm.mcast_grp = 1;
@@ -190,101 +147,55 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             sm.egress_spec = 1;
             clone(CloneType.I2E, 5);
         }
-    }
-}
-control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    apply { hdr.eth.src = (bit<48>) sm.egress_rid; hdr.eth.dst = (bit<48>) sm.instance_type; }
-}
-control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
-"""
+    }"""
+# Egress shows the replica: src MAC = egress_rid, dst MAC = instance_type.
+REPLICATION_EGRESS = "apply { hdr.eth.src = (bit<48>) sm.egress_rid; hdr.eth.dst = (bit<48>) sm.instance_type; }"
 
 
-def test_multicast_and_mirroring_words_drive_replication(tmp_path) -> None:
-    from p4switch.exec import LoadedProgram
-
-    (tmp_path / "replication.p4").write_text(REPLICATION_P4)
-    device = Device(clock=ManualClock())
-    ports = {p: ListPort() for p in (1, 2, 3)}
-    for p, io in ports.items():
-        device.add_port(p, io)
-    device.set_program(LoadedProgram.from_file(tmp_path / "replication.p4"))
-    server = CliServer(device, port=0)
-    client = CliClient(server.port)
-    try:
-        client.run("mc_mgrp_create 1")
-        assert client.run("mc_node_create 7 2 3").endswith("handle 0")
-        client.run("mc_node_associate 1 0")
-        client.run("mirroring_add 5 3")
-        assert "(rid=7) port 3" in client.run("mc_dump")
-        device.receive(1, bytes(12) + b"\x08\x00" + b"payload")
-        device.poll()
-        # one copy per replica, each with its rid; instance type 5 = replication
-        assert ports[2].sent == ports[3].sent == [bytes(5) + b"\x05" + bytes(5) + b"\x07" + b"\x08\x00payload"]
-        device.receive(1, bytes(12) + b"\x08\x01" + b"mirror me")
-        device.poll()
-        assert ports[1].sent == [bytes(12) + b"\x08\x01mirror me"]  # the original, instance type 0
-        assert ports[3].sent[1] == bytes(5) + b"\x01" + bytes(6) + b"\x08\x01mirror me"  # the I2E clone
-        client.run("mc_node_dissociate 1 0")
-        client.run("mirroring_delete 5")
-        device.receive(1, bytes(12) + b"\x08\x00" + b"payload")
-        device.poll()
-        assert len(ports[2].sent) == 1 and len(ports[3].sent) == 2  # the group is empty now
-        device.set_program(LoadedProgram.from_file(tmp_path / "replication.p4"))
-        ok, text = client.call("mc_node_associate 1 0")  # handles belonged to the old pipeline
-        assert not ok and "no multicast group 1" in text
-    finally:
-        client.close()
-        server.close()
+def test_multicast_and_mirroring_words_drive_replication(eth_program, make_switch, cli_to) -> None:
+    device, ports = make_switch(eth_program(REPLICATION_INGRESS, REPLICATION_EGRESS))
+    client, _ = cli_to(device)
+    client.run("mc_mgrp_create 1")
+    assert client.run("mc_node_create 7 2 3").endswith("handle 0")
+    client.run("mc_node_associate 1 0")
+    client.run("mirroring_add 5 3")
+    assert "(rid=7) port 3" in client.run("mc_dump")
+    device.receive(1, bytes(12) + b"\x08\x00" + b"payload")
+    device.poll()
+    # one copy per replica, each with its rid; instance type 5 = replication
+    assert ports[2].sent == ports[3].sent == [bytes(5) + b"\x05" + bytes(5) + b"\x07" + b"\x08\x00payload"]
+    device.receive(1, bytes(12) + b"\x08\x01" + b"mirror me")
+    device.poll()
+    assert ports[1].sent == [bytes(12) + b"\x08\x01mirror me"]  # the original, instance type 0
+    assert ports[3].sent[1] == bytes(5) + b"\x01" + bytes(6) + b"\x08\x01mirror me"  # the I2E clone
+    client.run("mc_node_dissociate 1 0")
+    client.run("mirroring_delete 5")
+    device.receive(1, bytes(12) + b"\x08\x00" + b"payload")
+    device.poll()
+    assert len(ports[2].sent) == 1 and len(ports[3].sent) == 2  # the group is empty now
+    device.set_program(eth_program(REPLICATION_INGRESS, REPLICATION_EGRESS))
+    ok, text = client.call("mc_node_associate 1 0")  # handles belonged to the old pipeline
+    assert not ok and "no multicast group 1" in text
 
 
-ACL_P4 = """
-#include <core.p4>
-#include <v1model.p4>
-header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
-struct headers_t { ethernet_t eth; }
-struct meta_t { }
-parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.eth); transition accept; }
-}
-control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+ACL_INGRESS = """
     action fwd(bit<9> port) { sm.egress_spec = port; }
     action drop() { mark_to_drop(sm); }
     table acl { key = { hdr.eth.type: ternary; } actions = { fwd; drop; } default_action = drop(); }
-    apply { acl.apply(); }
-}
-control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
-"""
+    apply { acl.apply(); }"""
 
 
-def test_table_add_on_a_ternary_table_takes_a_priority(tmp_path) -> None:
-    from p4switch.exec import LoadedProgram
-
-    (tmp_path / "acl.p4").write_text(ACL_P4)
-    device = Device(clock=ManualClock())
-    ports = {p: ListPort() for p in (1, 2, 3)}
-    for p, io in ports.items():
-        device.add_port(p, io)
-    device.set_program(LoadedProgram.from_file(tmp_path / "acl.p4"))
-    server = CliServer(device, port=0)
-    client = CliClient(server.port)
-    try:
-        ok, text = client.call("table_add acl fwd 0x0800&&&0xffff => 2")
-        assert not ok and "needs a priority" in text
-        # BMv2 runtime-CLI order: the smaller priority number wins
-        client.run("table_add acl fwd 0x0800&&&0xffff => 2 5")
-        client.run("table_add acl fwd 0&&&0 => 3 10")
-        for ethertype in (b"\x08\x00", b"\x86\xdd"):
-            device.receive(1, bytes(12) + ethertype + b"data")
-        device.poll()
-        assert ports[2].sent == [bytes(12) + b"\x08\x00data"]  # priority 5 beats 10
-        assert ports[3].sent == [bytes(12) + b"\x86\xdddata"]
-        assert "TERNARY   800 &&& ffff" in client.run("table_dump acl") and "Priority: 5" in client.run("table_dump acl")
-    finally:
-        client.close()
-        server.close()
+def test_table_add_on_a_ternary_table_takes_a_priority(eth_program, make_switch, cli_to) -> None:
+    device, ports = make_switch(eth_program(ACL_INGRESS))
+    client, _ = cli_to(device)
+    ok, text = client.call("table_add acl fwd 0x0800&&&0xffff => 2")
+    assert not ok and "needs a priority" in text
+    # BMv2 runtime-CLI order: the smaller priority number wins
+    client.run("table_add acl fwd 0x0800&&&0xffff => 2 5")
+    client.run("table_add acl fwd 0&&&0 => 3 10")
+    for ethertype in (b"\x08\x00", b"\x86\xdd"):
+        device.receive(1, bytes(12) + ethertype + b"data")
+    device.poll()
+    assert ports[2].sent == [bytes(12) + b"\x08\x00data"]  # priority 5 beats 10
+    assert ports[3].sent == [bytes(12) + b"\x86\xdddata"]
+    assert "TERNARY   800 &&& ffff" in client.run("table_dump acl") and "Priority: 5" in client.run("table_dump acl")

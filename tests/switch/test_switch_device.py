@@ -9,23 +9,15 @@ import pytest
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 
-from p4switch.switch.clock import ManualClock
-from p4switch.switch.device import Device
 from p4switch.switch.pcap import read_pcap
 from p4switch.entries import ActionCall, Lpm, TableEntry
 from ptf_tests.basic_program import CPU_PORT, PORT_COUNTER, QDEPTH_REGISTER, TABLE, TO_CPU, routed, udp_frame
 
 MS = 1_000_000
 H2_MAC = "00:00:00:00:02:02"
-
-
-class MemoryPort:
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def send(self, frame: bytes) -> bool:
-        self.sent.append(frame)
-        return True
+# 802.1Qbb by scapy (an encoder independent of ours): class 0 paused for 100 quanta.
+PFC_C0_100 = bytes(Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:02")
+                   / MACControlClassBasedFlowControl(c0_enabled=1, c0_pause_time=100))
 
 
 def udp(dst: str, payload: bytes = b"hello p4switch!!") -> bytes:
@@ -37,16 +29,9 @@ def out(frame: bytes) -> bytes:
 
 
 @pytest.fixture()
-def dev(basic_program):
-    clock = ManualClock()
-    device = Device(cpu_port=CPU_PORT, clock=clock, priority_queues=1)
-    ports = {p: MemoryPort() for p in (1, 2, 3)}
-    for p, io in ports.items():
-        device.add_port(p, io, f"p{p}")
-    prog = basic_program
-    device.set_program(prog)
-    yield device, clock, ports, prog
-    device.close()
+def dev(basic_program, make_switch):
+    device, ports = make_switch(basic_program, cpu_port=CPU_PORT, priority_queues=1)
+    return device, device.clock, ports, basic_program
 
 
 def test_routes_a_packet_between_ports(dev) -> None:
@@ -91,8 +76,7 @@ def test_tail_drop_is_counted(dev) -> None:
 def test_pfc_frame_pauses_egress_and_never_reaches_the_program(dev) -> None:
     device, clock, ports, prog = dev
     device.tm.set_port_rate(2, 1e9)  # 100 quanta * 512 bit at 1 Gb/s = 51.2 us
-    pfc = bytes(Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:02") / MACControlClassBasedFlowControl(c0_enabled=1, c0_pause_time=100))
-    device.receive(2, pfc)
+    device.receive(2, PFC_C0_100)
     device.receive(1, udp("10.0.2.2"))
     assert device.poll() == 51_200
     assert ports[2].sent == []
@@ -103,6 +87,16 @@ def test_pfc_frame_pauses_egress_and_never_reaches_the_program(dev) -> None:
     assert prog.counters[PORT_COUNTER].read(1).packets == 1
     assert device.stats["rx_mac_control"] == 1
     assert device.tm.port(2).pfc.classes[0].paused_ns(clock.now_ns()) == 51_200
+
+
+def test_malformed_mac_control_frames_are_consumed_by_the_mac_and_counted(dev) -> None:
+    device, _, ports, prog = dev
+    for frame in (PFC_C0_100[:15], PFC_C0_100[:20]):
+        device.receive(2, frame)
+    device.poll()
+    assert device.stats["rx_mac_control"] == 2 and device.tm.port(2).pfc.malformed_rx == 2
+    assert prog.counters[PORT_COUNTER].read(2).packets == 0  # never seen by the program
+    assert all(not io.sent for io in ports.values())
 
 
 def test_packet_out_and_packet_in_through_the_cpu_port(dev) -> None:
@@ -166,50 +160,23 @@ def test_pcap_capture_in_and_out_is_readable_by_tshark(dev, tmp_path) -> None:
     assert shown.stdout.split() == ["10.0.2.2", "63"]
 
 
-PRIORITY_P4 = """
-#include <core.p4>
-#include <v1model.p4>
-header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
-header ipv4_t { bit<8> vihl; bit<6> dscp; bit<2> ecn; bit<16> len; bit<32> idf; bit<8> ttl; bit<8> proto;
-                bit<16> csum; bit<32> src; bit<32> dst; }
-struct headers_t { ethernet_t eth; ipv4_t ipv4; }
-struct meta_t { }
-parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.eth); pkt.extract(hdr.ipv4); transition accept; }
-}
-control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    apply { sm.egress_spec = 2; sm.priority = hdr.ipv4.dscp[2:0]; }
-}
-control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.ipv4); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
-"""
+# The low 3 bits of the EtherType pick the priority (queue).
+PRIORITY_INGRESS = "apply { sm.egress_spec = 2; sm.priority = hdr.eth.type[2:0]; }"
 
 
-def test_v1model_priority_selects_a_strict_priority_queue(tmp_path) -> None:
-    from scapy.layers.inet import IP, UDP
-
-    from p4switch.exec import LoadedProgram
-
-    (tmp_path / "priority.p4").write_text(PRIORITY_P4)
-    clock = ManualClock()
-    device = Device(clock=clock, priority_queues=8)
-    port2 = MemoryPort()
-    device.add_port(1, MemoryPort())
-    device.add_port(2, port2)
-    device.set_program(LoadedProgram.from_file(tmp_path / "priority.p4"))
+def test_v1model_priority_selects_a_strict_priority_queue(eth_program, make_switch) -> None:
+    device, ports = make_switch(eth_program(PRIORITY_INGRESS), (1, 2), priority_queues=8)
+    clock, port2 = device.clock, ports[2]
     device.tm.set_queue_rate(1000, port=2)  # one packet per ms per queue
     device.tm.set_port_rate(2, 1e6)  # and a 1 Mb/s port: ~1 ms per frame, whatever the queue
-    for dscp, tag in ((0, b"low1"), (0, b"low2"), (0, b"low3"), (7, b"high1"), (7, b"high2")):
-        device.receive(1, bytes(Ether() / IP(dst="10.0.2.2", tos=dscp << 2) / UDP() / tag))
+    for prio, tag in ((0, b"low1"), (0, b"low2"), (0, b"low3"), (7, b"high1"), (7, b"high2")):
+        device.receive(1, bytes(12) + (0x0800 | prio).to_bytes(2, "big") + tag)
         if tag == b"low1":
             device.poll()  # low1 leaves at once and occupies the port; the rest queue up
-    order = [Ether(port2.sent[0]).load]
+    order = [port2.sent[0][14:]]
     for _ in range(20):
         nxt = device.poll()
-        order += [Ether(f).load for f in port2.sent[len(order):]]
+        order += [f[14:] for f in port2.sent[len(order):]]
         if nxt is None:
             break
         clock.set(nxt)
@@ -217,42 +184,18 @@ def test_v1model_priority_selects_a_strict_priority_queue(tmp_path) -> None:
     assert device.tm.port(2).queues[7].dequeued == 2 and device.tm.port(2).queues[0].dequeued == 3
 
 
-RECIRCULATE_P4 = """
-#include <core.p4>
-#include <v1model.p4>
-header ethernet_t { bit<48> dst; bit<48> src; bit<16> type; }
-struct headers_t { ethernet_t eth; }
-struct meta_t { }
-parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.eth); transition accept; }
-}
-control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    apply { sm.egress_spec = hdr.eth.type == 0x0802 ? (bit<9>) 2 : (bit<9>) 1; }
-}
-control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+RECIRCULATE_INGRESS = "apply { sm.egress_spec = hdr.eth.type == 0x0802 ? (bit<9>) 2 : (bit<9>) 1; }"
+RECIRCULATE_EGRESS = """
     apply {
         if (hdr.eth.type == 0x0801) {
             hdr.eth.type = 0x0802;
             recirculate_preserving_field_list(0);
         }
-    }
-}
-control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
-"""
+    }"""
 
 
-def test_recirculated_frames_go_through_ingress_again(tmp_path) -> None:
-    from p4switch.exec import LoadedProgram
-
-    (tmp_path / "recirculate.p4").write_text(RECIRCULATE_P4)
-    device = Device(clock=ManualClock())
-    ports = {p: MemoryPort() for p in (1, 2)}
-    for p, io in ports.items():
-        device.add_port(p, io)
-    device.set_program(LoadedProgram.from_file(tmp_path / "recirculate.p4"))
+def test_recirculated_frames_go_through_ingress_again(eth_program, make_switch) -> None:
+    device, ports = make_switch(eth_program(RECIRCULATE_INGRESS, RECIRCULATE_EGRESS), (1, 2))
     device.receive(1, bytes(12) + b"\x08\x01" + b"around again")
     for _ in range(3):
         device.poll()

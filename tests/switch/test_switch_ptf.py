@@ -1,4 +1,5 @@
-"""The PTF harness runs the basic suite through real veths, and refuses a missing BMv2 clearly."""
+"""The PTF harness runs the basic suite through real veths, and refuses a missing BMv2 or a
+missing P4Runtime server clearly."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import shutil
 import subprocess
 import sys
 
-from ptf_tests.targets import REPO
+import pytest
+
+from ptf_tests.p4rt import P4RuntimeClient
+from ptf_tests.targets import REPO, free_tcp_port
 
 
 def harness(*args: str) -> subprocess.CompletedProcess:
@@ -29,3 +33,9 @@ def test_bmv2_target_is_refused_clearly_when_not_installed() -> None:
         assert res.returncode == 2 and "is not installed" in res.stderr
     else:
         assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+
+
+def test_p4runtime_client_reports_a_missing_server_as_a_connection_error() -> None:
+
+    with pytest.raises(ConnectionError, match="no P4Runtime server"):
+        P4RuntimeClient(f"127.0.0.1:{free_tcp_port()}", timeout=0.5)

@@ -6,7 +6,7 @@ from scapy.contrib.mac_control import MACControlClassBasedFlowControl, MACContro
 from scapy.layers.l2 import Ether
 
 from p4switch.switch.clock import ManualClock
-from p4switch.switch.pfc import WatchdogConfig, parse_mac_control
+from p4switch.switch.pfc import WatchdogConfig
 from p4switch.switch.tm import WIRE_OVERHEAD_BYTES, TrafficManager
 
 MS = 1_000_000
@@ -18,9 +18,7 @@ def pfc_frame(**kw: int) -> bytes:
 
 
 def pause(tm: TrafficManager, port: int, now: int, **kw: int) -> None:
-    frame = parse_mac_control(pfc_frame(**kw))
-    assert frame is not None
-    tm.receive_pause(port, frame, now)
+    tm.receive_pause(port, pfc_frame(**kw), now)
 
 
 def drain(tm: TrafficManager, now: int) -> list:
@@ -119,22 +117,25 @@ def test_pfc_time_zero_resumes_at_once_and_paused_time_adds_up() -> None:
 
 def test_classic_pause_frame_pauses_every_class_and_is_parsed_from_scapy() -> None:
     tm = TrafficManager(priority_queues=2)
-    frame = parse_mac_control(bytes(Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:09") / MACControlPause(pause_time=100)))
-    assert frame is not None and frame.times == (100,) * 8
+    frame = bytes(Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:09") / MACControlPause(pause_time=100))
     tm.receive_pause(1, frame, 0)  # 100 quanta at the nominal 100 Gb/s = 512 ns
+    assert all(st.frames == 1 and st.paused_until == 512 for st in tm.ports[1].pfc.classes)
     tm.enqueue(1, 0, "a", 100, 0)
     tm.enqueue(1, 1, "b", 100, 0)
     assert tm.pop(511) is None
     assert [d.item for d in drain(tm, 512)] == ["b", "a"]
 
 
-def test_non_mac_control_frames_are_not_pause_frames() -> None:
-    assert parse_mac_control(bytes(Ether(type=0x0800) / (b"\x00" * 46))) is None
-    truncated = parse_mac_control(pfc_frame(c1_enabled=1, c1_pause_time=5)[:20])
-    assert truncated is not None and truncated.times == ()
+def test_truncated_and_unknown_mac_control_frames_are_counted_and_pause_nothing() -> None:
     tm = TrafficManager()
-    tm.receive_pause(1, truncated, 0)
-    assert tm.ports[1].pfc.malformed_rx == 1 and tm.ports[1].pfc.frames_rx == 0
+    tm.receive_pause(1, pfc_frame(c1_enabled=1, c1_pause_time=5)[:20], 0)
+    tm.receive_pause(1, pfc_frame(c1_enabled=1, c1_pause_time=5)[:15], 0)
+    gate = bytearray(pfc_frame(c1_enabled=1, c1_pause_time=5))
+    gate[14:16] = b"\x00\x02"  # 802.3 GATE opcode: a MAC control frame, but not a pause
+    tm.receive_pause(1, bytes(gate), 0)
+    pfc = tm.ports[1].pfc
+    assert (pfc.malformed_rx, pfc.other_rx, pfc.frames_rx) == (2, 1, 0)
+    assert not any(st.paused(0) for st in pfc.classes)
 
 
 def storm(tm: TrafficManager, port: int, cls: int, until_ms: int) -> None:
