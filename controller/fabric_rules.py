@@ -15,8 +15,8 @@ Per switch it installs:
 - ECN Kmin/Kmax/Pmax on every port's data queue, converted from bytes to packets of the MTU;
 - PFC XOFF/XON per ingress port on the lossless priority, plus its clone sessions;
 - INT: source at leaves for RoCE data (watch list), transit hop records on every port, sink on
-  leaf host ports (report to the controller or forward to the NIC for HPCC), collector clone
-  session to the CPU port (reports arrive as packet-ins).
+  leaf host ports (report to the controller, forward to the NIC for HPCC, or both), collector
+  clone session to the CPU port (reports arrive as packet-ins, in the one report format).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ LB_MAX_MEMBERS = 8
 INT_REPORT_SESSION = 1
 PFC_SESSION_BASE = 256  # clone session 256 + p sends PFC frames out of port p
 PFC_COS = 7
-REPORT_HDR_BYTES = 16
 REPORT_UDP_PORT = 32766
 ROCE_UDP_PORT = 4791
 ROCE_CNP_OPCODE = 0x81
@@ -49,6 +48,9 @@ UPLINK_GROUP = 1  # on a leaf, the next-hop group of all spine uplinks
 # RoCEv2 WRITE packet around an MTU of payload: Ethernet 14, IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4.
 ROCE_OVERHEAD = 74
 COLLECTOR_IP = 0x0A00FFFE  # 10.0.255.254: the controller, as the reports' destination
+# settings.INT_SINK_MODES -> int_sink action on a leaf's host ports
+INT_SINK_ACTION = {"report": "int_sink_report", "echo": "int_sink_to_host",
+                   "echo+report": "int_sink_to_host_and_report"}
 
 
 class Rules:
@@ -188,7 +190,7 @@ def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
     if st.int.watch_data:
         it.add_entry(*r.entry("int_watchlist", [None, None, None, Ternary(ROCE_UDP_PORT, 0xFFFF)],
                               r.action("int_source", max_hops=st.int.max_hops), priority=10))
-    sink = "int_sink_report" if st.int.sink_mode == "report" else "int_sink_to_host"
+    sink = INT_SINK_ACTION[st.int.sink_mode]
     for port in host_ports(topo, name):
         it.add_entry(*r.entry("int_sink", [Exact(port)], r.action(sink)))
 

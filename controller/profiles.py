@@ -22,14 +22,15 @@ PROFILES: dict[str, dict[str, Any]] = {
         "nic": {"cc": "dcqcn", "reliability": "gbn"},
     },
     # The AI-fabric design: spray each data packet over all uplinks (NICs reassemble out of
-    # order with selective repeat), HPCC rate control from INT echoed per hop, PFC kept only as
-    # a safety net (higher XOFF so it rarely fires).
+    # order with selective repeat), HPCC rate control from INT echoed per hop (the leaves also
+    # report that INT to the controller, for telemetry), PFC kept only as a safety net (higher
+    # XOFF so it rarely fires).
     "ai-fabric": {
         "description": "per-packet spraying, selective repeat + OOO reassembly, HPCC, PFC as safety net",
         "lb": {"data_mode": "spray", "spray_algo": "best_of_two", "control_mode": "ecmp"},
         "ecn": {"enabled": True},
         "pfc": {"enabled": True, "xoff_bytes": 80_000, "xon_bytes": 40_000},
-        "int": {"enabled": True, "sink_mode": "echo"},
+        "int": {"enabled": True, "sink_mode": "echo+report"},
         "nic": {"cc": "hpcc", "reliability": "sr"},
     },
     # The other AI-fabric load balancer: flowlet switching (DLB) moves a flow to the least
@@ -40,7 +41,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "lb": {"data_mode": "dlb", "flowlet_timeout_us": 100, "control_mode": "ecmp"},
         "ecn": {"enabled": True},
         "pfc": {"enabled": True, "xoff_bytes": 80_000, "xon_bytes": 40_000},
-        "int": {"enabled": True, "sink_mode": "echo"},
+        "int": {"enabled": True, "sink_mode": "echo+report"},
         "nic": {"cc": "hpcc", "reliability": "sr"},
     },
 }

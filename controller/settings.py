@@ -15,7 +15,9 @@ from typing import Any
 
 LB_MODES = ("ecmp", "dlb", "spray")
 SPRAY_ALGOS = ("round_robin", "random", "best_of_two")
-INT_SINK_MODES = ("report", "echo")  # strip + report to the collector, or forward to the NIC for HPCC
+# INT sink on host ports: strip + report to the collector; forward to the NIC for HPCC to echo;
+# or both, so HPCC keeps fabric-wide telemetry
+INT_SINK_MODES = ("report", "echo", "echo+report")
 CC_ALGOS = ("dcqcn", "hpcc", "timely", "none")  # the NIC model's algorithms
 RELIABILITY = ("gbn", "sr")
 

@@ -1,9 +1,10 @@
 """Telemetry collector: INT reports and switch counters, as time series in memory and on disk.
 
 Two sources, both target-agnostic (P4Runtime only):
-- INT reports, which fabric.p4's sink clones to the collector session; the controller points
-  that session at the CPU port, so each report arrives as a packet-in. Every hop record gives a
-  queue-depth point for (switch, egress port) at that hop's egress time.
+- INT reports, which fabric.p4's sink clones to the collector session (sinks in report or
+  echo+report mode); the controller points that session at the CPU port, so each report
+  arrives as a packet-in whose payload is the report frame. Every hop record, the sink's own
+  included, gives a queue-depth point for (switch, egress port) at that hop's egress time.
 - Counters and registers read from every switch on each ``sample()``: cumulative tx bytes per
   port (link utilisation = delta bytes x 8 / (delta fabric time x link rate)), ECN marks,
   pauses sent, drops and INT reports per port. Fabric time is wall time / time dilation.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import csv
 import json
 import logging
-import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,12 +27,10 @@ from typing import Any
 from controller import fabric_rules
 from controller.results import LinkSeries
 from controller.textfmt import table
-from nicmodel.int_md import INT_UDP_PORT, parse_stack
+from nicmodel import int_md
+from nicmodel.cc.base import HopInt
 
 log = logging.getLogger(__name__)
-
-ETH_LEN = 14
-UDP_LEN = 8
 
 
 @dataclass
@@ -222,32 +220,15 @@ class Telemetry:
         }, indent=1))
 
 
-def parse_report(frame: bytes):
-    """Hop records (source-side first) of one INT report as it reaches the controller.
+def parse_report(frame: bytes) -> tuple[HopInt, ...]:
+    """Hop records (source-side first; the sink's own record last) of one INT report.
 
-    Two forms: the report of p4src/README.md ("INT report format": Ethernet / IPv4 / UDP to
-    the report port / 16-byte report header / the packet as it reached the sink, cut after its
-    BTH), or, when the collector session points at the CPU port, the sink's ingress clone as
-    it arrived there (Ethernet / IPv4 / UDP dport 4792 / INT stack / BTH ...)."""
-    off, dport = _skip_eth_ip_udp(frame, 0)
-    if dport == fabric_rules.REPORT_UDP_PORT:
-        if len(frame) < off + fabric_rules.REPORT_HDR_BYTES:
-            raise ValueError("truncated report header")
-        off, dport = _skip_eth_ip_udp(frame, off + fabric_rules.REPORT_HDR_BYTES)
-    if dport != INT_UDP_PORT:
-        raise ValueError(f"not an INT report (UDP port {dport})")
-    stack, _ = parse_stack(frame, off, len(frame))
+    The packet-in payload is the report frame of p4src/README.md ("INT report format"): the
+    sink sends that one format whatever port the collector session points at: Ethernet / IPv4 /
+    UDP / 16-byte report header / the packet as it reached the sink, cut after its BTH, whose
+    INT stack holds as many hops as the header says. Anything else raises ValueError."""
+    rep = int_md.parse_report(frame)
+    stack = rep.stack()
+    if stack.hop_count != rep.hop_count:
+        raise ValueError(f"report header says {rep.hop_count} hops, the reported packet carries {stack.hop_count}")
     return stack.hops()
-
-
-def _skip_eth_ip_udp(frame: bytes, off: int) -> tuple[int, int]:
-    """Offset after Ethernet / IPv4 / UDP at ``off``, and the UDP destination port."""
-    if len(frame) < off + ETH_LEN + 20 + UDP_LEN:
-        raise ValueError("truncated frame")
-    if struct.unpack_from("!H", frame, off + 12)[0] != 0x0800:
-        raise ValueError("not IPv4")
-    ihl = (frame[off + ETH_LEN] & 0x0F) * 4
-    if ihl < 20 or frame[off + ETH_LEN + 9] != 17 or len(frame) < off + ETH_LEN + ihl + UDP_LEN:
-        raise ValueError("not UDP")
-    udp = off + ETH_LEN + ihl
-    return udp + UDP_LEN, struct.unpack_from("!H", frame, udp + 2)[0]

@@ -15,6 +15,7 @@ class QpCounters:
     data_pkts_sent: int = 0
     data_bytes_sent: int = 0
     retransmitted_pkts: int = 0
+    spurious_retransmits: int = 0  # SR: resends the responder reported as duplicates
     data_pkts_received: int = 0  # accepted (in order or placed out of order), not dropped
     data_bytes_received: int = 0
     payload_bytes_delivered: int = 0  # message bytes handed to memory, in order

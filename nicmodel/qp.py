@@ -9,10 +9,21 @@ differences are a handful of branches:
   gap; the requester rewinds ``snd_nxt`` to the NAKed PSN and resends everything from there.
 * Selective repeat: the responder keeps out-of-order packets (WRITE payloads go straight to
   memory when the message's RETH is known, otherwise they are held), tracks them in a bitmap
-  relative to the expected PSN and sends a SACK with every out-of-order arrival; the
-  requester marks a hole lost once a PSN ``sack_reorder_threshold`` above it is SACKed
-  (reordering shorter than that costs no resend) and resends only holes; the retransmission
-  timeout resends every un-SACKed packet.
+  relative to the expected PSN and sends a SACK with every out-of-order arrival (and a
+  duplicate report when a packet arrives twice); the requester resends only holes it judges
+  lost, and the retransmission timeout resends every un-SACKed packet. Loss detection
+  (``QpConfig.loss_detection``):
+
+  - RACK (RFC 8985), the default: a hole is lost once a packet *sent after it* has been
+    (S)ACKed and the hole is overdue by more than the reorder window, i.e. ``now >= its send
+    time + RTT of that later packet + reo_wnd``; a timer fires when that moment comes.
+    ``reo_wnd`` starts at ``reorder_window_rtt`` minimum RTTs and grows by that step each
+    round trip in which a duplicate report shows that a resend was spurious (kept for 16
+    loss episodes, then back to one step), never beyond half the RTO. Sprayed packets
+    overtake each other by up to the delay spread between paths, so the rule that tolerates
+    spraying is one in time; a lost resend is detected the same way (no RTO needed).
+  - COUNT: a hole is lost once a PSN ``sack_reorder_threshold`` above it is SACKed
+    (classic duplicate threshold; fine when a flow keeps to one path).
 
 Messages complete in PSN order at both ends (verbs semantics), so receive WQEs are consumed
 in order even when packets are placed early.
@@ -23,15 +34,15 @@ from __future__ import annotations
 import heapq
 import struct
 from bisect import bisect_right
-from collections import deque
+from collections import OrderedDict, deque
 from typing import TYPE_CHECKING
 
 from nicmodel import int_md, roce
 from nicmodel.cc.base import AckInfo, CongestionControl
 from nicmodel.counters import QpCounters
 from nicmodel.psn import to_wire, unwrap
-from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, Reliability,
-                            VerbsError, WcOpcode, WcStatus, parse_ip, parse_mac)
+from nicmodel.verbs import (Access, Completion, LossDetection, MemoryRegion, QpConfig, QpState,
+                            Reliability, VerbsError, WcOpcode, WcStatus, parse_ip, parse_mac)
 
 if TYPE_CHECKING:
     from nicmodel.nic import Nic
@@ -40,6 +51,8 @@ _U32 = struct.Struct("!I")
 _HDR = roce.ETH_HLEN + roce.IPV4_HLEN + roce.UDP_HLEN + roce.BTH_LEN + roce.ICRC_LEN
 _ZEROS = bytes(4096)
 _PADS = (b"", b"\0", b"\0\0", b"\0\0\0")
+_REO_PERSIST = 16  # RFC 8985: loss episodes a widened reorder window is kept for
+_RTX_LOG = 256  # recent resends remembered to match duplicate reports against
 _NAK_STATUS = {
     roce.NAK_INVALID_REQUEST: WcStatus.REM_INV_REQ_ERR,
     roce.NAK_REMOTE_ACCESS: WcStatus.REM_ACCESS_ERR,
@@ -157,6 +170,21 @@ class QueuePair:
         self._rtx_set: set[int] = set()
         self._loss_scan = s0
         self._high_sack = s0 - 1
+        # RACK (selective repeat with time-based loss detection): un-SACKed packets in flight
+        # in the order they were (re)sent, the newest send known delivered (time, sequence
+        # number, its RTT), the reorder window and its adaptation, the reorder timer
+        self.rack = self.sr and config.loss_detection is LossDetection.RACK
+        self._order: OrderedDict[int, None] = OrderedDict()
+        self._rack_sent = -1
+        self._rack_seq = -1
+        self._rack_rtt = 0
+        self._min_rtt: int | None = None
+        self._reo_mult = 1
+        self._reo_persist = 0
+        self._dsack_round = s0  # the window grows at most once until snd_una passes this
+        self._episode_end = s0  # losses below this belong to the current loss episode
+        self._rtx_log: deque[int] = deque(maxlen=_RTX_LOG)
+        self.reo_deadline: int | None = None
         self.rto_deadline: int | None = None
         self._backoff = 0
         self._retries = 0
@@ -189,6 +217,7 @@ class QueuePair:
         self._nak_sent = False  # a PSN-sequence NAK went out for the current gap
         self._ce_since_ack = False
         self._int_echo: int_md.IntStack | None = None
+        self._dup_seq: int | None = None  # SR: a duplicate to report in the next ACK
         self._cnp_pending = False
         self._last_cnp_ns: int | None = None
 
@@ -395,9 +424,14 @@ class QueuePair:
             if not rec.in_flight:
                 rec.in_flight = True
                 self.inflight_bytes += size
+            if self.rack:
+                self._rtx_log.append(seq)
+                self._order.pop(seq, None)
         else:
             self._sent[seq] = _Sent(size, now_ns)
             self.inflight_bytes += size
+        if self.rack:
+            self._order[seq] = None
         if self.rto_deadline is None:
             self.rto_deadline = now_ns + self._rto()
         rate = self.cc.rate_bps

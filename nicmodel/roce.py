@@ -17,7 +17,10 @@ read the packet (documented fully in nicmodel/README.md):
 
 * ACK extension flags in the 7 reserved bits of BTH byte 8 (``resv7``): ``ACK_EXT_INT``
   (0x01) = an INT echo follows the AETH (format in p4src/include/INT_LAYOUT.md);
-  ``ACK_EXT_SACK`` (0x02) = a selective-ACK block follows (after the INT echo if both).
+  ``ACK_EXT_SACK`` (0x02) = a selective-ACK block follows (after the INT echo if both);
+  ``ACK_EXT_DSACK`` (0x04) = a duplicate-report block follows (after the SACK block if both):
+  one byte reserved, then the 24-bit PSN of a data packet received twice (as TCP's D-SACK,
+  RFC 2883: the sender learns that its resend of that PSN was spurious).
 * Selective-ACK block (selective-repeat queue pairs)::
 
       0               1               2               3
@@ -67,6 +70,7 @@ WIRE_OVERHEAD = 24
 
 ACK_EXT_INT = 0x01
 ACK_EXT_SACK = 0x02
+ACK_EXT_DSACK = 0x04
 
 
 class Opcode(IntEnum):
@@ -213,6 +217,11 @@ def pack_sack(base_psn: int, bitmap: int) -> bytes:
     if words > 255:
         raise ValueError("SACK bitmap longer than 255 words")
     return _U32.pack((words << 24) | (base_psn & 0xFFFFFF)) + bitmap.to_bytes(4 * words, "big")
+
+
+def pack_dsack(psn: int) -> bytes:
+    """Duplicate-report block: the 24-bit PSN of a data packet that arrived twice."""
+    return _U32.pack(psn & 0xFFFFFF)
 
 
 def unpack_sack(buf: bytes, off: int) -> tuple[int, int, int]:
@@ -432,11 +441,13 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
 
 @dataclass(frozen=True)
 class AckExtensions:
-    """Decoded extensions of an ACK: echoed INT hops (source-side first) and SACK block."""
+    """Decoded extensions of an ACK: echoed INT hops (source-side first), SACK block and
+    the duplicate report (PSN of a data packet received twice, or None)."""
 
     hops: tuple
     sack_base: int | None
     sack_bitmap: int
+    dsack_psn: int | None = None
 
 
 def parse_ack_ext(p: Packet) -> AckExtensions:
@@ -452,4 +463,9 @@ def parse_ack_ext(p: Packet) -> AckExtensions:
         raise Malformed("bad_int_echo", str(e)) from None
     if p.resv7 & ACK_EXT_SACK:
         base, bitmap, off = unpack_sack(p.ext, off)
-    return AckExtensions(hops, base, bitmap)
+    dsack = None
+    if p.resv7 & ACK_EXT_DSACK:
+        if len(p.ext) < off + 4:
+            raise Malformed("truncated", "duplicate-report block")
+        dsack = _U32.unpack_from(p.ext, off)[0] & 0xFFFFFF
+    return AckExtensions(hops, base, bitmap, dsack)

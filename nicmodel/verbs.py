@@ -49,6 +49,24 @@ class Reliability(Enum):
     SELECTIVE_REPEAT = "sr"  # IRN-style: out-of-order placement, SACK, resend only holes
 
 
+class LossDetection(Enum):
+    """How a selective-repeat requester decides that a SACK hole is lost (not just late).
+
+    RACK (RFC 8985, the default): by time. A hole is lost once a packet sent after it has
+    been acknowledged and the hole is overdue by more than a reorder window (a fraction of
+    the minimum RTT, widened when duplicate reports show a resend was spurious). Packet
+    spraying reorders every flow by up to the delay spread between paths, which in packet
+    counts grows with the line rate and is unbounded; in time it is bounded by the queueing
+    difference between paths, so only a time rule tells reordering from loss there.
+
+    COUNT: classic duplicate threshold (TCP's dupthresh, IRN): a hole is lost once a PSN
+    ``sack_reorder_threshold`` above it is SACKed. Fine on single-path (ECMP) fabrics;
+    under spraying it resends packets that were only overtaken."""
+
+    RACK = "rack"
+    COUNT = "count"
+
+
 class QpState(Enum):
     RESET = "reset"  # created, no destination yet
     RTS = "rts"  # connected: ready to send and receive
@@ -140,7 +158,9 @@ class QpConfig:
     min_rnr_timer_ns: int = 10_000  # wait the responder asks for when it has no recv WQE
     inflight_cap_bytes: int | None = None  # None: ~1 BDP (line rate x base_rtt_ns) for SR
     base_rtt_ns: int = 10_000  # used only to size the default selective-repeat cap
-    sack_reorder_threshold: int = 3  # SR: a hole is lost once a PSN this far above it is in
+    loss_detection: LossDetection = LossDetection.RACK  # SR: how holes are judged lost
+    reorder_window_rtt: float = 0.5  # SR, RACK: initial reorder window in minimum RTTs
+    sack_reorder_threshold: int = 3  # SR, COUNT: a hole is lost once a PSN this far above it is in
     sack_window: int = 1024  # SR: PSNs ahead of the cumulative point the receiver tracks
 
     def validate(self) -> None:
@@ -162,3 +182,8 @@ class QpConfig:
             raise VerbsError("sack_window must be 1..8160 PSNs (255 bitmap words)")
         if self.sack_reorder_threshold < 1:
             raise VerbsError("sack_reorder_threshold must be >= 1")
+        if not isinstance(self.loss_detection, LossDetection):
+            raise VerbsError(f"loss_detection must be a LossDetection, not {self.loss_detection!r}")
+        if isinstance(self.reorder_window_rtt, bool) or not (
+                isinstance(self.reorder_window_rtt, (int, float)) and 0 < self.reorder_window_rtt <= 16):
+            raise VerbsError("reorder_window_rtt must be a number of minimum RTTs in (0, 16]")

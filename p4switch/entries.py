@@ -130,13 +130,13 @@ class CloneSession:
     truncate: int = 0
 
 
-# BMv2's runtime CLI, and the STF files written for it (p4c's test corpus), let the smaller
-# priority win; P4Runtime and our tables let the larger one win. One mapping serves both ways.
+# BMv2's runtime CLI lets the smaller priority win; P4Runtime and our tables let the larger one
+# win. (STF files let the larger win: p4c's STF driver hands the CLI 10000 - N.)
 CLI_PRIORITY_CEILING = (1 << 24) - 1
 
 
 def priority_from_cli(priority: int) -> int:
-    """Table priority (larger wins) for a runtime-CLI/STF priority (smaller wins), and back."""
+    """Table priority (larger wins) for a runtime-CLI priority (smaller wins), and back."""
     return CLI_PRIORITY_CEILING - priority
 
 

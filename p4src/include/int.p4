@@ -4,11 +4,13 @@
  * list gets the shim and INT-MD header; UDP dport becomes 4792.
  * Transit (egress, every switch including the source and a forwarding sink): pushes one
  * 32-byte hop record while remaining_hop_cnt > 0, else sets the e bit.
- * Sink (ingress decides by egress port, egress acts): either forwards the INT to the host
- * for the NIC to echo (HPCC), or strips it, restores the UDP dport and lengths, and sends
- * a telemetry report to the collector: an ingress-to-egress clone (the original still
+ * Sink (ingress decides by egress port, egress acts), three modes: forward the INT to the
+ * host for the NIC to echo (HPCC); strip it, restore the UDP dport and lengths, and send a
+ * telemetry report to the collector; or both, forward with INT and report (HPCC with
+ * fabric-wide telemetry). The report is an ingress-to-egress clone (the original still
  * carries the INT then; an egress clone would copy the stripped packet) that gets the
- * sink's own hop record and the report encapsulation at egress (p4src/README.md). */
+ * sink's own hop record and the report encapsulation at egress, the same whichever port the
+ * collector session points at (p4src/README.md). */
 #ifndef _FABRIC_INT_P4_
 #define _FABRIC_INT_P4_
 
@@ -49,6 +51,12 @@ control IntIngress(inout headers_t hdr,
         meta.clone_kind = CLONE_INT_REPORT;
     }
 
+    /* HPCC and telemetry: the host gets the INT to echo, the collector a report. */
+    action int_sink_to_host_and_report() {
+        meta.int_sink_strip = 0;
+        meta.clone_kind = CLONE_INT_REPORT;
+    }
+
     /* Ports towards hosts, where INT ends. */
     table int_sink {
         key = {
@@ -57,6 +65,7 @@ control IntIngress(inout headers_t hdr,
         actions = {
             int_sink_to_host;
             int_sink_report;
+            int_sink_to_host_and_report;
             @defaultonly NoAction;
         }
         const default_action = NoAction();
@@ -109,6 +118,7 @@ control IntEgress(inout headers_t hdr,
     register<bit<32>>(1) int_report_seq;
 
     bit<32> tx_bytes = 0;
+    bit<19> qdepth = 0;
     bit<32> switch_id = 0;
 
     action int_transit(bit<32> switch_id_value, bit<32> link_rate_mbps) {
@@ -120,7 +130,7 @@ control IntEgress(inout headers_t hdr,
         hdr.int_hops[0].hop_latency =
             (bit<32>)(standard_metadata.egress_global_timestamp - meta.ingress_tstamp);
         hdr.int_hops[0].queue_id = (bit<8>)meta.prio;
-        hdr.int_hops[0].queue_occupancy = (bit<24>)standard_metadata.deq_qdepth;
+        hdr.int_hops[0].queue_occupancy = (bit<24>)qdepth;
         hdr.int_hops[0].ingress_tstamp = (bit<32>)meta.ingress_tstamp;
         hdr.int_hops[0].egress_tstamp = (bit<32>)standard_metadata.egress_global_timestamp;
         hdr.int_hops[0].egress_tx_bytes = tx_bytes;
@@ -195,6 +205,13 @@ control IntEgress(inout headers_t hdr,
                     hdr.int_md.e = 1;
                 } else {
                     port_tx_bytes.read(tx_bytes, (bit<32>)meta.out_port);
+                    if (is_report) {
+                        /* The clone queued towards the collector: the sink port's depth is
+                         * the one the last packet leaving that port saw. */
+                        port_qdepth.read(qdepth, (bit<32>)meta.out_port);
+                    } else {
+                        qdepth = standard_metadata.deq_qdepth;
+                    }
                     if (int_transit_port.apply().hit) {
                         hops = hops + 1;
                     }

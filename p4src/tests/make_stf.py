@@ -370,6 +370,53 @@ def int_sink() -> str:
     return "\n".join(lines) + "\n"
 
 
+def int_sink_both() -> str:
+    """The combined sink (HPCC with telemetry): the host gets the INT with the sink's hop, the
+    collector the same report as in report mode, first on port 4, then on the CPU port."""
+    rate = 100000
+    upstream = [Hop(0x22, 3, 1, 5, 3, 2, 50, 55, 7000, rate), Hop(0x21, 1, 4, 4, 3, 1, 40, 44, 6000, rate)]
+    bases = [roce(src_ip="10.0.1.1", dst_ip="10.0.3.3", dscp=26, dst_mac=SW_MAC, psn=n) for n in (0, 1)]
+    arriving = [with_int(b, IntStack(3, upstream)) for b in bases]
+    # egress_tx_bytes of port 3: the first packet counted at its received length
+    hops = [Hop(0x33, 1, 3, queue_id=3, egress_tx_bytes=sent, egress_link_rate=rate) for sent in (0, len(arriving[0]))]
+    to_host = [with_int(fwd(b, 3), IntStack(2, [h] + upstream)) for b, h in zip(bases, hops)]
+    inners = [with_int(b, IntStack(2, [h] + upstream))[:14 + 20 + 8 + 16 + 3 * 32 + 12] for b, h in zip(bases, hops)]
+    reps = [report(inner, hop_count=3, switch_id=0x33, seq_no=seq, ingress_tstamp=0, src_mac=PORT_MAC[4],
+                   dst_mac=H[4], src_ip="10.0.0.1", dst_ip="10.0.4.4") for seq, inner in enumerate(inners)]
+    outer = 14 + 20 + 8
+    first_hop = outer + 16 + 14 + 20 + 8 + 16
+    # report header ingress timestamp; sink hop times and tx bytes (clone order decides them)
+    spans = [(outer + 12, outer + 16), (first_hop + 8, first_hop + 12), (first_hop + 16, first_hop + 28)]
+    host_spans = _time_spans(14 + 20 + 8 + 16, 1)
+    lines = [
+        "# INT sink in to-host-and-report mode (port 3): the host gets the packet with its INT and",
+        "# the sink's hop (HPCC echo) and the collector the report of report mode (outer",
+        "# Ethernet/IPv4/UDP 32766, 16-byte report header, the received frame with the sink's hop,",
+        "# cut after the BTH): on port 4, then on the CPU port as PacketIn (ingress port 1).",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000303/32 FabricIngress.routing.route_to_port(port:3)",
+        *next_hops([3]),
+        "add FabricIngress.int_ingress.int_sink standard_metadata.egress_spec:3 "
+        "FabricIngress.int_ingress.int_sink_to_host_and_report()",
+        "add FabricEgress.int_egress.int_transit_port meta.out_port:3 "
+        f"FabricEgress.int_egress.int_transit(switch_id_value:0x33, link_rate_mbps:{rate})",
+        "setdefault FabricEgress.int_egress.int_report_encap FabricEgress.int_egress.set_report_encap("
+        f"src_mac:{mac_int(PORT_MAC[4])}, dst_mac:{mac_int(H[4])}, src_ip:0x0A000001, dst_ip:0x0A000404, "
+        "udp_dport:32766, switch_id_value:0x33)",
+        "mirroring_add 1 4",
+        f"packet 1 {hexs(arriving[0])}",
+        f"expect 3 {wild(to_host[0], host_spans)}$",
+        f"expect 4 {wild(reps[0], spans)}$",
+        f"mirroring_add 1 {CPU}",
+        f"packet 1 {hexs(arriving[1])}",
+        f"expect 3 {wild(to_host[1], host_spans)}$",
+        f"expect {CPU} {(1 << 7):04X}{wild(reps[1], spans)}$",
+        "check_counter FabricEgress.int_egress.int_reports(3) packets == 2",
+        "register_read FabricEgress.int_egress.int_report_seq 0 2",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 TESTS = {
     "fabric_routing.stf": routing,
     "fabric_ecn.stf": ecn,
@@ -380,6 +427,7 @@ TESTS = {
     "fabric_pfc.stf": pfc_test,
     "fabric_int_transit.stf": int_source_transit,
     "fabric_int_sink.stf": int_sink,
+    "fabric_int_sink_both.stf": int_sink_both,
 }
 
 

@@ -226,6 +226,8 @@ class TypeClasses:
         vmax = sum(f.type.max_width for f in t.fields if isinstance(f.type, T.VarbitType))
         o("def ext(self, d, o, n):")
         with o.indent():
+            # BMv2: a varbit size that is not whole bytes is ParserInvalidArgument
+            o(f"if n % 8: raise ParserError({self.err['ParserInvalidArgument']})")
             o(f"if n > {vmax} or n < 0: raise ParserError({self.err['HeaderTooShort']})")
             o(f"total = {fixed} + n")
             o("nb = (total + 7) >> 3")

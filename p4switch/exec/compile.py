@@ -79,17 +79,6 @@ def _const_value(v: Any) -> Any:
     return v
 
 
-def _ann_string(decl: Any, name: str) -> str | None:
-    anns = getattr(decl, "annotations", None) or []
-    a = A.find_annotation(anns, name)
-    if a is None:
-        return None
-    if a.args and isinstance(a.args[0], A.StringLiteral):
-        return a.args[0].value
-    raw = a.raw.strip().strip('"')
-    return raw or None
-
-
 def _has_ann(decl: Any, name: str) -> bool:
     return A.find_annotation(getattr(decl, "annotations", None) or [], name) is not None
 
@@ -152,21 +141,13 @@ class ProgramCompiler:
 
     # ---- names ---------------------------------------------------------------------------
     def cp_name(self, decl: Any, prefix: str) -> str:
-        n = _ann_string(decl, "name")
-        if n is not None:
-            if n.startswith("."):
-                return n[1:]
-            return f"{prefix}.{n}" if prefix else n
-        return f"{prefix}.{decl.name}" if prefix else decl.name
-
-    def block_prefix(self, decl: Any) -> str:
-        fn = getattr(self.checked, "control_plane_name", None)
-        if fn is not None:
-            try:
-                return fn(decl)
-            except Exception:  # the front end may not name blocks; fall back to our rule
-                pass
-        return self.cp_name(decl, "")
+        """P4Info name of ``decl`` inside the block at instance path ``prefix`` ("" at top
+        level). The front end owns the rule, so P4Info and the executor always agree; only an
+        instance made up here for an inline ``implementation = action_selector(...)`` has no
+        enclosing block the front end knows of."""
+        if prefix and self.checked.enclosing_block(decl) is None:
+            return f"{prefix}.{decl.name}"
+        return self.checked.control_plane_name(decl, prefix or None)
 
     def add_object(self, obj: Any, hint: str) -> str:
         name = f"O{next(self.obj_counter)}_{''.join(c if c.isalnum() else '_' for c in hint)}"
@@ -191,7 +172,7 @@ class ProgramCompiler:
             decl = pipeline[stage]
             if isinstance(decl, A.InstanceDecl):
                 decl = decl.type.decl if hasattr(decl.type, "decl") else decl
-            prefix = self.block_prefix(decl)
+            prefix = self.checked.control_plane_name(decl)
             if isinstance(decl, A.ParserDecl):
                 stages[stage] = self.gen_parser(decl, prefix)
             else:
@@ -355,7 +336,8 @@ class ProgramCompiler:
                             g.transition(s.transition, states)
                     o("else:")
                     with o.indent():
-                        o("return o")
+                        # a sub-parser's scalar out/inout parameters come back after the offset
+                        o("return " + (f"(o, {', '.join(outs)},)" if outs else "o"))
             o("except ParserError as e:")
             with o.indent():
                 o("if e.off is None: e.off = o")
@@ -824,8 +806,8 @@ class _Gen:
     def goto(self, target: A.NameRef | None, states: dict[str, int]) -> None:
         o = self.o
         name = target.name if target is not None else "reject"
-        if name == "accept":
-            o("return o")
+        if name == "accept":  # a sub-parser's scalar out/inout parameters follow the offset
+            o("return " + (f"(o, {', '.join(self.outs)},)" if self.outs else "o"))
         elif name == "reject":
             o("raise ParserError(ctx.sm.parser_error)")
         elif name in states:
@@ -1074,8 +1056,13 @@ class _Gen:
         self.flush()
         if isinstance(decl, A.ParserDecl):
             if outs:
-                raise UnsupportedError(c, "scalar out parameters of a sub-parser are not supported")
-            self.o(f"o = {fname}(d, o, {', '.join(codes + ['ctx'])})")
+                t = self.scope.tmp("r")
+                self.o(f"{t} = {fname}(d, o, {', '.join(codes + ['ctx'])})")
+                self.o(f"o = {t}[0]")
+                for i, a in enumerate(outs):
+                    self.store(a, f"{t}[{i + 1}]")
+            else:
+                self.o(f"o = {fname}(d, o, {', '.join(codes + ['ctx'])})")
         elif not outs:
             self.o(f"{fname}({', '.join(codes + ['ctx'])})")
         else:

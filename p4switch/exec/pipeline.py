@@ -261,7 +261,7 @@ class V1Pipeline:
         cctx = Context(csm, len(data), now_us, self.rng, self.logs)
         self._parse(data, chdr, cmeta, csm, cctx)
         self._restore(cmeta, keep)
-        csm.instance_type = PKT_INSTANCE_TYPE_INGRESS_CLONE
+        csm.instance_type = PKT_INSTANCE_TYPE_INGRESS_CLONE  # after the parser, as BMv2 sets it
         for r in sess.replicas:
             st = (chdr.copy(), cmeta.copy(), csm.copy(), cctx.payload)
             res.to_egress.append(EgressJob(r.port, sess.cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE,

@@ -55,7 +55,7 @@ class Stack:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stack) and self.h == other.h
 
-    def at(self, index: int):
+    def at(self, index: int) -> Any:
         """Element ``index`` chosen at run time; out of range gives a detached invalid header,
         so reads see an invalid header and writes have no effect (the spec leaves the value
         undefined; BMv2 would fail the packet)."""
@@ -63,12 +63,12 @@ class Stack:
             return self.h[index]
         return type(self.h[0])()
 
-    def next_elem(self, code_oob: int):
+    def next_elem(self, code_oob: int) -> Any:
         if self.nxt >= self.size:
             raise ParserError(code_oob)
         return self.h[self.nxt]
 
-    def last_elem(self, code_oob: int):
+    def last_elem(self, code_oob: int) -> Any:
         if self.nxt == 0:
             raise ParserError(code_oob)
         return self.h[self.nxt - 1]

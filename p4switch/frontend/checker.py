@@ -1300,8 +1300,8 @@ class Checker:
                 raise self.err(e.index, f"index {e.index.value} is out of range for stack of "
                                         f"size {t.size}")
             e.index = self.coerce(e.index, T.BitsType(32), "index")
-        elif not (isinstance(it, T.BitsType) and not it.signed):
-            raise self.err(e.index, f"stack index must be an unsigned integer, not {it}")
+        elif not isinstance(T.underlying(it), T.BitsType):  # int<W> too, as p4c accepts
+            raise self.err(e.index, f"stack index must be an integer, not {it}")
         e.type = t.elem
 
     def x_Slice(self, e: ast.Slice, scope, expected):

@@ -8,6 +8,7 @@ offending token.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import threading
@@ -627,6 +628,11 @@ class _ToAst(Transformer):
     def assignment(self, meta, ch):
         lhs, rhs = ch
         return ast.AssignmentStatement(lhs, rhs, loc=lhs.loc)
+
+    def compound_assignment(self, meta, ch):
+        lhs, op, rhs = ch
+        value = ast.Binary(op=str(op)[:-1], left=copy.deepcopy(lhs), right=rhs, loc=lhs.loc)
+        return ast.AssignmentStatement(lhs, value, loc=lhs.loc)
 
     def empty_statement(self, meta, ch):
         return ast.EmptyStatement(loc=self.L(meta))

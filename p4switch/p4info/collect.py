@@ -145,16 +145,9 @@ class _Collector:
     def name(self, decl: ast.Node, prefix: str | None = None) -> str:
         """Control-plane name of a declaration local to the block at path ``prefix`` (e.g.
         ``FabricIngress.routing`` for a control instantiated as ``routing`` in FabricIngress),
-        or of a top-level one when ``prefix`` is None."""
-        if prefix is None:
-            return self.checked.control_plane_name(decl)
-        local = decl.name
-        a = decl.annotation("name") if isinstance(decl, ast.Declaration) else None
-        if a is not None:
-            local = _annotation_string(a)
-            if local.startswith("."):
-                return local[1:]
-        return f"{prefix}.{local}"
+        or of a top-level one when ``prefix`` is None. The front end holds the rule, so the
+        executor names every object the same way."""
+        return self.checked.control_plane_name(decl, prefix)
 
     def action_name(self, action: ast.ActionDecl, prefix: str) -> str:
         """A table's action is either local to the table's control or a top-level one."""
@@ -258,7 +251,7 @@ class _Collector:
         for p in decl.params:
             if p.direction not in (None, ""):
                 continue
-            params.append(ParamInfo(type_name_of_param(p), width_of(p.type), notes_of(p.annotations),
+            params.append(ParamInfo(self.checked.control_plane_name(p), width_of(p.type), notes_of(p.annotations),
                                     self.named_type(p.type)))
         self.info.actions.append(ActionInfo(name, params, notes_of(decl.annotations)))
 
@@ -473,11 +466,6 @@ def _control_of(decl: Any) -> ast.ControlDecl | None:
         if isinstance(target, ast.ControlDecl):
             return target
     return None
-
-
-def type_name_of_param(p: ast.Parameter) -> str:
-    a = p.annotation("name")
-    return _annotation_string(a) if a is not None else p.name
 
 
 def collect(checked: Any) -> ProgramInfo:

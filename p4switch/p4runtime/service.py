@@ -118,10 +118,12 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         context.abort(e.code, str(e))
 
     # ------------------------------------------------------------------ unary RPCs
-    def Capabilities(self, request, context):
+    def Capabilities(self, request: p4runtime_pb2.CapabilitiesRequest,
+                     context: grpc.ServicerContext) -> p4runtime_pb2.CapabilitiesResponse:
         return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
 
-    def SetForwardingPipelineConfig(self, request, context):
+    def SetForwardingPipelineConfig(self, request: p4runtime_pb2.SetForwardingPipelineConfigRequest,
+                                    context: grpc.ServicerContext) -> p4runtime_pb2.SetForwardingPipelineConfigResponse:
         try:
             self._check_device(request.device_id)
             self._check_role(request.role)
@@ -131,14 +133,15 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._fail(context, e)
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
-    def GetForwardingPipelineConfig(self, request, context):
+    def GetForwardingPipelineConfig(self, request: p4runtime_pb2.GetForwardingPipelineConfigRequest,
+                                    context: grpc.ServicerContext) -> p4runtime_pb2.GetForwardingPipelineConfigResponse:
         try:
             self._check_device(request.device_id)
             return p4runtime_pb2.GetForwardingPipelineConfigResponse(config=self.pipeline.get(request.response_type))
         except P4RuntimeError as e:
             self._fail(context, e)
 
-    def Write(self, request, context):
+    def Write(self, request: p4runtime_pb2.WriteRequest, context: grpc.ServicerContext) -> p4runtime_pb2.WriteResponse:
         try:
             self._check_device(request.device_id)
             self._check_role(request.role)
@@ -173,7 +176,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             context.set_details(message)
         return p4runtime_pb2.WriteResponse()
 
-    def Read(self, request, context):
+    def Read(self, request: p4runtime_pb2.ReadRequest,
+             context: grpc.ServicerContext) -> Iterator[p4runtime_pb2.ReadResponse]:
         responses = [p4runtime_pb2.ReadResponse()]
 
         def add() -> p4runtime_pb2.Entity:
@@ -196,7 +200,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         yield from responses
 
     # ------------------------------------------------------------------ stream channel
-    def StreamChannel(self, request_iterator, context):
+    def StreamChannel(self, request_iterator: Iterator[p4runtime_pb2.StreamMessageRequest],
+                      context: grpc.ServicerContext) -> Iterator[p4runtime_pb2.StreamMessageResponse]:
         stream = _Stream(next(self.keys))
         with self.state_lock:
             self.streams[stream.key] = stream

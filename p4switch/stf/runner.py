@@ -134,7 +134,8 @@ class StfRunner:
     def _action(self, table, name: str, args: dict[str, str], lineno: int) -> ActionCall:
         names = table.action_names
         if name not in names:
-            hits = [a for a in names if a.endswith("." + name) or a.endswith(name)]
+            # a name local to the control first; a bare suffix only if no such name exists
+            hits = [a for a in names if a.endswith("." + name)] or [a for a in names if a.endswith(name)]
             if len(hits) != 1:
                 raise StfError(lineno, f"table {table.name} has no action {name}" + (" (ambiguous)" if hits else ""))
             name = hits[0]

@@ -91,7 +91,7 @@ def test_profile_switch_changes_only_what_differs(fabric):
     assert modes == {"0x3&&&0x7": 4}  # data class: spray, best of two
     pfc = {k: _short(v)[1]["xoff_pkts"] for k, v in _entries(ctl, "leaf1", "pfc_port").items()}
     assert set(pfc.values()) == {73}  # 80 kB in 1098-byte frames, rounded up
-    assert {_short(v)[0] for v in _entries(ctl, "leaf1", "int_sink").values()} == {"int_sink_to_host"}
+    assert {_short(v)[0] for v in _entries(ctl, "leaf1", "int_sink").values()} == {"int_sink_to_host_and_report"}
     assert _entries(ctl, "leaf1", "routing_v4") == before
     assert ctl.apply(settings_for("ai-fabric")) == 0  # already there: nothing written
 

@@ -73,7 +73,7 @@ def test_profiles_differ_where_they_should(p4):
     ai = build_intents(topo, settings_for("ai-fabric"), p4)["leaf2"]
     mode = {n: _table(i, p4, "lb_mode")[0].action.params["mode"] for n, i in (("base", base), ("ai", ai))}
     assert mode == {"base": 0, "ai": 4}
-    assert {_name(e.action) for e in _table(ai, p4, "int_sink")} == {"int_sink_to_host"}
+    assert {_name(e.action) for e in _table(ai, p4, "int_sink")} == {"int_sink_to_host_and_report"}
     assert _table(base, p4, "routing_v4") == _table(ai, p4, "routing_v4")
     dlb = build_intents(topo, settings_for("baseline", {"lb": {"data_mode": "dlb", "flowlet_timeout_us": 300}}), p4)
     params = _table(dlb["leaf1"], p4, "lb_mode")[0].action.params

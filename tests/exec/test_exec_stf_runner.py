@@ -104,3 +104,9 @@ def test_direct_counter_read_by_index_is_a_clear_error():
     prog = LoadedProgram.from_file(Path(__file__).parent / "programs" / "stateful.p4")
     with pytest.raises(StfError, match="direct counter"):
         run_stf(prog, "counter_read dctr 0\n", io.StringIO())
+
+
+def test_action_named_by_its_local_name_even_when_another_ends_the_same():
+    prog = LoadedProgram.from_file(Path(__file__).parent / "programs" / "action_suffixes.p4")
+    res = run_stf(prog, "add t hdr.h.k:5 forward(port:3)\npacket 0 05 00\nexpect 3 05 01 $\n", io.StringIO())
+    assert res.ok, res.failures

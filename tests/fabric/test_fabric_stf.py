@@ -1,6 +1,7 @@
 """fabric.p4 on our target through its STF tests (p4src/tests/*.stf): routing and drop
 reasons, PacketIn/PacketOut, classes, ECN marking, round-robin and best-of-two spraying, DLB
-flowlets, PFC pause/resume frames, INT source/transit/sink byte layouts and reports."""
+flowlets, PFC pause/resume frames, INT source/transit/sink byte layouts and reports (report,
+to-host and to-host-and-report sinks; collector on a port or the CPU port)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def test_every_feature_has_an_stf_test() -> None:
     names = {p.name for p in STF_FILES}
     assert {"fabric_routing.stf", "fabric_classify.stf", "fabric_ecn.stf", "fabric_spray_rr.stf", "fabric_spray_best2.stf",
             "fabric_dlb.stf", "fabric_pfc.stf",
-            "fabric_int_transit.stf", "fabric_int_sink.stf"} <= names
+            "fabric_int_transit.stf", "fabric_int_sink.stf", "fabric_int_sink_both.stf"} <= names
 
 
 def test_stf_files_are_what_the_generator_writes() -> None:
@@ -40,6 +41,20 @@ def test_stf_files_are_what_the_generator_writes() -> None:
     spec.loader.exec_module(module)
     for name, make in module.TESTS.items():
         assert (STF_DIR / name).read_text() == make(), f"{name} is stale: run python p4src/tests/make_stf.py"
+
+
+def test_ternary_entries_carry_the_priority_bmv2_needs(checked) -> None:
+    """p4c's BMv2 STF driver turns ``add`` into ``table_add``, which BMv2 refuses for a table
+    with ternary/range keys unless a priority follows the table name."""
+    tables = LoadedProgram.from_checked(checked).tables
+    checked_lines = 0
+    for stf in STF_FILES:
+        for line in stf.read_text().splitlines():
+            words = line.split()
+            if words[:1] == ["add"] and tables[words[1]].needs_priority:
+                assert words[2].isdigit(), f"{stf.name}: {line}"
+                checked_lines += 1
+    assert checked_lines >= 4
 
 
 @pytest.mark.parametrize("stf", STF_FILES, ids=[p.stem for p in STF_FILES])

@@ -97,3 +97,23 @@ control c(inout bit<16> p) {
         _compile(tmp_path, text.replace("bit<16> f(in bit<16> ix) { return ix + 1; }",
                                         "bit<16> f(in bit<8> ix) { return (bit<16>)ix; }"), "sig.p4")
     assert "'f' does not match the signature of abstract method Virtual.f" in str(info.value)
+
+
+@pytest.mark.parametrize("text, where, message", [
+    # p4c: the default action must bind the same arguments as the actions list
+    ("control c(inout bit<32> x) {\n    bit<32> y;\n"
+     "    action a(inout bit<32> b, bit<32> d) { b = d; }\n"
+     "    table t { actions = { a(x); } default_action = a(y, 0); }\n"
+     "    apply { t.apply(); }\n}\n" + "control ctr(inout bit<32> x);\npackage top(ctr ctrl);\ntop(c()) main;\n",
+     "4:54", "argument 'b' of default action 'a' must be 'x' as bound in the actions list"),
+    ("struct S<T> {\n  tuple<T, T> t;\n}\nconst S<_> x = { t = { 0, 0 } };\n",
+     "4:7", "'_' cannot be a type argument of 'S'"),
+    ("header h { bit<32> f; bool b; }\ncontrol c(inout h x) {\n    apply { x.f <<= x.b; }\n}\n",
+     "3:21", "shift amount must be an unsigned integer, not bool"),
+    ("parser p() {\n  state start { transition accept; }\n  state accept {}\n}\n",
+     "3:9", "state 'accept' is built in and cannot be declared"),
+])
+def test_errors_p4c_also_reports(tmp_path, text, where, message):
+    with pytest.raises(CompileError) as info:
+        _compile(tmp_path, text)
+    assert str(info.value).splitlines()[0] == f"{tmp_path}/prog.p4:{where}: error: {message}"
