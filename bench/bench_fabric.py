@@ -59,7 +59,7 @@ def _ecmp(prog: LoadedProgram) -> None:
                "FabricEgress.ecn.set_ecn_thresholds", {"kmin_pkts": 5, "kmax_pkts": 20, "pmax_scaled": 13107})
     _entry(prog, "FabricIngress.pfc.pfc_port", {"standard_metadata.ingress_port": Exact(1)},
            "FabricIngress.pfc.set_pfc_port", {"enable_mask_value": 0x08, "xoff_pkts": 1000, "xon_pkts": 500,
-                                              "pause_quanta": 0xFFFF, "refresh_us": 100})
+                                              "pause_quanta": 0xFFFF, "refresh_us": 100, "stale_us": 200_000})
 
 
 def _dlb_int(prog: LoadedProgram) -> None:

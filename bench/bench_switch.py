@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.result import Result
 from p4switch.entries import ActionCall, Lpm, TableEntry
-from p4switch.switch.clock import WallClock
+from netbase.clock import DilatedClock
 from p4switch.switch.device import Device
 from p4switch.switch.ports import RawPort
 from ptf_tests.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
@@ -94,7 +94,7 @@ def _in_process_rate() -> Result:
     prog = LoadedProgram.from_file(BASIC_P4)
     prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000200, 24)},
                                          ActionCall(FORWARD, {"dstAddr": 0x0202, "port": 2})))
-    device = Device(cpu_port=CPU_PORT, clock=WallClock())
+    device = Device(cpu_port=CPU_PORT, clock=DilatedClock())
     device.add_port(1, _Sink())
     device.add_port(2, _Sink())
     device.set_program(prog)

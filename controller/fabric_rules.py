@@ -44,6 +44,10 @@ ROCE_CNP_OPCODE = 0x81
 ROCE_ACK_OPCODE = 0x11
 PMAX_SCALE = 65536
 PFC_QUANTA = 0xFFFF
+# A packet fabric.p4 counted for PFC and that has not left after this long is taken as lost (tail or
+# watchdog drop) and forgotten, so a lost packet never keeps a sender paused. At least the PFC watchdog's
+# detection time (SONiC's default 200 ms): a queue paused that long is the watchdog's to drop anyway.
+PFC_STALE_US = 200_000
 UPLINK_GROUP = 1  # on a leaf, the next-hop group of all spine uplinks
 # RoCEv2 WRITE packet around an MTU of payload: Ethernet 14, IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4.
 ROCE_OVERHEAD = 74
@@ -170,7 +174,8 @@ def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
         pause_us = PFC_QUANTA * 512 / (link.rate_gbps * 1e3)  # quanta of 512 bit times at the port rate
         it.add_entry(*r.entry("pfc_port", [Exact(port)], r.action(
             "set_pfc_port", enable_mask_value=1 << st.classes.data_priority, xoff_pkts=xoff, xon_pkts=max(0, xon),
-            pause_quanta=PFC_QUANTA, refresh_us=max(1, int(pause_us / 2)))))
+            pause_quanta=PFC_QUANTA, refresh_us=max(1, int(pause_us / 2)),
+            stale_us=PFC_STALE_US)))
 
 
 def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
@@ -198,6 +203,7 @@ def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
 def configure_nic(nic: Any, topo: Topology, host: str, st: Settings) -> None:
     """Congestion control and reliability of one NIC (applies to queue pairs created next)."""
     nic.configure(cc=st.nic.cc, cc_params=dict(st.nic.cc_params), reliability=st.nic.reliability,
+                  loss_detection=st.nic.loss_detection, reorder_window_rtt=st.nic.reorder_window_rtt,
                   mtu=topo.mtu, dscp=st.classes.data_dscp, priority=st.classes.data_priority, ecn=st.ecn.enabled)
 
 

@@ -25,13 +25,19 @@ PROFILES: dict[str, dict[str, Any]] = {
     # order with selective repeat), HPCC rate control from INT echoed per hop (the leaves also
     # report that INT to the controller, for telemetry), PFC kept only as a safety net (higher
     # XOFF so it rarely fires).
+    # Spraying reorders every flow by the delay spread between paths; the NICs judge a hole lost
+    # by time (RACK), and tolerate 4 minimum RTTs of reordering before resending: a PFC pause
+    # holds one spine's packets while the other spine keeps delivering, and the live fabric's
+    # time-dilated switch processes add scheduling jitter of several fabric microseconds. The
+    # lossless class rarely loses a packet, and a real loss is still resent after ~5 RTTs, two
+    # orders of magnitude before the retransmission timeout (500 us).
     "ai-fabric": {
         "description": "per-packet spraying, selective repeat + OOO reassembly, HPCC, PFC as safety net",
         "lb": {"data_mode": "spray", "spray_algo": "best_of_two", "control_mode": "ecmp"},
         "ecn": {"enabled": True},
         "pfc": {"enabled": True, "xoff_bytes": 80_000, "xon_bytes": 40_000},
         "int": {"enabled": True, "sink_mode": "echo+report"},
-        "nic": {"cc": "hpcc", "reliability": "sr"},
+        "nic": {"cc": "hpcc", "reliability": "sr", "loss_detection": "rack", "reorder_window_rtt": 4.0},
     },
     # The other AI-fabric load balancer: flowlet switching (DLB) moves a flow to the least
     # loaded uplink only after a pause longer than the flowlet timeout, so packets rarely

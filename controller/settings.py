@@ -13,6 +13,8 @@ import copy
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from nicmodel.verbs import LossDetection, QpConfig
+
 LB_MODES = ("ecmp", "dlb", "spray")
 SPRAY_ALGOS = ("round_robin", "random", "best_of_two")
 # INT sink on host ports: strip + report to the collector; forward to the NIC for HPCC to echo;
@@ -20,6 +22,7 @@ SPRAY_ALGOS = ("round_robin", "random", "best_of_two")
 INT_SINK_MODES = ("report", "echo", "echo+report")
 CC_ALGOS = ("dcqcn", "hpcc", "timely", "none")  # the NIC model's algorithms
 RELIABILITY = ("gbn", "sr")
+LOSS_DETECTION = tuple(m.value for m in LossDetection)  # SR: time-based (RFC 8985) or dupthresh
 
 
 class SettingsError(ValueError):
@@ -103,10 +106,14 @@ class Nic:
     cc: str = "dcqcn"
     reliability: str = "gbn"
     cc_params: dict[str, float] = field(default_factory=dict)  # passed to the NIC's algorithm as-is
+    loss_detection: str = QpConfig.loss_detection.value  # selective repeat: how a hole is judged lost
+    reorder_window_rtt: float = QpConfig.reorder_window_rtt  # rack: reordering tolerated, in min RTTs
 
     def check(self) -> None:
         _one_of("nic.cc", self.cc, CC_ALGOS)
         _one_of("nic.reliability", self.reliability, RELIABILITY)
+        _one_of("nic.loss_detection", self.loss_detection, LOSS_DETECTION)
+        _range("nic.reorder_window_rtt", self.reorder_window_rtt, 0.01, 16)
         if not isinstance(self.cc_params, dict) or not all(
             isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
             for k, v in self.cc_params.items()

@@ -86,7 +86,8 @@ class SwitchConnection:
         self._thread.start()
         if not self._arbitrated.wait(timeout):
             self.close()
-            raise ConnectionError(f"{self.name}: no P4Runtime arbitration answer from {self.address} in {timeout:.0f} s")
+            raise ConnectionError(f"{self.name}: no P4Runtime server answered arbitration at {self.address}"
+                                  f" within {timeout:g} s")
         code, message = self._arbitration_status
         if code != code_pb2.OK:
             self.close()

@@ -16,6 +16,7 @@ class QpCounters:
     data_bytes_sent: int = 0
     retransmitted_pkts: int = 0
     spurious_retransmits: int = 0  # SR: resends the responder reported as duplicates
+    reorder_peak_ns: int = 0  # SR, RACK: longest a packet arrived behind one sent after it
     data_pkts_received: int = 0  # accepted (in order or placed out of order), not dropped
     data_bytes_received: int = 0
     payload_bytes_delivered: int = 0  # message bytes handed to memory, in order

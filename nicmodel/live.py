@@ -19,9 +19,9 @@ from __future__ import annotations
 import select
 import socket
 import threading
-import time
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
+from netbase.clock import DilatedClock
 from nicmodel.mgmt import MgmtError
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.stats import RunStats
@@ -33,24 +33,6 @@ IP_FREEBIND = 15
 GUARD_PORTS = (4791, 4792)
 MAX_IDLE_S = 0.05  # longest sleep, so stop() and new work are noticed promptly
 RX_BATCH = 256
-
-
-class DilatedClock:
-    """Fabric nanoseconds since creation: wall elapsed / D."""
-
-    def __init__(self, time_dilation: float = 1.0, wall_ns: Callable[[], int] = time.monotonic_ns) -> None:
-        if time_dilation <= 0:
-            raise ValueError("time dilation must be positive")
-        self.d = float(time_dilation)
-        self._wall = wall_ns
-        self._t0 = wall_ns()
-
-    def now(self) -> int:
-        return int((self._wall() - self._t0) / self.d)
-
-    def wall_seconds(self, fabric_ns: int) -> float:
-        """How long ``fabric_ns`` of fabric time lasts on the wall clock."""
-        return fabric_ns * self.d / 1e9
 
 
 # A controller starts the hosts' workloads one after another; a WRITE reaching a peer whose
@@ -208,7 +190,7 @@ class LiveNic:
         self.nic = Nic(self.mac, self.ip, self.line_rate_bps, **self.nic_options)
         self.endpoint: Endpoint | None = None
         self.run_stats = RunStats(self.line_rate_bps, self.settings.base_rtt_ns)
-        self._started_ns = self.clock.now()
+        self._started_ns = self.clock.now_ns()
 
     # -- the loop -----------------------------------------------------------------------
     def start(self) -> None:
@@ -245,7 +227,7 @@ class LiveNic:
         fabric time of the next wake-up (None: only a frame or a request can create work)."""
         with self.lock:
             nic, ep = self.nic, self.endpoint
-            now = self.clock.now()
+            now = self.clock.now_ns()
             for frame in self.port.recv_frames(RX_BATCH):
                 nic.receive(frame, now)
             if ep is not None:
@@ -270,7 +252,7 @@ class LiveNic:
             if wake is None:
                 timeout = MAX_IDLE_S
             else:
-                timeout = min(MAX_IDLE_S, max(0.0, self.clock.wall_seconds(wake - self.clock.now())))
+                timeout = min(MAX_IDLE_S, max(0.0, self.clock.wall_seconds(wake - self.clock.now_ns())))
             if timeout > 0:
                 ready, _, _ = select.select(fds, [], [], timeout)
                 if self._wake_r.fileno() in ready:
@@ -282,10 +264,10 @@ class LiveNic:
     # -- management API (nicmodel.mgmt.NicService) --------------------------------------
     def status(self) -> dict[str, Any]:
         with self.lock:
-            now = self.clock.now()
+            now = self.clock.now_ns()
             return {
                 "ip": self.ip, "mac": self.mac, "line_rate_bps": self.line_rate_bps,
-                "time_dilation": self.clock.d, "now_ns": now, "config": self.settings.as_dict(),
+                "time_dilation": self.clock.dilation, "now_ns": now, "config": self.settings.as_dict(),
                 "qps": sorted(qp.qpn for qp in self.nic.qps),
                 "workload": self.endpoint.status() if self.endpoint else None,
                 "counters": nic_counters(self.nic, now), "loop_errors": list(self.loop_errors),
@@ -309,14 +291,14 @@ class LiveNic:
             if self.endpoint is not None and not self.endpoint.done:
                 raise MgmtError("bad_state", "a workload is running; wait for it or call reset")
             if isinstance(spec, dict) and "start_delay_ns" not in spec:
-                spec = {**spec, "start_delay_ns": int(LIVE_START_GRACE_S * 1e9 / self.clock.d)}
+                spec = {**spec, "start_delay_ns": int(LIVE_START_GRACE_S * 1e9 / self.clock.dilation)}
             ws = WorkloadSpec.from_dict(spec)
             if ws.peer(ws.rank).ip != self.ip:
                 raise ValueError(f"rank {ws.rank} is {ws.peer(ws.rank).ip}, but this NIC is {self.ip}")
             self._new_nic()
             self.endpoint = Endpoint(self.nic, ws, self.settings, self.run_stats, host=self.ip,
                                      gateway_mac=self.gateway_mac)
-            self.endpoint.start(self.clock.now())
+            self.endpoint.start(self.clock.now_ns())
             self._poke()
             return {"started": True, "rank": ws.rank, "kind": ws.kind}
 
@@ -328,7 +310,7 @@ class LiveNic:
 
     def stats(self) -> dict[str, Any]:
         with self.lock:
-            now = self.clock.now()
+            now = self.clock.now_ns()
             self.run_stats.nic_counters[self.ip] = nic_counters(self.nic, now)
             self.run_stats.elapsed_ns = now - self._started_ns
             return self.run_stats.to_dict()

@@ -23,8 +23,9 @@ Methods (params -> result):
 ``status`` {} -> {ip, mac, line_rate_bps, time_dilation, now_ns, config, qps, workload,
     counters}
 ``configure`` {cc?: "none"|"dcqcn"|"hpcc"|"timely", cc_params?: {...}, reliability?:
-    "gbn"|"sr", mtu?: 256..4096, dscp?: 0..63, priority?: 0..7, ecn?: bool (data packets
-    ECN-capable), base_rtt_ns?: int}
+    "gbn"|"sr", loss_detection?: "rack"|"count" (selective repeat: time-based or duplicate
+    threshold, see nicmodel/README.md), reorder_window_rtt?: (0, 16], mtu?: 256..4096,
+    dscp?: 0..63, priority?: 0..7, ecn?: bool (data packets ECN-capable), base_rtt_ns?: int}
     -> {config}. Validated as a whole (nothing changes on error); applies to the next
     workload.
 ``start_workload`` {spec} -> {started: true, rank, kind}. ``spec`` = {kind: p2p|incast|

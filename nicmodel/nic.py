@@ -29,7 +29,9 @@ from collections import deque
 from itertools import count
 from typing import Iterable
 
-from nicmodel import pfc, roce
+from netbase import pfc
+from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from nicmodel import roce
 from nicmodel.cc.base import CongestionControl, LineRate
 from nicmodel.counters import NicCounters
 from nicmodel.qp import QueuePair
@@ -299,7 +301,7 @@ class Nic:
         if frame is not None:
             self.counters.frames_sent += 1
             self._port_free_ns = now_ns + int(
-                (len(frame) + roce.WIRE_OVERHEAD) * 8e9 / self.line_rate_bps)
+                (len(frame) + WIRE_OVERHEAD_BYTES) * 8e9 / self.line_rate_bps)
         return frame
 
     def _next_control(self, now_ns: int) -> bytes | None:

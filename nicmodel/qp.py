@@ -37,6 +37,7 @@ from bisect import bisect_right
 from collections import OrderedDict, deque
 from typing import TYPE_CHECKING
 
+from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from nicmodel import int_md, roce
 from nicmodel.cc.base import AckInfo, CongestionControl
 from nicmodel.counters import QpCounters
@@ -87,11 +88,12 @@ class _SendWqe:
 class _Sent:
     """Requester bookkeeping of one transmitted, not yet acknowledged packet."""
 
-    __slots__ = ("size", "sent_ns", "retransmitted", "in_flight")
+    __slots__ = ("size", "sent_ns", "first_ns", "retransmitted", "in_flight")
 
     def __init__(self, size: int, sent_ns: int) -> None:
         self.size = size
-        self.sent_ns = sent_ns
+        self.sent_ns = sent_ns  # latest transmission
+        self.first_ns = sent_ns
         self.retransmitted = False
         self.in_flight = True
 
@@ -180,6 +182,8 @@ class QueuePair:
         self._rack_rtt = 0
         self._min_rtt: int | None = None
         self._reo_mult = 1
+        self._reo_floor = 0  # window floor set from measured lateness on spurious resends
+        self._late_max = 0  # longest a packet came behind a later-sent one, this period
         self._reo_persist = 0
         self._dsack_round = s0  # the window grows at most once until snd_una passes this
         self._episode_end = s0  # losses below this belong to the current loss episode
@@ -437,7 +441,7 @@ class QueuePair:
         rate = self.cc.rate_bps
         if rate < 1000.0:
             rate = 1000.0
-        self.next_send_ns = now_ns + int((size + roce.WIRE_OVERHEAD) * 8e9 / rate)
+        self.next_send_ns = now_ns + int((size + WIRE_OVERHEAD_BYTES) * 8e9 / rate)
         self.cc.on_packet_sent(now_ns, size, seq)
         return frame
 
@@ -467,6 +471,12 @@ class QueuePair:
             acked += a2
             if r2 is not None and h2 > high:
                 rtt, high = r2, h2
+        if rtt is not None and (self._min_rtt is None or rtt < self._min_rtt):
+            self._min_rtt = rtt
+        if self.rack:
+            if ext.dsack_psn is not None:
+                self._on_duplicate_report(ext.dsack_psn)
+            self._rack_detect(now_ns)
         if self.state is QpState.RTS:
             self.cc.on_ack(AckInfo(now_ns, acked, rtt, p.becn, ext.hops,
                                    max(self.snd_una - 1, self._high_sack), self.snd_nxt))
@@ -498,6 +508,8 @@ class QueuePair:
             return 0, None, high
         sent = self._sent
         sacked = self._sacked
+        rack = self.rack
+        order = self._order
         for s in range(self.snd_una, upto):
             rec = sent.pop(s, None)
             if rec is None:
@@ -505,6 +517,9 @@ class QueuePair:
             if s in sacked:
                 sacked.discard(s)
                 continue
+            if rack:
+                order.pop(s, None)
+                self._rack_delivered(s, rec, now_ns)
             if rec.in_flight:
                 self.inflight_bytes -= rec.size
             acked += rec.size
@@ -532,6 +547,8 @@ class QueuePair:
         high = -1
         sent = self._sent
         sacked = self._sacked
+        rack = self.rack
+        order = self._order
         bm = bitmap
         while bm:
             low = bm & -bm
@@ -545,6 +562,9 @@ class QueuePair:
             if rec is None:
                 continue
             sacked.add(s)
+            if rack:
+                order.pop(s, None)
+                self._rack_delivered(s, rec, now_ns)
             if rec.in_flight:
                 rec.in_flight = False
                 self.inflight_bytes -= rec.size
@@ -554,29 +574,119 @@ class QueuePair:
                 high = s
             if s > self._high_sack:
                 self._high_sack = s
+        if not rack:
+            self._count_detect()
+        return acked, rtt, high
+
+    def _lost(self, seq: int, rec: _Sent) -> None:
+        """Queue ``seq`` for a resend; it no longer counts as in flight."""
+        if rec.in_flight:
+            rec.in_flight = False
+            self.inflight_bytes -= rec.size
+        heapq.heappush(self._rtx, seq)
+        self._rtx_set.add(seq)
+
+    def _count_detect(self) -> None:
+        """COUNT loss detection: holes at least ``sack_reorder_threshold`` below the highest
+        SACKed PSN are lost (each hole once; a lost resend waits for the timeout)."""
         limit = self._high_sack - self.config.sack_reorder_threshold + 1
+        sent, sacked = self._sent, self._sacked
         for h in range(max(self._loss_scan, self.snd_una), limit):
             if h in sacked or h in self._rtx_set or h >= self.snd_nxt:
                 continue
             rec = sent.get(h)
-            if rec is None:
-                continue
-            if rec.in_flight:
-                rec.in_flight = False
-                self.inflight_bytes -= rec.size
-            heapq.heappush(self._rtx, h)
-            self._rtx_set.add(h)
+            if rec is not None:
+                self._lost(h, rec)
         if limit > self._loss_scan:
             self._loss_scan = limit
-        return acked, rtt, high
+
+    def _rack_delivered(self, seq: int, rec: _Sent, now_ns: int) -> None:
+        """RACK: a packet was (S)ACKed; remember it if it is the newest send known delivered.
+        An ACK sooner than the minimum RTT after a resend belongs to the original
+        transmission (RFC 8985 step 2), so it says nothing about the resend's time."""
+        t = rec.sent_ns
+        if rec.retransmitted:
+            if self._min_rtt is not None and now_ns - t < self._min_rtt:
+                self._note_late(now_ns - rec.first_ns - self._rack_rtt)  # late, not lost
+                return
+        elif t < self._rack_sent:  # overtaken: how much later than the newer packet it came
+            self._note_late(now_ns - t - self._rack_rtt)
+        if t > self._rack_sent or (t == self._rack_sent and seq > self._rack_seq):
+            self._rack_sent, self._rack_seq, self._rack_rtt = t, seq, now_ns - t
+
+    def _note_late(self, late_ns: int) -> None:
+        if late_ns > self._late_max:
+            self._late_max = late_ns
+            if late_ns > self.counters.reorder_peak_ns:
+                self.counters.reorder_peak_ns = late_ns
+
+    def reorder_window_ns(self) -> int:
+        """RACK's current reorder window: how late a hole may be, behind a packet sent after
+        it, before it counts as lost."""
+        base = self._min_rtt if self._min_rtt is not None else self.config.base_rtt_ns
+        wnd = max(int(base * self.config.reorder_window_rtt * self._reo_mult), self._reo_floor)
+        return min(wnd, self._rto() // 2)
+
+    def _rack_detect(self, now_ns: int) -> None:
+        """RACK: mark lost every packet sent before the newest delivered one that is overdue
+        by more than the reorder window; arm the reorder timer for the first that is not yet.
+        Packets are kept in send order, so the scan stops at the first undecided one."""
+        self.reo_deadline = None
+        order = self._order
+        if self._rack_seq < 0 or not order:
+            return
+        limit_t, limit_s = self._rack_sent, self._rack_seq
+        wait = self._rack_rtt + self.reorder_window_ns()
+        sent = self._sent
+        lost = False
+        while order:
+            s = next(iter(order))
+            rec = sent[s]
+            t = rec.sent_ns
+            if t > limit_t or (t == limit_t and s >= limit_s):
+                break  # not sent before the newest delivered packet: no evidence yet
+            if t + wait > now_ns:
+                self.reo_deadline = t + wait
+                break
+            del order[s]
+            self._lost(s, rec)
+            lost = True
+        if lost and self.snd_una >= self._episode_end:  # a new loss episode begins
+            self._episode_end = self.snd_max
+            if self._reo_persist:
+                self._reo_persist -= 1
+                if not self._reo_persist:
+                    self._reo_mult = 1
+                    self._reo_floor = self._late_max = 0
+
+    def _on_duplicate_report(self, psn: int) -> None:
+        """RACK: the responder received ``psn`` twice. If we resent it, the resend was
+        spurious: the reorder window was too small for this path's reordering. Widen it by
+        one step (at most once per round trip, RFC 8985 section 6.2 step 4) and at once to
+        9/8 of the longest lateness measured (packets acknowledged behind later-sent ones,
+        originals acknowledged after being resent), so one episode of needless resends is
+        enough to learn the path's reordering; keep it for the next 16 loss episodes."""
+        seq = unwrap(psn, self.snd_una)
+        if seq not in self._rtx_log:
+            return  # a duplicate the wire made, not one of our resends
+        self._rtx_log.remove(seq)
+        self.counters.spurious_retransmits += 1
+        if self.snd_una >= self._dsack_round:
+            self._dsack_round = self.snd_max
+            self._reo_mult += 1
+        self._reo_floor = max(self._reo_floor, self._late_max + self._late_max // 8)
+        self._reo_persist = _REO_PERSIST
 
     def _rewind(self, seq: int, keep_sacked: bool) -> None:
         """Resend from ``seq`` onward (Go-Back-N recovery, RNR retry, SR timeout)."""
+        order = self._order
         for s in range(seq, self.snd_max):
             rec = self._sent.get(s)
             if rec is not None and rec.in_flight:
                 rec.in_flight = False
                 self.inflight_bytes -= rec.size
+            if order:
+                order.pop(s, None)  # resent in sequence from snd_nxt: no RACK verdict needed
         if not keep_sacked:
             for s in [s for s in self._sacked if s >= seq]:
                 self._sacked.discard(s)
@@ -584,6 +694,7 @@ class QueuePair:
             self._loss_scan = seq
         self._rtx.clear()
         self._rtx_set.clear()
+        self.reo_deadline = None
         if seq < self.snd_nxt:
             self.snd_nxt = seq
 
@@ -640,6 +751,8 @@ class QueuePair:
         self._head = self._cursor = 0
         self._sent.clear()
         self._sacked.clear()
+        self._order.clear()
+        self.reo_deadline = None
         self._rtx.clear()
         self._rtx_set.clear()
         self.inflight_bytes = 0
@@ -666,6 +779,8 @@ class QueuePair:
         seq = unwrap(p.psn, self.epsn)
         if seq < self.epsn:
             cnt.duplicates_received += 1
+            if self.sr:
+                self._dup_seq = seq
             self._request_ack()
             return
         if seq == self.epsn:
@@ -677,7 +792,10 @@ class QueuePair:
             self._ooo_mask >>= 1
             drained = self._drain(now_ns) if self._ooo_mask else False
             self._unacked += 1
-            if (drained or p.ackreq or self._unacked >= self.config.ack_every
+            # while packets are held beyond a hole, every arrival is ACKed at once (as TCP
+            # does, RFC 5681 4.2): a coalesced ACK would make the sender's loss detection
+            # take a packet for lost that has arrived
+            if (drained or self._ooo_mask or p.ackreq or self._unacked >= self.config.ack_every
                     or p.opcode in roce.OP_ENDS):
                 self._request_ack()
             return
@@ -695,6 +813,7 @@ class QueuePair:
             return
         if self._ooo_mask >> bit & 1:
             cnt.duplicates_received += 1
+            self._dup_seq = seq
             self._request_ack()
             return
         placed = self._place_early(seq, p)
@@ -896,6 +1015,10 @@ class QueuePair:
         if self._ooo_mask and self._nak is None:
             flags |= roce.ACK_EXT_SACK
             ext += roce.pack_sack(to_wire(self.epsn), self._ooo_mask >> 1)
+        if self._dup_seq is not None and self._nak is None:
+            flags |= roce.ACK_EXT_DSACK
+            ext += roce.pack_dsack(to_wire(self._dup_seq))
+            self._dup_seq = None
         bth = roce.pack_bth(roce.Opcode.ACKNOWLEDGE, self.dest_qpn, psn, pkey=self.config.pkey,
                             becn=self._ce_since_ack, resv7=flags)
         frame = self._tmpl_ctrl.build(bth, roce.pack_aeth(syn, self.msn) + ext, b"")  # type: ignore[union-attr]
@@ -909,8 +1032,11 @@ class QueuePair:
     # ------------------------------------------------------------------ timers
 
     def next_timer(self) -> int | None:
-        """Earliest of the retransmission timer and the congestion-control timer."""
+        """Earliest of the retransmission, RACK reorder and congestion-control timers."""
         t = self.rto_deadline
+        r = self.reo_deadline
+        if r is not None and (t is None or r < t):
+            t = r
         c = self.cc.next_timer()
         if c is not None and (t is None or c < t):
             t = c
@@ -921,6 +1047,8 @@ class QueuePair:
             self.rto_deadline = None
             if self._sent and self.state is QpState.RTS:
                 self.on_timeout(now_ns)
+        if self.reo_deadline is not None and now_ns >= self.reo_deadline:
+            self._rack_detect(now_ns)
         c = self.cc.next_timer()
         if c is not None and now_ns >= c:
             self.cc.on_timer(now_ns)

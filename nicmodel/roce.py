@@ -64,9 +64,6 @@ ECN_ECT0 = 2
 ECN_CE = 3
 DEFAULT_PKEY = 0xFFFF
 BROADCAST_MAC = b"\xff" * 6
-# Preamble + SFD (8), FCS (4) and inter-frame gap (12): what a frame costs on the wire
-# beyond the bytes we hand to the driver. Used for line-rate and pacing arithmetic.
-WIRE_OVERHEAD = 24
 
 ACK_EXT_INT = 0x01
 ACK_EXT_SACK = 0x02

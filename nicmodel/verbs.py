@@ -159,7 +159,7 @@ class QpConfig:
     inflight_cap_bytes: int | None = None  # None: ~1 BDP (line rate x base_rtt_ns) for SR
     base_rtt_ns: int = 10_000  # used only to size the default selective-repeat cap
     loss_detection: LossDetection = LossDetection.RACK  # SR: how holes are judged lost
-    reorder_window_rtt: float = 0.5  # SR, RACK: initial reorder window in minimum RTTs
+    reorder_window_rtt: float = 1.0  # SR, RACK: initial reorder window in minimum RTTs
     sack_reorder_threshold: int = 3  # SR, COUNT: a hole is lost once a PSN this far above it is in
     sack_window: int = 1024  # SR: PSNs ahead of the cumulative point the receiver tracks
 

@@ -23,7 +23,8 @@ from nicmodel.cc import CongestionControl, create_cc
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.qp import QueuePair
 from nicmodel.stats import MessageRecord, RunStats
-from nicmodel.verbs import Completion, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
+from nicmodel.verbs import (Completion, LossDetection, MemoryRegion, QpConfig, Reliability, WcOpcode,
+                            WcStatus)
 
 CDF_ENV = "RNIC_FLOW_CDF_DIR"
 CDF_FILES = {
@@ -302,6 +303,8 @@ class NicSettings:
     cc: str = "none"
     cc_params: dict[str, Any] = field(default_factory=dict)
     reliability: str = "gbn"
+    loss_detection: str = QpConfig.loss_detection.value  # selective repeat: "rack" or "count"
+    reorder_window_rtt: float = QpConfig.reorder_window_rtt  # RACK's initial window, in min RTTs
     mtu: int = 1024
     dscp: int = 26
     priority: int = 3
@@ -310,6 +313,7 @@ class NicSettings:
 
     def validate(self, line_rate_bps: float) -> None:
         Reliability(self.reliability)  # ValueError for anything but gbn / sr
+        LossDetection(self.loss_detection)  # ValueError for anything but rack / count
         self.qp_config().validate()
         create_cc(self.cc, line_rate_bps, self._cc_params())
 
@@ -327,7 +331,9 @@ class NicSettings:
         if not isinstance(self.ecn, bool):
             raise ValueError(f"ecn must be true or false, got {self.ecn!r}")
         return QpConfig(mtu=self.mtu, reliability=Reliability(self.reliability), dscp=self.dscp,
-                        priority=self.priority, ecn=self.ecn, base_rtt_ns=self.base_rtt_ns)
+                        priority=self.priority, ecn=self.ecn, base_rtt_ns=self.base_rtt_ns,
+                        loss_detection=LossDetection(self.loss_detection),
+                        reorder_window_rtt=self.reorder_window_rtt)
 
     def make_cc(self, line_rate_bps: float) -> CongestionControl:
         return create_cc(self.cc, line_rate_bps, self._cc_params())
@@ -590,10 +596,12 @@ def nic_counters(nic: Nic, now_ns: int) -> dict[str, float]:
     d = nic.stats(now_ns)
     qps = d["qps"].values()
     total = {k: sum(q[k] for q in qps) for k in (
-        "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "naks_sent", "naks_received",
+        "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "spurious_retransmits",
+        "naks_sent", "naks_received",
         "cnps_sent", "cnps_received", "ce_received", "timeouts", "out_of_order_received",
         "out_of_order_dropped", "duplicates_received", "messages_sent", "messages_received")}
     total["reassembly_peak_bytes"] = max((q["reassembly_peak_bytes"] for q in qps), default=0)
+    total["reorder_peak_ns"] = max((q["reorder_peak_ns"] for q in qps), default=0)
     total["pause_ns"] = sum(d["pause_ns"])
     total["pause_frames_received"] = d["pause_frames_received"]
     total["frames_dropped"] = sum(d["drops"].values())

@@ -146,7 +146,7 @@ control FabricEgress(inout headers_t hdr,
             }
         }
         if (keep && meta.drop_reason == 0) {
-            port_load.apply(standard_metadata);
+            port_load.apply(hdr, meta, standard_metadata);
             counters.apply(meta, standard_metadata);
         }
     }

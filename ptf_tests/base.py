@@ -18,7 +18,8 @@ import ptf
 from ptf import testutils
 from ptf.base_tests import BaseTest
 
-from ptf_tests.p4rt import P4Info, P4RuntimeClient, load_p4info
+from controller.p4info import P4InfoIndex, load_p4info
+from ptf_tests.p4rt import P4RuntimeClient
 
 
 class P4RuntimeTest(BaseTest):
@@ -32,7 +33,7 @@ class P4RuntimeTest(BaseTest):
         self.thrift_port: int = params["thrift_port"]
         self.ports: list[int] = list(params["ports"])
         self.client = P4RuntimeClient(params["grpc_addr"], device_id=params["device_id"], election_id=1)
-        self.client.p4info = P4Info(load_p4info(params["p4info"]))
+        self.client.p4info = P4InfoIndex(load_p4info(params["p4info"]))
 
     def tearDown(self) -> None:
         try:

@@ -165,7 +165,8 @@ def start_switch(cmd: list[str], grpc_addr: str, thrift_port: int, log_path: str
 
 def push_pipeline(grpc_addr: str, device_id: int, compiled: Compiled, election_id: int = 1) -> P4RuntimeClient:
     """Connect as primary controller and install the program; returns the connected client."""
-    from ptf_tests.p4rt import P4RuntimeClient, load_p4info
+    from controller.p4info import load_p4info
+    from ptf_tests.p4rt import P4RuntimeClient
 
     client = P4RuntimeClient(grpc_addr, device_id=device_id, election_id=election_id)
     client.set_pipeline(load_p4info(compiled.p4info_path), compiled.device_config_path.read_bytes())

@@ -23,12 +23,16 @@ class RnicHost(P4Host):
     frame goes to it, as to a router), ``mgmt_path``,
     ``line_rate_gbps``, ``time_dilation``, ``log_path``."""
 
+    def __init__(self, name: str, **params) -> None:
+        # Set before Mininet configures the node, so teardown after a failed start still works.
+        self.nic_proc: subprocess.Popen | None = None
+        super().__init__(name, **params)
+
     def config(self, **params):
         r = super().config(**params)  # offloads and IPv6 off
         intf = self.defaultIntf()
         if intf is not None:
             self.cmd(f"sysctl -qw net.ipv6.conf.{intf.name}.disable_ipv6=1")
-        self.nic_proc: subprocess.Popen | None = None
         return r
 
     def nic_command(self) -> list[str]:

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from nicmodel.roce import WIRE_OVERHEAD
+from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from nicmodel.sim.engine import Simulator
 
 
@@ -69,7 +69,7 @@ class Link:
         self._busy_until = 0
 
     def serialization_ns(self, nbytes: int) -> int:
-        return max(1, round((nbytes + WIRE_OVERHEAD) * 8e9 / self.config.rate_bps))
+        return max(1, round((nbytes + WIRE_OVERHEAD_BYTES) * 8e9 / self.config.rate_bps))
 
     def idle_at(self, now_ns: int) -> bool:
         return now_ns >= self._busy_until

@@ -28,7 +28,8 @@ import struct
 from collections import deque
 from dataclasses import dataclass, field
 
-from nicmodel import int_md, pfc, roce
+from netbase import pfc
+from nicmodel import int_md, roce
 from nicmodel.cc.base import HopInt
 from nicmodel.roce import OP_DATA, ROCE_UDP_PORT
 from nicmodel.sim.engine import Simulator

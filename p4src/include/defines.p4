@@ -9,8 +9,10 @@
 #define FABRIC_CPU_PORT 255
 #endif
 const bit<9> CPU_PORT = FABRIC_CPU_PORT;
+const bit<32> CPU_HEADER_BYTES = 2;           /* packet_in / packet_out header */
 
 /* Ethernet and MAC control (IEEE 802.1Qbb priority-based flow control). */
+const bit<32> ETHERNET_BYTES = 14;
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_MAC_CONTROL = 0x8808;
 const bit<16> PFC_OPCODE = 0x0101;

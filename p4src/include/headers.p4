@@ -175,6 +175,7 @@ struct fabric_metadata_t {
     bit<8>  bth_opcode;
     bit<24> bth_dest_qp;
     bit<8>  parser_int_hops;
+    bit<16> rx_ipv4_len;    /* IPv4 total length as received (0 without IPv4) */
 
     /* Fields marked @field_list(CLONE_FIELD_LIST) are preserved into clones
      * (clone_preserving_field_list); simple_switch zeroes the rest of a clone's metadata.
@@ -215,6 +216,7 @@ struct fabric_metadata_t {
     /* PFC accounting of this packet (carried to egress for normal packets). */
     bit<1>  pfc_counted;
     bit<16> pfc_xon;
+    bit<16> pfc_epoch;      /* generation that counted it (pfc.p4) */
 }
 
 #endif

@@ -46,6 +46,7 @@ parser FabricParser(packet_in packet,
 
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
+        meta.rx_ipv4_len = hdr.ipv4.total_len;
         transition select(hdr.ipv4.ihl, hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
             (5, 0, IP_PROTO_UDP): parse_udp;
             default: accept;

@@ -14,14 +14,51 @@ register<bit<32>>(NUM_PORTS) port_tx_bytes;
 register<bit<32>>(NUM_PORTS) port_dre_bytes;
 register<bit<48>>(NUM_PORTS) port_dre_time;
 
-/* Updates the port's load registers with the packet leaving on it. */
-control PortLoadEgress(inout standard_metadata_t standard_metadata) {
+/* Length of the frame this egress pass transmits. v1model's packet_length at egress is the
+ * length the switch received, so what the pipeline added or removed is added here: INT
+ * bytes (source, transit hop, sink strip: all reflected in the IPv4 total length), the
+ * PacketOut header a frame from the CPU came with, the PacketIn header in front of a
+ * frame to the CPU. Generated frames are cut to a known size: PFC frames to
+ * PFC_FRAME_BYTES, INT reports right after their own IPv4 packet (int.p4). */
+control TxFrameLength(in headers_t hdr,
+                      in fabric_metadata_t meta,
+                      in standard_metadata_t standard_metadata,
+                      out bit<32> length) {
     apply {
+        if (hdr.pfc.isValid()) {
+            length = PFC_FRAME_BYTES;
+        } else if (hdr.report.isValid()) {
+            length = ETHERNET_BYTES + (bit<32>)hdr.report_ipv4.total_len;
+        } else {
+            length = standard_metadata.packet_length;
+            if (hdr.ipv4.isValid()) {
+                length = length + (bit<32>)hdr.ipv4.total_len - (bit<32>)meta.rx_ipv4_len;
+            }
+            if (meta.ingress_port == CPU_PORT) {
+                length = length - CPU_HEADER_BYTES;
+            }
+        }
+        if (hdr.packet_in.isValid()) {
+            length = length + CPU_HEADER_BYTES;
+        }
+    }
+}
+
+/* Updates the port's load registers with the frame leaving on it (its transmitted length:
+ * INT egress_tx_bytes is what the link carried, as a NIC or link counter sees it). */
+control PortLoadEgress(in headers_t hdr,
+                       in fabric_metadata_t meta,
+                       in standard_metadata_t standard_metadata) {
+    TxFrameLength() tx_frame_length;
+
+    apply {
+        bit<32> length;
+        tx_frame_length.apply(hdr, meta, standard_metadata, length);
         bit<32> index = (bit<32>)standard_metadata.egress_port;
         bit<48> now = standard_metadata.egress_global_timestamp;
         bit<32> tx;
         port_tx_bytes.read(tx, index);
-        port_tx_bytes.write(index, tx + standard_metadata.packet_length);
+        port_tx_bytes.write(index, tx + length);
         port_qdepth.write(index, standard_metadata.deq_qdepth);
 
         bit<32> recent;
@@ -37,7 +74,7 @@ control PortLoadEgress(inout standard_metadata_t standard_metadata) {
         if (periods != 0) {
             port_dre_time.write(index, now);
         }
-        port_dre_bytes.write(index, recent + standard_metadata.packet_length);
+        port_dre_bytes.write(index, recent + length);
     }
 }
 

@@ -185,7 +185,7 @@ def pfc_test() -> str:
         f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
         *next_hops([2]),
         "add FabricIngress.pfc.pfc_port standard_metadata.ingress_port:1 FabricIngress.pfc.set_pfc_port("
-        "enable_mask_value:0x08, xoff_pkts:1, xon_pkts:0, pause_quanta:0xFFFF, refresh_us:1000000)",
+        "enable_mask_value:0x08, xoff_pkts:1, xon_pkts:0, pause_quanta:0xFFFF, refresh_us:1000000, stale_us:0)",
         "mirroring_add 257 1",
         f"packet 1 {hexs(data)}",
         f"expect 2 {hexs(fwd(data, 2))}$",
@@ -197,6 +197,74 @@ def pfc_test() -> str:
         "check_counter FabricEgress.pfc.pfc_resumes_sent(11) packets == 1",
         "register_read pfc_buffered 11 0",
         "register_read pfc_paused 11 0",
+        "# a pause and a resume left port 1: 60 bytes each",
+        "register_read port_tx_bytes 1 120",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def tx_bytes() -> str:
+    """port_tx_bytes (INT egress_tx_bytes) counts each frame as it leaves the port: with the INT
+    bytes this switch added or stripped, without the PacketOut header, with the PacketIn header,
+    and generated reports at their cut length."""
+    rate = 100000
+    first = roce(dst_ip="10.0.2.2", dscp=26, payload=b"\x00" * 1000)
+    second = roce(dst_ip="10.0.2.2", dscp=26, psn=1, payload=b"\x00" * 1000)
+    hop1 = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=0, egress_link_rate=rate)
+    out1 = with_int(fwd(first, 2), IntStack(4, [hop1]))
+    hop2 = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=len(out1), egress_link_rate=rate)
+    out2 = with_int(fwd(second, 2), IntStack(4, [hop2]))
+    plain = udp(dst_ip="10.0.2.2")
+    out_frame = udp(dst_ip="10.0.2.2", src_mac=PORT_MAC[2], dst_mac=H[2])
+    port2 = len(out1) + len(out2) + len(plain) + len(out_frame)
+    # sink in report mode on port 3, collector on port 4
+    upstream = [Hop(0x22, 3, 1, 5, 3, 2, 50, 55, 7000, rate)]
+    base = roce(src_ip="10.0.1.9", dst_ip="10.0.3.3", dscp=26, payload=b"\x00" * 500)
+    arriving = with_int(base, IntStack(4, upstream))
+    stripped = fwd(base, 3)
+    inner = with_int(base, IntStack(3, [Hop(0x11, 1, 3, queue_id=3, egress_link_rate=rate)] + upstream))
+    rep = report(inner[:14 + 20 + 8 + 16 + 2 * 32 + 12], hop_count=2, switch_id=0x11, seq_no=0, ingress_tstamp=0,
+                 src_mac=PORT_MAC[4], dst_mac=H[4], src_ip="10.0.0.1", dst_ip="10.0.4.4")
+    outer = 14 + 20 + 8
+    hop = outer + 16 + 14 + 20 + 8 + 16
+    arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=H[1]) / ARP(psrc="10.0.1.1", pdst="10.0.1.254"))
+    lines = [
+        "# port_tx_bytes grows by each transmitted frame's length: INT source + hop (+48 bytes),",
+        "# the next packet's hop carries the first one's transmitted length; a PacketOut counts",
+        "# without its header, a punted frame with its PacketIn header; a report-mode sink counts",
+        "# the stripped frame on the host port and the cut report on the collector port.",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000303/32 FabricIngress.routing.route_to_port(port:3)",
+        *next_hops([2, 3]),
+        "add FabricIngress.int_ingress.int_watchlist 10 hdr.ipv4.src_addr:0x0A000101&&&0xFFFFFFFF "
+        "FabricIngress.int_ingress.int_source(max_hops:5)",
+        "add FabricIngress.int_ingress.int_sink standard_metadata.egress_spec:3 "
+        "FabricIngress.int_ingress.int_sink_report()",
+        *[f"add FabricEgress.int_egress.int_transit_port meta.out_port:{p} "
+          f"FabricEgress.int_egress.int_transit(switch_id_value:0x11, link_rate_mbps:{rate})" for p in (2, 3)],
+        "setdefault FabricEgress.int_egress.int_report_encap FabricEgress.int_egress.set_report_encap("
+        f"src_mac:{mac_int(PORT_MAC[4])}, dst_mac:{mac_int(H[4])}, src_ip:0x0A000001, dst_ip:0x0A000404, "
+        "udp_dport:32766, switch_id_value:0x11)",
+        "mirroring_add 1 4",
+        "add FabricIngress.acl.acl 10 hdr.ethernet.ether_type:0x0806 FabricIngress.acl.punt_to_cpu()",
+        f"packet 1 {hexs(first)}",
+        f"expect 2 {wild(out1, _time_spans(14 + 20 + 8 + 16, 1))}$",
+        f"packet 1 {hexs(second)}",
+        f"expect 2 {wild(out2, _time_spans(14 + 20 + 8 + 16, 1))}$",
+        f"packet 1 {hexs(plain)}",
+        f"expect 2 {hexs(fwd(plain, 2))}$",
+        f"packet {CPU} {(2 << 7):04X}{hexs(out_frame)}",
+        f"expect 2 {hexs(out_frame)}$",
+        f"register_read port_tx_bytes 2 {port2}",
+        f"packet 1 {hexs(arriving)}",
+        f"expect 3 {hexs(stripped)}$",
+        f"expect 4 {wild(rep, [(outer + 12, outer + 16), (hop + 8, hop + 12), (hop + 16, hop + 28)])}$",
+        f"register_read port_tx_bytes 3 {len(stripped)}",
+        f"register_read port_tx_bytes 4 {len(rep)}",
+        f"packet 1 {hexs(arp)}",
+        f"expect {CPU} {(1 << 7):04X}{hexs(arp)}$",
+        f"register_read port_tx_bytes {CPU} {2 + len(arp)}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -270,15 +338,16 @@ def int_source_transit() -> str:
     ack = roce(src_ip="10.0.1.1", dst_ip="10.0.2.2", opcode=OP_ACK, dscp=26)
     other = roce(src_ip="10.0.1.9", dst_ip="10.0.2.2", dscp=26)
     rate = 100000
+    # egress_tx_bytes: the bytes port 2 transmitted before this packet (frames with their INT)
     hop1 = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=0, egress_link_rate=rate)
-    hop2 = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=len(plain), egress_link_rate=rate)
-    first_hop = 14 + 20 + 8 + 16
     out1 = with_int(fwd(plain, 2), IntStack(4, [hop1]))
+    hop2 = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=len(out1), egress_link_rate=rate)
     out2 = with_int(fwd(second, 2), IntStack(4, [hop2]))
+    first_hop = 14 + 20 + 8 + 16
     # transit: a packet that already has one hop from switch 0x10 gets a second, newest first
     upstream = Hop(0x10, 3, 1, 7, 3, 9, 100, 107, 5000, rate)
     arriving = with_int(roce(src_ip="10.0.3.3", dst_ip="10.0.2.2", dscp=26), IntStack(4, [upstream]))
-    sent_before = sum(len(f) for f in (plain, second, ack, other))   # bytes out of port 2 so far
+    sent_before = sum(len(f) for f in (out1, out2, ack, other))   # bytes out of port 2 so far
     transit_hop = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=sent_before, egress_link_rate=rate)
     transit_out = with_int(fwd(roce(src_ip="10.0.3.3", dst_ip="10.0.2.2", dscp=26), 2),
                            IntStack(3, [transit_hop, upstream]))
@@ -377,8 +446,9 @@ def int_sink_both() -> str:
     upstream = [Hop(0x22, 3, 1, 5, 3, 2, 50, 55, 7000, rate), Hop(0x21, 1, 4, 4, 3, 1, 40, 44, 6000, rate)]
     bases = [roce(src_ip="10.0.1.1", dst_ip="10.0.3.3", dscp=26, dst_mac=SW_MAC, psn=n) for n in (0, 1)]
     arriving = [with_int(b, IntStack(3, upstream)) for b in bases]
-    # egress_tx_bytes of port 3: the first packet counted at its received length
-    hops = [Hop(0x33, 1, 3, queue_id=3, egress_tx_bytes=sent, egress_link_rate=rate) for sent in (0, len(arriving[0]))]
+    # egress_tx_bytes of port 3: the first packet counted as transmitted (with the sink's hop)
+    hops = [Hop(0x33, 1, 3, queue_id=3, egress_tx_bytes=sent, egress_link_rate=rate)
+            for sent in (0, len(arriving[0]) + 32)]
     to_host = [with_int(fwd(b, 3), IntStack(2, [h] + upstream)) for b, h in zip(bases, hops)]
     inners = [with_int(b, IntStack(2, [h] + upstream))[:14 + 20 + 8 + 16 + 3 * 32 + 12] for b, h in zip(bases, hops)]
     reps = [report(inner, hop_count=3, switch_id=0x33, seq_no=seq, ingress_tstamp=0, src_mac=PORT_MAC[4],
@@ -425,6 +495,7 @@ TESTS = {
     "fabric_spray_best2.stf": spray_best_of_two,
     "fabric_dlb.stf": dlb,
     "fabric_pfc.stf": pfc_test,
+    "fabric_tx_bytes.stf": tx_bytes,
     "fabric_int_transit.stf": int_source_transit,
     "fabric_int_sink.stf": int_sink,
     "fabric_int_sink_both.stf": int_sink_both,

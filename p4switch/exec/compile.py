@@ -138,6 +138,9 @@ class ProgramCompiler:
         self.table_actions: dict[int, list[A.ActionDecl]] = {}
         # table -> action -> arguments of its directional parameters (``a(meta)`` in the list)
         self.table_action_args: dict[int, dict[int, list[A.Expression]]] = {}
+        # field lists of old-style resubmit(data)/recirculate(data)/clone3(t, s, data): ids
+        # -2, -3, ... (-1 is "no list"), merged with the @field_list ones
+        self.data_field_lists: dict[int, list[tuple[str, ...]]] = {}
 
     # ---- names ---------------------------------------------------------------------------
     def cp_name(self, decl: Any, prefix: str) -> str:
@@ -210,7 +213,41 @@ class ProgramCompiler:
                     walk(underlying(f.type), p)
 
         walk(meta_t, ())
+        out.update(self.data_field_lists)
         return out
+
+    def data_field_list(self, data: A.Expression) -> int | None:
+        """The metadata fields an old-style ``resubmit(data)``/``recirculate(data)``/
+        ``clone3(type, session, data)`` names, as a field list: BMv2 preserves them, the way
+        p4c's back end turns the list into a field list (other items are left out, as p4c
+        warns). A whole struct stands for all its fields."""
+        pdecl = self.checked.pipeline["parser"]
+        if isinstance(pdecl, A.InstanceDecl):
+            pdecl = pdecl.type.decl
+        meta_t = underlying(pdecl.params[2].type)
+        paths: list[tuple[str, ...]] = []
+
+        def leaves(t: T.P4Type, path: tuple[str, ...]) -> None:
+            if isinstance(t, T.StructType):
+                for f in t.fields:
+                    leaves(underlying(f.type), path + (attr(f.name),))
+            elif path:
+                paths.append(path)
+
+        for item in data.items if isinstance(data, A.ListExpression) else [data]:
+            names: list[str] = []
+            x = item
+            while isinstance(x, A.Member):
+                names.insert(0, attr(x.name))
+                x = x.expr
+            if isinstance(x, A.NameRef) and isinstance(x.decl, A.Parameter) and \
+                    underlying(x.decl.type) is meta_t:
+                leaves(underlying(item.type), tuple(names))
+        if not paths:
+            return None
+        fid = -2 - len(self.data_field_lists)
+        self.data_field_lists[fid] = paths
+        return fid
 
     # ---- instances -------------------------------------------------------------------------
     def instantiate(self, decl: A.InstanceDecl, prefix: str) -> None:
@@ -448,6 +485,9 @@ class ProgramCompiler:
         size_p = decl.prop("size")
         size = int(size_p.value.value) if size_p is not None and size_p.value.value is not None else 1024
         impl = self._prop_object(decl, "implementation", prefix)
+        if decl.prop("implementation") is not None and not isinstance(impl, ActionProfile):
+            raise UnsupportedError(decl.prop("implementation"), "a v1model table implementation "
+                                   "must be an action_profile or action_selector")
         dcounter = self._prop_object(decl, "counters", prefix)
         dmeter = self._prop_object(decl, "meters", prefix)
         if isinstance(impl, ActionProfile):
@@ -1269,14 +1309,20 @@ class _Gen:
             ct = self.expr(args[0])
             sess = self.expr(args[1])
             fl = self.expr(args[2]) if name == "clone_preserving_field_list" else "None"
+            if name == "clone3":
+                fl = str(self.pc.data_field_list(args[2]))
             self.flush()
             o(f"ctx.clone_type = {ct}; ctx.clone_session = {sess}; ctx.clone_fl = {fl}")
         elif name in ("resubmit", "resubmit_preserving_field_list"):
             fl = self.expr(args[0]) if name.endswith("list") else "-1"
+            if not name.endswith("list") and args:
+                fl = str(self.pc.data_field_list(args[0]) or -1)
             self.flush()
             o(f"ctx.resubmit_fl = {fl}")
         elif name in ("recirculate", "recirculate_preserving_field_list"):
             fl = self.expr(args[0]) if name.endswith("list") else "-1"
+            if not name.endswith("list") and args:
+                fl = str(self.pc.data_field_list(args[0]) or -1)
             self.flush()
             o(f"ctx.recirc_fl = {fl}")
         elif name == "truncate":
@@ -1491,6 +1537,8 @@ class _Gen:
                 return repr(v)
             if isinstance(v, int):
                 return str(v)
+            if d.init is not None:  # a struct/header/tuple constant: a fresh value each use
+                return self.expr(d.init)
         if isinstance(d, A.InstanceDecl) and id(d) in self.pc.objects:
             return self.pc.objects[id(d)]
         raise UnsupportedError(e, f"cannot evaluate {e.name} here")

@@ -23,19 +23,23 @@ def _check_replicas(what: str, replicas: list[Replica]) -> None:
 class PacketReplicationEngine:
     def __init__(self) -> None:
         self.mc_groups: dict[int, list[Replica]] = {}
+        # the controller's opaque bytes per group (P4Runtime ``metadata``), given back on read
+        self.mc_metadata: dict[int, bytes] = {}
         self.clone_sessions: dict[int, CloneSession] = {}
 
-    def set_mc_group(self, group_id: int, replicas: list[Replica]) -> None:
+    def set_mc_group(self, group_id: int, replicas: list[Replica], metadata: bytes = b"") -> None:
         """Create or replace multicast group ``group_id`` (1..65535)."""
         if not 1 <= group_id < (1 << 16):
             raise InvalidEntryError(f"multicast group id {group_id} out of range 1..65535")
         _check_replicas(f"multicast group {group_id}", replicas)
         self.mc_groups[group_id] = list(replicas)
+        self.mc_metadata[group_id] = metadata
 
     def delete_mc_group(self, group_id: int) -> None:
         if group_id not in self.mc_groups:
             raise NotFoundError(f"no multicast group {group_id}")
         del self.mc_groups[group_id]
+        del self.mc_metadata[group_id]
 
     def set_clone_session(self, session: CloneSession) -> None:
         if not 1 <= session.session_id < (1 << 32):

@@ -9,6 +9,7 @@ The first error found raises ``CompileError`` at the offending node.
 
 from __future__ import annotations
 
+import copy
 import difflib
 from typing import Any, Callable
 
@@ -663,11 +664,11 @@ class Checker:
         if any(e.priority is not None for e in d.entries):
             largest_wins = bool(prop_value("largest_priority_wins", 1))
             delta = prop_value("priority_delta", 1)
-            lead = next(i for i, e in enumerate(d.entries) if e.priority is not None)
+            if d.entries[0].priority is None:
+                raise self.err(d.entries[0], "the first entry must have a priority when other "
+                                             "entries of the table have one")
             step = -delta if largest_wins else delta
-            # entries before the first explicit priority (p4c rejects them) continue the
-            # sequence backwards, so they still match before it
-            current = d.entries[lead].priority_value - step * lead
+            current = d.entries[0].priority_value
             values = []
             for e in d.entries:
                 if e.priority is not None:
@@ -704,7 +705,11 @@ class Checker:
                     "counters": ("direct_counter", "counter"),
                     "meters": ("direct_meter", "meter")}[p.name]
             t = p.value.type
-            if not (isinstance(t, T.ExternType) and t.name in want):
+            # p4c's front end takes any extern here (other architectures have their own);
+            # a v1model table extern of the wrong kind is an error
+            v1 = {"action_profile", "action_selector", "direct_counter", "counter",
+                  "direct_meter", "meter"}
+            if not isinstance(t, T.ExternType) or (t.name in v1 and t.name not in want):
                 raise self.err(p.value, f"table property '{p.name}' must be an instance of "
                                         f"{' or '.join(want)}, not {t}")
 
@@ -782,10 +787,9 @@ class Checker:
         self.resolve_action_ref(e.action, scope, partial=False, table_actions=names,
                                 what="entry action")
         if e.priority is not None:
-            if d.entries_const:
-                self.warn(e.priority, "p4c rejects 'priority =' inside 'const entries'; use "
-                                      "'entries' or @priority for programs that must compile "
-                                      "with both")
+            if d.entries_const:  # as p4c's EntryPriorities pass
+                raise self.err(e.priority, "a table with 'const' entries cannot have priorities "
+                                           "(use 'entries', or @priority as BMv2 reads it)")
             e.priority = self.expr(e.priority, scope)
             if not e.priority.is_const or not isinstance(e.priority.value, int):
                 raise self.err(e.priority, "entry priority must be an integer constant")
@@ -797,6 +801,16 @@ class Checker:
                 e.priority_value = v.value if v.is_const else None
 
     def keyset_element(self, k: ast.Expression, t: T.P4Type, scope: Scope) -> ast.Expression:
+        if isinstance(t, T.SerEnumType):
+            # p4c also takes values of the enum's underlying type for a serializable-enum
+            # key (``(bit<16>)E.A &&& 0xff00``): the key converts implicitly
+            try:
+                return self._keyset_element(copy.deepcopy(k), t, scope)
+            except CompileError:
+                return self._keyset_element(k, t.underlying, scope)
+        return self._keyset_element(k, t, scope)
+
+    def _keyset_element(self, k: ast.Expression, t: T.P4Type, scope: Scope) -> ast.Expression:
         if isinstance(k, (ast.DontCare, ast.DefaultExpr)):
             k.type = T.DONT_CARE
             return k
@@ -1143,6 +1157,7 @@ class Checker:
         e.fields.sort(key=lambda f: names.index(f.name))
         e.type = target
         e.is_const = all(f.value.is_const for f in e.fields)
+        e.value = {f.name: f.value.value for f in e.fields} if e.is_const else None
         return e
 
     # ------------------------------------------------------------------------------ expressions

@@ -350,7 +350,9 @@ def mark_types(stream: TokenStream) -> list[Token]:
                                 and value(i - 1) in ("", ";", "}", ")")
                                 or tok.type == "TYPE" and i > 0 and toks[i - 1].type == "ANNOTATION"):
             m = i + 1
-            while m < n and value(m) != ";":
+            braces = 0  # `typedef struct S { ... } T;`: the name follows the closing brace
+            while m < n and (value(m) != ";" or braces):
+                braces += {"{": 1, "}": -1}.get(value(m), 0)
                 m += 1
             if is_name(m - 1):
                 scopes.globals.add(toks[m - 1].value)

@@ -377,6 +377,13 @@ class _ToAst(Transformer):
         return ast.TypedefDecl(str(name), type_ref, False, annotations=self._anns(anns),
                                loc=name.loc)
 
+    def typedef_derived(self, meta, ch):
+        """``typedef struct S { ... } T;`` declares S and the alias T."""
+        anns, derived, name = ch
+        ref = ast.NamedTypeRef(name=derived.name, loc=derived.loc)
+        return [derived, ast.TypedefDecl(str(name), ref, False, annotations=self._anns(anns),
+                                         loc=name.loc)]
+
     def newtype_declaration(self, meta, ch):
         anns, _type, type_ref, name = ch
         return ast.TypedefDecl(str(name), type_ref, True, annotations=self._anns(anns),

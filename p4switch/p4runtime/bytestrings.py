@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from p4switch.p4info.model import byte_width
-from p4switch.p4info.model import padded_bytes as padded  # noqa: F401 - re-exported: one implementation
+from p4switch.p4info.model import padded_bytes as padded  # the full-width form, shared with P4Info
 from p4switch.p4runtime.errors import invalid
+
+__all__ = ["canonical", "padded", "to_int", "values_by_id"]
 
 
 def to_int(data: bytes, width: int, what: str) -> int:

@@ -124,17 +124,10 @@ class Entities:
         if update_type == DELETE:
             profile.delete_group(msg.group_id)
             return
-        members = []
-        for m in msg.members:
-            if m.weight < 0:
-                raise invalid(f"group {msg.group_id}: negative weight")
-            members.append((m.member_id, m.weight or 1))
-        if len({m for m, _ in members}) != len(members):
-            raise invalid(f"group {msg.group_id}: a member is listed twice")
+        # an unset weight (0) counts as 1; the profile checks members, weights and max_size
+        members = [(m.member_id, m.weight or 1) for m in msg.members]
         if info.max_group_size and msg.max_size > info.max_group_size:
             raise invalid(f"group {msg.group_id}: max_size {msg.max_size} exceeds {info.max_group_size}")
-        if msg.max_size and len(members) > msg.max_size:
-            raise P4RuntimeError(Code.RESOURCE_EXHAUSTED, f"group {msg.group_id}: more members than max_size {msg.max_size}")
         (profile.add_group if update_type == INSERT else profile.modify_group)(msg.group_id, members, msg.max_size)
 
     def _write_counter_entry(self, update_type: int, msg: p4runtime_pb2.CounterEntry) -> None:
@@ -199,7 +192,7 @@ class Entities:
             if update_type == DELETE:
                 pre.delete_mc_group(gid)
             else:
-                pre.set_mc_group(gid, self._replicas(group.replicas))
+                pre.set_mc_group(gid, self._replicas(group.replicas), group.metadata)
         elif kind == "clone_session_entry":
             session = msg.clone_session_entry
             sid = session.session_id
@@ -425,7 +418,7 @@ class Entities:
         if kind in (None, "multicast_group_entry"):
             for gid, replicas in selected(pre.mc_groups, msg.multicast_group_entry.multicast_group_id):
                 group = add().packet_replication_engine_entry.multicast_group_entry
-                group.multicast_group_id = gid
+                group.multicast_group_id, group.metadata = gid, pre.mc_metadata[gid]
                 self._replicas_into(replicas, group.replicas)
         if kind in (None, "clone_session_entry"):
             for sid, session in selected(pre.clone_sessions, msg.clone_session_entry.session_id):

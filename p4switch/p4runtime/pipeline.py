@@ -157,7 +157,7 @@ def carry_over(old: Any, new: Any) -> tuple[int, int]:
             for entry in table.entries():
                 attempt(target.insert, dataclasses.replace(entry))
     for gid, replicas in old.pre.mc_groups.items():
-        attempt(new.pre.set_mc_group, gid, list(replicas))
+        attempt(new.pre.set_mc_group, gid, list(replicas), old.pre.mc_metadata[gid])
     for session in old.pre.clone_sessions.values():
         attempt(new.pre.set_clone_session, session)
     return kept, lost

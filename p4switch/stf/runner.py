@@ -8,7 +8,8 @@ ACTION(PARAM:VALUE, ...)``, ``setdefault TABLE ACTION(...)``, ``mirroring_add SE
 ``mc_mgrp_create GROUP``, ``mc_node_create RID PORT...``, ``mc_node_associate GROUP NODE``,
 ``register_write REG INDEX VALUE``, ``register_read REG INDEX VALUE`` (checks the value),
 ``counter_read COUNTER INDEX [packets=N] [bytes=N]`` (checks what is given),
-``check_counter COUNTER(INDEX) packets == N`` / ``bytes == N``, ``wait``; ``#`` comments.
+``check_counter COUNTER(INDEX) packets == N`` / ``bytes == N`` (``COUNTER($NAME)``: the
+direct counter of the entry added with ``add ... = NAME``), ``wait``; ``#`` comments.
 
 Time: each packet arrives 1 µs after the previous one; ``wait`` advances the clock by 1 s.
 """
@@ -111,6 +112,7 @@ class StfRunner:
         self.mc_nodes: list[tuple[int, list[int]]] = []
         self.mc_members: dict[int, list[int]] = {}
         self.auto_prio = 1 << 20
+        self.handles: dict[str, tuple] = {}  # "add ... = NAME": (table, match, priority)
 
     # ---- names -----------------------------------------------------------------------------
     def _table(self, name: str, lineno: int):
@@ -121,11 +123,16 @@ class StfRunner:
 
     def _key_field(self, table, name: str, lineno: int):
         n = re.sub(r"\$(\d+)", r"[\1]", name)
-        cands = [n, n + "()", n.replace(".valid", ".isValid()"), n.replace(".$valid$", ".isValid()")]
+        cands = [n, n + "()", n.replace(".valid", ".isValid()"),
+                 re.sub(r"\.\$valid\$?$", ".isValid()", n)]  # BMv2: hdr.$valid$ (STF: hdr.$valid)
         for k in table.key:
             if k.name in cands:
                 return k
         hits = [k for k in table.key if any(k.name.endswith("." + c) for c in cands)]
+        if len(hits) == 1:
+            return hits[0]
+        # a `field & MASK` key: BMv2 names it by the field (p4c puts the mask in the JSON key)
+        hits = [k for k in table.key if re.sub(r"\s*&\s*[\w']+$", "", k.name) in cands]
         if len(hits) == 1:
             return hits[0]
         raise StfError(lineno, f"table {table.name} has no key field {name}"
@@ -211,8 +218,10 @@ class StfRunner:
             raise StfError(lineno, "add needs an action")
         words = tokens[:at]
         action_text = " ".join(tokens[at:])
-        if "=" in action_text.rsplit(")", 1)[-1]:  # a trailing "= handle" is ignored
-            action_text = action_text.rsplit("=", 1)[0]
+        handle = None
+        if "=" in action_text.rsplit(")", 1)[-1]:  # "= NAME": check_counter c($NAME) refers to it
+            action_text, handle = action_text.rsplit("=", 1)
+            handle = handle.strip()
         match = {}
         for w in words:
             k, v = w.rsplit(":", 1)
@@ -232,6 +241,8 @@ class StfRunner:
         else:
             prio = 0
         table.insert(TableEntry(match, call, prio))
+        if handle:
+            self.handles[handle] = (table, match, prio)
 
     def cmd_setdefault(self, rest: str, lineno: int) -> None:
         tname, _, action_text = rest.partition(" ")
@@ -302,9 +313,16 @@ class StfRunner:
             print(f"{c.name}[{idx}] = packets {data.packets} bytes {data.bytes}", file=self.out)
 
     def cmd_check_counter(self, rest: str, lineno: int) -> None:
-        m = re.fullmatch(r"([\w.]+)\((\w+)\)\s+(packets|bytes)\s*==\s*(\w+)", rest)
+        m = re.fullmatch(r"([\w.]+)\((\$?\w+)\)\s+(packets|bytes)\s*==\s*(\w+)", rest)
         if not m:
             raise StfError(lineno, "check_counter NAME(INDEX) packets|bytes == N")
+        if m.group(2).startswith("$"):  # a direct counter, by the handle of a table entry
+            if m.group(2)[1:] not in self.handles:
+                raise StfError(lineno, f"no table entry was added as {m.group(2)[1:]}")
+            table, match, prio = self.handles[m.group(2)[1:]]
+            data = table.get(match, prio).counter or CounterData()
+            self._check_counter(m.group(1), m.group(2), data, {m.group(3): m.group(4)}, lineno)
+            return
         c = self._counter(m.group(1), lineno)
         idx = parse_int(m.group(2))
         self._check_counter(c.name, idx, c.read(idx), {m.group(3): m.group(4)}, lineno)

@@ -22,9 +22,9 @@ from collections import Counter, deque
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from nicmodel.pfc import is_mac_control
+from netbase.clock import Clock, DilatedClock
+from netbase.pfc import is_mac_control
 from p4switch.exec import LoadedProgram, QueueMeta, V1Pipeline
-from p4switch.switch.clock import Clock, WallClock
 from p4switch.switch.link import Link
 from p4switch.switch.pcap import PcapWriter
 from p4switch.switch.tm import DEFAULT_CAPACITY, DEFAULT_NOMINAL_SPEED_BPS, TrafficManager
@@ -65,7 +65,7 @@ class Device:
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.lock = threading.RLock()
-        self.clock: Clock = clock or WallClock()
+        self.clock: Clock = clock or DilatedClock()
         self.tm = TrafficManager(priority_queues, queue_capacity, nominal_speed_bps)
         self.link_seed = link_seed
         self.links: dict[int, Link] = {}

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from p4switch.switch.clock import WallClock
+from netbase.clock import DilatedClock
 from p4switch.switch.device import Device, check_device_config
 from p4switch.switch.loop import SwitchLoop
 from p4switch.switch.ports import RawPort, parse_interface
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(args)
     try:
         device = Device(device_id=args.device_id, cpu_port=args.cpu_port, priority_queues=args.priority_queues,
-                        clock=WallClock(args.time_dilation), link_seed=args.link_seed)
+                        clock=DilatedClock(args.time_dilation), link_seed=args.link_seed)
         port_specs = [parse_interface(s) for s in args.interface]
     except ValueError as e:
         print(f"p4switch: {e}", file=sys.stderr)

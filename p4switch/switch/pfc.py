@@ -6,7 +6,7 @@ consumed by the MAC, never seen by the P4 program. This module is that MAC logic
 target. The reference BMv2 ``simple_switch`` has no PFC at all (it forwards 0x8808 frames to
 the pipeline like any other frame); this is an extension of our target, documented as such.
 
-The wire format (802.1Qbb PFC, 802.3 Annex 31B PAUSE) is parsed by nicmodel/pfc.py, the one
+The wire format (802.1Qbb PFC, 802.3 Annex 31B PAUSE) is parsed by netbase/pfc.py, the one
 place that defines it for the NIC model, the simulated switch and this MAC; here is only
 what a switch MAC does with a parsed frame. A PFC frame pauses each enabled class for its
 time in quanta of 512 bit times at the port's speed (0 resumes at once); a PAUSE pauses every
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nicmodel import pfc as wire
+from netbase import pfc as wire
 
 NUM_CLASSES = wire.PRIORITIES
 WATCHDOG_DEFAULT_NS = 200_000_000

@@ -26,12 +26,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from p4switch.switch.pfc import ClassState, PfcPort, WatchdogConfig
 
 DEFAULT_CAPACITY = 64
 MAX_PRIORITY_QUEUES = 8
-# Preamble+SFD (8), FCS (4) and inter-frame gap (12): raw sockets carry frames without them.
-WIRE_OVERHEAD_BYTES = 24
 # Speed used to turn pause quanta into time on a port with no rate set (the fabric's scale).
 DEFAULT_NOMINAL_SPEED_BPS = 100e9
 

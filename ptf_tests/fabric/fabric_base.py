@@ -15,8 +15,8 @@ from p4.v1 import p4runtime_pb2
 from ptf import testutils
 
 from ptf_tests.base import P4RuntimeTest
+from controller.p4info import encode
 from ptf_tests.fabric.fabric_packets import routed
-from ptf_tests.p4rt import encode
 
 SW_MAC = "02:00:00:00:00:01"
 NEIGHBOUR = {p: f"00:00:00:00:0{p}:0{p}" for p in range(1, 5)}
@@ -65,8 +65,8 @@ class FabricTest(P4RuntimeTest):
     def ecmp_group(self, group: int, ports: list[int]) -> None:
         """An action-selector group of ``ports`` and the ``ecmp`` entry pointing at it."""
         info = self.client.p4info
-        profile = info.action_profile("FabricIngress.routing.ecmp_selector")
-        action = info.action("FabricIngress.routing.set_egress_port")
+        profile = info.get("action_profiles", "FabricIngress.routing.ecmp_selector")
+        action = info.get("actions", "FabricIngress.routing.set_egress_port")
         members = []
         for i, port in enumerate(ports):
             member_id = group * 100 + i + 1

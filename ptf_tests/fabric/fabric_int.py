@@ -1,4 +1,5 @@
-"""fabric.p4 PTF: INT source/transit values, sink stripping and telemetry reports, HPCC mode."""
+"""fabric.p4 PTF: INT source/transit values, sink stripping and telemetry reports, HPCC mode,
+and HPCC mode with reports."""
 
 from __future__ import annotations
 
@@ -144,3 +145,34 @@ class IntSinkToHostTest(IntTest):
         stack = parse_int(frame)
         self.assertEqual([h.switch_id for h in stack.hops], [SWITCH_ID, 0x50])
         self.assertEqual(stack.hops[0].egress_port, 3)
+
+
+class IntSinkToHostAndReportTest(IntTest):
+    """HPCC with telemetry: the host gets the INT with the sink's hop for its NIC to echo, and
+    the collector the report of the same packet, as in report mode."""
+
+    def runTest(self) -> None:
+        self.int_setup()
+        self.add("FabricIngress.int_ingress.int_sink", {"standard_metadata.egress_spec": 3},
+                 "FabricIngress.int_ingress.int_sink_to_host_and_report")
+        self.clone_session(INT_REPORT_SESSION, 4)
+        self.set_default("FabricEgress.int_egress.int_report_encap", "FabricEgress.int_egress.set_report_encap",
+                         {"src_mac": PORT_MAC[4], "dst_mac": NEIGHBOUR[4], "src_ip": "10.0.0.1",
+                          "dst_ip": "10.0.4.4", "udp_dport": 32766, "switch_id_value": SWITCH_ID})
+        upstream = [Hop(0x50, 3, 1, 4, 3, 2, 1000, 1004, 123456, RATE_MBPS)]
+        self.send(1, with_int(roce(src_ip="10.0.4.4", dst_ip="10.0.3.3", dst_mac=SW_MAC),
+                              IntStack(MAX_HOPS - 1, upstream)))
+        got = dict(self.collect(2))
+        self.assertEqual(set(got), {3, 4})
+        stack = parse_int(got[3])
+        self.assertIsNotNone(stack, "the host must get the INT to echo")
+        self.assertEqual(stack.hops[1:], upstream)
+        self.assertEqual((stack.hops[0].switch_id, stack.hops[0].egress_port), (SWITCH_ID, 3))
+        rep = parse_report(got[4])
+        self.assertIsNotNone(rep)
+        self.assertEqual((rep.hop_count, rep.switch_id), (2, SWITCH_ID))
+        inner = parse_int(rep.inner)
+        self.assertEqual(inner.hops[1:], upstream)
+        self.assertEqual((inner.hops[0].switch_id, inner.hops[0].ingress_port, inner.hops[0].egress_port),
+                         (SWITCH_ID, 1, 3))
+        self.assertGreaterEqual(self.counter("FabricEgress.int_egress.int_reports", 3), 1)

@@ -4,6 +4,7 @@ slow egress queue passes XOFF: the switch sends an 802.1Qbb pause for priority 3
 
 from __future__ import annotations
 
+import re
 import time
 
 from ptf_tests.fabric.fabric_base import (FAST_PPS, PFC_SESSION_BASE, PRIO_ROCE, SW_MAC, FabricTest)
@@ -17,6 +18,8 @@ BURST = 14
 
 class PfcTest(FabricTest):
     refresh_us = 10_000_000
+    stale_us = 10_000_000  # lost-packet forgetting on, far beyond every test's length
+    xoff, xon = XOFF, XON
 
     def pfc_setup(self) -> None:
         self.classify_roce()
@@ -24,8 +27,8 @@ class PfcTest(FabricTest):
         self.next_hops(2)
         self.add("FabricIngress.pfc.pfc_port", {"standard_metadata.ingress_port": 1},
                  "FabricIngress.pfc.set_pfc_port",
-                 {"enable_mask_value": 1 << PRIO_ROCE, "xoff_pkts": XOFF, "xon_pkts": XON,
-                  "pause_quanta": QUANTA, "refresh_us": self.refresh_us})
+                 {"enable_mask_value": 1 << PRIO_ROCE, "xoff_pkts": self.xoff, "xon_pkts": self.xon,
+                  "pause_quanta": QUANTA, "refresh_us": self.refresh_us, "stale_us": self.stale_us})
         self.clone_session(PFC_SESSION_BASE + 1, 1)
 
 
@@ -72,6 +75,70 @@ class PfcRefreshTest(PfcTest):
         got = self.collect(XOFF + 4 + 3, timeout=15)
         times = [parse_pfc(frame)[1][PRIO_ROCE] for port, frame in got if port == 1]
         self.assertEqual(times, [QUANTA, QUANTA, 0])
+
+
+class PfcLostPacketsForgottenTest(PfcTest):
+    """A burst of 20 into a queue of 8 (XOFF 4, XON 2): 12 packets are tail-dropped after
+    ingress counted them, so egress never brings the count down to XON. Once the stale time
+    has passed twice, the sender's next packet resets the count and resumes it, and the packet
+    after that does not pause it again (without the stale time it would stay paused for good)."""
+
+    xoff, xon, queue, burst = 4, 2, 8, 20
+    refresh_us = 300_000
+    stale_us = 400_000
+
+    def register(self, name: str, index: int) -> int:
+        out = self.cli(f"register_read {name} {index}")
+        found = re.search(rf"{name}\[{index}\]\s*=\s*(\d+)", out)
+        self.assertIsNotNone(found, out)
+        return int(found.group(1))
+
+    def drain(self) -> list[tuple[int, bytes]]:
+        got = []
+        while (item := self.receive(timeout=1.0)) is not None:
+            got.append(item)
+        return got
+
+    def runTest(self) -> None:
+        self.pfc_setup()
+        index = 1 * 8 + PRIO_ROCE
+        rx0 = self.counter("FabricIngress.counters.rx_port", 1)
+        resumes0 = self.counter("FabricEgress.pfc.pfc_resumes_sent", index)
+        self.cli(f"set_queue_depth {self.queue} 2")
+        try:
+            self.queue_rate(2, 1)
+            for psn in range(self.burst):
+                self.send(1, roce(psn=psn, dst_mac=SW_MAC))
+            deadline = time.monotonic() + 10
+            while self.counter("FabricIngress.counters.rx_port", 1) - rx0 < self.burst:
+                self.assertLess(time.monotonic(), deadline, "the burst did not reach the switch")
+                time.sleep(0.05)
+            last_arrival = time.monotonic()
+            self.cli(f"set_queue_rate {FAST_PPS} 2")
+            got = self.drain()
+        finally:
+            self.cli("set_queue_depth 64 2")
+        forwarded = sum(1 for port, _ in got if port == 2)
+        self.assertGreaterEqual(forwarded, self.queue)
+        self.assertLess(forwarded, self.burst, "no tail drop: the scenario needs a full queue")
+        times = [parse_pfc(frame)[1][PRIO_ROCE] for port, frame in got if port == 1]
+        self.assertTrue(times and all(t == QUANTA for t in times), times)
+        self.assertGreaterEqual(self.register("pfc_buffered", index), self.xoff)  # the lost packets
+
+        time.sleep(max(0.0, last_arrival + 2 * self.stale_us / 1e6 + 0.2 - time.monotonic()))
+        self.send(1, roce(psn=self.burst, dst_mac=SW_MAC))
+        got = self.collect(2)
+        self.assertEqual(sorted(port for port, _ in got), [1, 2])
+        resume = next(frame for port, frame in got if port == 1)
+        self.assertEqual(parse_pfc(resume), (1 << PRIO_ROCE, [0] * 8))
+        self.assertEqual(self.counter("FabricEgress.pfc.pfc_resumes_sent", index) - resumes0, 1)
+
+        self.send(1, roce(psn=self.burst + 1, dst_mac=SW_MAC))
+        got = self.collect(1)
+        self.assertEqual(got[0][0], 2)
+        self.assert_silent()
+        self.assertEqual(self.register("pfc_buffered", index), 0)
+        self.assertEqual(self.register("pfc_paused", index), 0)
 
 
 class PfcBelowXoffTest(PfcTest):

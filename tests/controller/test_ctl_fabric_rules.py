@@ -8,6 +8,7 @@ import pytest
 from controller.fabric_rules import bytes_to_pkts, build_intents
 from controller.p4info import P4InfoIndex
 from controller.profiles import settings_for
+from controller.settings import INT_SINK_MODES, SettingsError
 from p4switch.entries import ActionCall, GroupRef
 from topo.builder import leaf_spine
 
@@ -51,6 +52,19 @@ def test_every_switch_gets_the_whole_contract(p4):
     assert len(_table(leaf, p4, "int_sink")) == 2 and not _table(spine, p4, "int_sink")
     assert {e.action.params["switch_id_value"] for e in _table(spine, p4, "int_transit_port")} == {101}
 
+
+
+def test_each_int_sink_mode_installs_its_sink_action(p4):
+    """report: strip + report; echo: forward INT to the NIC (HPCC); echo+report: both."""
+    topo = leaf_spine()
+    actions = {"report": "int_sink_report", "echo": "int_sink_to_host", "echo+report": "int_sink_to_host_and_report"}
+    assert set(actions) == set(INT_SINK_MODES)
+    for mode, action in actions.items():
+        leaf = build_intents(topo, settings_for("baseline", {"int": {"sink_mode": mode}}), p4)["leaf1"]
+        assert {_name(e.action) for e in _table(leaf, p4, "int_sink")} == {action}, mode
+        assert leaf.clone_sessions[1].replicas[0].port == topo.switch("leaf1").cpu_port  # the collector
+    with pytest.raises(SettingsError, match="int.sink_mode"):
+        settings_for("baseline", {"int": {"sink_mode": "mirror"}})
 
 def test_thresholds_convert_bytes_to_packets(p4):
     topo = leaf_spine()

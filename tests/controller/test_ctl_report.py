@@ -1,18 +1,15 @@
-"""Run results, the comparison table, the PNG plots, INT report parsing and workload specs."""
+"""Run results, the comparison table, the PNG plots and workload specs (INT report parsing:
+test_ctl_telemetry.py)."""
 
 from __future__ import annotations
 
 import csv
-import struct
 
 import pytest
 
 from controller.report import comparison_table, plot
 from controller.results import LinkSeries, Message, RunResult
-from controller.telemetry import parse_report
 from controller.workloads import workload_specs
-from nicmodel.cc.base import HopInt
-from nicmodel.int_md import encode_hop, md_header
 from topo.builder import leaf_spine
 
 
@@ -58,31 +55,6 @@ def test_plots_are_pngs(tmp_path):
     for p in paths[1:]:
         data = p.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
-
-
-def _eth_ip_udp(dport: int, payload_len: int) -> bytes:
-    eth = bytes(6) + bytes(6) + b"\x08\x00"
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + payload_len, 0, 0, 64, 17, 0, bytes(4), bytes(4))
-    udp = struct.pack("!HHHH", 49152, dport, 8 + payload_len, 0)
-    return eth + ip + udp
-
-
-def _int_packet(hops: list[HopInt]) -> bytes:
-    stack = md_header(5 - len(hops)) + b"".join(encode_hop(h) for h in reversed(hops))  # newest first
-    shim = struct.pack("!BBH", (1 << 4) | (1 << 2), 3 + 8 * len(hops), 4791)
-    bth = bytes(12)
-    return _eth_ip_udp(4792, len(shim) + len(stack) + len(bth)) + shim + stack + bth
-
-
-def test_int_report_parsing_both_forms():
-    hops = [HopInt(1, 1, 3, 2, 3, 0, 100, 102, 5000, 100000), HopInt(101, 1, 2, 5, 3, 9, 103, 108, 7000, 100000)]
-    inner = _int_packet(hops)
-    assert parse_report(inner) == tuple(hops)  # the sink's ingress clone at the CPU port
-    report = _eth_ip_udp(32766, 16 + len(inner)) + bytes([0x11, 2]) + bytes(14) + inner
-    assert parse_report(report) == tuple(hops)  # the encapsulated report of p4src/README.md
-    for bad in (inner[:40], _eth_ip_udp(4791, 12) + bytes(12), b"\x00" * 10):
-        with pytest.raises(ValueError):
-            parse_report(bad)
 
 
 def test_workload_specs_give_each_host_its_rank_and_gateway():

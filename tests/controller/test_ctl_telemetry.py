@@ -120,5 +120,5 @@ def test_only_the_report_format_is_accepted(checked, fabric_pipeline):
         with pytest.raises(ValueError):
             parse_report(bad)
     tel = telemetry()
-    tel.on_packet_in("leaf1", p4runtime_pb2.PacketIn(payload=int_packet()))  # the raw clone of old: not a report
+    tel.on_packet_in("leaf1", p4runtime_pb2.PacketIn(payload=int_packet()))  # INT without the report around it
     assert (tel.reports["leaf1"], tel.malformed_reports, tel.hops) == (0, 1, [])

@@ -112,8 +112,49 @@ control c(inout bit<16> p) {
      "3:21", "shift amount must be an unsigned integer, not bool"),
     ("parser p() {\n  state start { transition accept; }\n  state accept {}\n}\n",
      "3:9", "state 'accept' is built in and cannot be declared"),
+    # p4c's EntryPriorities: once some entries have priorities, the first one must have one
+    ("#include <core.p4>\ncontrol c(inout bit<8> x) {\n    action a() { }\n"
+     "    table t { key = { x : ternary; } actions = { a; }\n"
+     "        entries = { 1 &&& 1 : a(); priority = 5 : 2 &&& 2 : a(); } }\n"
+     "    apply { t.apply(); }\n}\n",
+     "5:21", "the first entry must have a priority when other entries of the table have one"),
 ])
 def test_errors_p4c_also_reports(tmp_path, text, where, message):
     with pytest.raises(CompileError) as info:
         _compile(tmp_path, text)
     assert str(info.value).splitlines()[0] == f"{tmp_path}/prog.p4:{where}: error: {message}"
+
+
+def test_typedef_of_a_struct_declaration_declares_both_names(tmp_path):
+    _, checked = _compile(tmp_path, "typedef struct Point { int<32> x; int<32> y; } Pt;\n"
+                                    "const Pt p = { x = -1, y = 2 };\nconst Point q = p;\n")
+    consts = {d.name: d for d in checked.program.declarations if isinstance(d, ast.ConstDecl)}
+    assert consts["p"].type is consts["q"].type and str(consts["q"].type) == "Point"
+    assert consts["q"].value == {"x": -1, "y": 2}
+
+
+def test_table_implementation_of_another_architecture(tmp_path):
+    """p4c's front end takes any extern as a table implementation; running the program on
+    v1model needs an action_profile/action_selector, so the executor refuses it."""
+    text = ("#include <core.p4>\n#include <v1model.p4>\nextern tbl { tbl(); }\n"
+            "header h_t { bit<8> k; }\nstruct headers_t { h_t h; }\nstruct meta_t { }\n"
+            "parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm)"
+            " { state start { pkt.extract(hdr.h); transition accept; } }\n"
+            "control VC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+            "control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+            "    table t { key = { hdr.h.k : exact; } actions = { NoAction; } implementation = tbl(); }\n"
+            "    apply { t.apply(); }\n}\n"
+            "control Eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }\n"
+            "control CC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+            "control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }\n"
+            "V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;\n")
+    path, _ = _compile(tmp_path, text)
+    with pytest.raises(ValueError) as info:
+        LoadedProgram.from_file(path)
+    assert "a v1model table implementation must be an action_profile or action_selector" in str(info.value)
+    with pytest.raises(CompileError) as info:
+        _compile(tmp_path, text.replace("implementation = tbl();",
+                                        "implementation = direct_counter(CounterType.packets);"),
+                 "wrongkind.p4")
+    assert "table property 'implementation' must be an instance of action_profile or " \
+           "action_selector, not direct_counter" in str(info.value)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from p4switch.frontend import ast, compile_file
+import pytest
+
+from p4switch.frontend import CompileError, ast, compile_file
 from p4switch.frontend import types as T
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -296,13 +298,12 @@ def test_switch_on_serializable_enum_value(v1prog):
     assert isinstance(sw.cases[2].label, ast.DefaultExpr)
 
 
-def test_priority_in_const_entries_warns(v1prog, find_line):
+def test_priority_in_const_entries_is_rejected_as_p4c_does(v1prog, find_line):
     path = v1prog(locals="    table t { key = { hdr.eth.etype: ternary; } actions = { NoAction; }\n"
                          "        const entries = { priority = 5: 0x800 &&& 0xf00: NoAction(); } }")
-    checked = compile_file(str(path))
     line = find_line(path, "priority = 5")
-    assert checked.warnings == [f"{path}:{line}:38: warning: p4c rejects 'priority =' inside "
-                                f"'const entries'; use 'entries' or @priority for programs that "
-                                f"must compile with both"]
-    entry = checked.pipeline["ingress"].locals[0].entries[0]
-    assert entry.priority_value == 5 and entry.is_const
+    with pytest.raises(CompileError) as info:
+        compile_file(str(path))
+    assert str(info.value).splitlines()[0] == (
+        f"{path}:{line}:38: error: a table with 'const' entries cannot have priorities (use "
+        f"'entries', or @priority as BMv2 reads it)")

@@ -159,8 +159,9 @@ def test_int_hops_reach_nic_and_come_back_in_the_ack(make_switch, drain):
         assert md[8:10] == int_md.DOMAIN_ID.to_bytes(2, "big")
         start = 1000 + 100 * k
         # tx bytes on each egress port before this packet: the earlier packet, counted at
-        # the length it had when that switch received it.
-        want = tuple(expected_hop(i, hop, start, arrived_len[0][i] if k else 0)
+        # the length it had when it left that switch (with that switch's INT bytes), as the
+        # simulated switch (nicmodel/sim/switch.py) counts the frame it sends.
+        want = tuple(expected_hop(i, hop, start, arrived_len[0][i + 1] if k else 0)
                      for i, hop in enumerate(PATH))
         assert stack.hops() == want
         assert len(f) == len(frames[k]) + int_md.SHIM_LEN + int_md.MD_LEN + 3 * int_md.HOP_LEN

@@ -9,11 +9,12 @@ from __future__ import annotations
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 
-from nicmodel import Nic, QpConfig, pfc
+from netbase import pfc
+from nicmodel import Nic, QpConfig
 from nicmodel.nic import parse_ip
 from p4switch.entries import Exact
 from p4switch.exec import QueueMeta
-from p4switch.switch.clock import ManualClock
+from netbase.clock import ManualClock
 from p4switch.switch.device import Device
 
 MAC_A = bytes.fromhex("02000000a001")
@@ -45,7 +46,7 @@ def test_pause_from_fabric_p4_is_read_by_nic_and_scapy(make_switch):
     sw.add("FabricIngress.pfc.pfc_port", {"standard_metadata.ingress_port": Exact(1)},
            "FabricIngress.pfc.set_pfc_port",
            {"enable_mask_value": 1 << PRIO_ROCE, "xoff_pkts": 2, "xon_pkts": 1,
-            "pause_quanta": QUANTA, "refresh_us": 1000})
+            "pause_quanta": QUANTA, "refresh_us": 1000, "stale_us": 200_000})
     sw.clone_session(256 + 1, 1, cos=7)
     a, qa, src = sender()
     qa.post_write(wr_id=1, mr=src, offset=0, length=1024, remote_addr=0x1000, rkey=1)  # 4 packets

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import struct
 
-from nicmodel import Nic, QpConfig, Reliability, WcStatus, pfc, roce
+from netbase import pfc
+from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from nicmodel import Nic, QpConfig, Reliability, WcStatus, roce
 from nicmodel.cc.base import AckInfo
 
 
@@ -111,7 +113,7 @@ def test_pacing_follows_the_cc_rate(net):
     sizes = [n for _t, n, _p in cc.sent]
     assert len(times) == 20
     for (t0, n0), t1 in zip(zip(times, sizes), times[1:]):
-        assert t1 - t0 == int((n0 + roce.WIRE_OVERHEAD) * 8e9 / 10e9)  # 10 Gb/s, not 100
+        assert t1 - t0 == int((n0 + WIRE_OVERHEAD_BYTES) * 8e9 / 10e9)  # 10 Gb/s, not 100
     assert [c.status for c in a.poll_cq()] == [WcStatus.SUCCESS]
 
 

@@ -15,7 +15,8 @@ from scapy.layers.l2 import Ether
 from scapy.packet import raw
 from scapy.utils import wrpcap
 
-from nicmodel import Reliability, int_md, pfc, roce
+from netbase import pfc
+from nicmodel import Reliability, int_md, roce
 from nicmodel.cc.base import HopInt
 from nicmodel.psn import psn_add, psn_diff, to_wire, unwrap
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from nicmodel import pfc, roce
+from netbase import pfc
+from nicmodel import roce
 from nicmodel.sim.engine import Simulator
 from nicmodel.sim.link import Link, LinkConfig
 from nicmodel.sim.switch import Switch, SwitchConfig

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from nicmodel.live import DatagramPort, DilatedClock, LiveNic
+from netbase.clock import DilatedClock
+from nicmodel.live import DatagramPort, LiveNic
 from nicmodel.mgmt import MgmtError, MgmtServer, NicClient
 from nicmodel.workloads import pattern
 
@@ -50,8 +51,8 @@ def wait_done(clients, limit_s: float = 60) -> list[dict]:
 
 def test_dilated_clock_divides_wall_time() -> None:
     wall = iter([1_000, 1_000 + 5_000_000])
-    clock = DilatedClock(1000, wall_ns=lambda: next(wall))
-    assert clock.now() == 5_000  # 5 ms of wall time is 5 us of fabric time at D = 1000
+    clock = DilatedClock(1000, source=lambda: next(wall))
+    assert clock.now_ns() == 5_000  # 5 ms of wall time is 5 us of fabric time at D = 1000
     assert clock.wall_seconds(5_000) == pytest.approx(0.005)
 
 

@@ -59,3 +59,10 @@ def test_console_script_runs_as_a_process(tmp_path):
     missing = tmp_path / "missing.p4"
     proc = subprocess.run([sys.executable, "-m", "p4switch.compile_cli", str(missing)], capture_output=True, text=True)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and "missing.p4" in proc.stderr
+
+
+def test_an_unknown_p4info_suffix_writes_nothing(tmp_path, capsys):
+    good, bad = tmp_path / "p.p4info.txtpb", tmp_path / "p.p4info.yaml"
+    assert main([str(BASIC), "--p4runtime-files", f"{good},{bad}", "-o", str(tmp_path / "p.json")]) == 1
+    assert "p.p4info.yaml" in capsys.readouterr().err
+    assert not good.exists() and not (tmp_path / "p.json").exists()

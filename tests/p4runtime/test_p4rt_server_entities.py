@@ -328,3 +328,13 @@ def test_table_entry_metadata_is_given_back_on_read(controller):
     entry.metadata = b"cookie-2"
     _w(controller, MODIFY, table_entry=entry)
     assert [e.table_entry.metadata for e in controller.read(Entity(table_entry=table))] == [b"cookie-2"]
+
+
+def test_multicast_group_metadata_is_given_back_on_read(controller):
+    group = p4runtime_pb2.PacketReplicationEngineEntry()
+    group.multicast_group_entry.multicast_group_id = 9
+    group.multicast_group_entry.replicas.add(egress_port=2, instance=1)
+    group.multicast_group_entry.metadata = b"rack-7"
+    _w(controller, INSERT, packet_replication_engine_entry=group)
+    read = controller.read(Entity(packet_replication_engine_entry=p4runtime_pb2.PacketReplicationEngineEntry()))
+    assert read[0].packet_replication_engine_entry.multicast_group_entry.metadata == b"rack-7"

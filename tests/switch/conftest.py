@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from p4switch.entries import ActionCall, Lpm, TableEntry
-from p4switch.switch.clock import ManualClock
+from netbase.clock import ManualClock
 from p4switch.switch.device import Device
 from p4switch.switch.runtime_cli import CliClient, CliServer
 from ptf_tests.basic_program import BASIC_P4, FORWARD, TABLE

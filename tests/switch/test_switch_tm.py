@@ -5,9 +5,10 @@ from __future__ import annotations
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl, MACControlPause
 from scapy.layers.l2 import Ether
 
-from p4switch.switch.clock import ManualClock
+from netbase.clock import ManualClock
 from p4switch.switch.pfc import WatchdogConfig
-from p4switch.switch.tm import WIRE_OVERHEAD_BYTES, TrafficManager
+from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from p4switch.switch.tm import TrafficManager
 
 MS = 1_000_000
 
@@ -194,10 +195,10 @@ def test_watchdog_needs_a_waiting_packet() -> None:
 
 
 def test_wall_clock_runs_dilated_fabric_time() -> None:
-    from p4switch.switch.clock import WallClock
+    from netbase.clock import DilatedClock
 
     wall = [1_000_000]
-    clock = WallClock(dilation=1000, source=lambda: wall[0])
+    clock = DilatedClock(dilation=1000, source=lambda: wall[0])
     wall[0] += 5_000_000_000  # 5 s of wall time ...
     assert clock.now_ns() == 5_000_000  # ... are 5 ms of fabric time
     assert clock.wall_seconds(1_000_000) == 1.0  # 1 ms of fabric time takes 1 s of wall time

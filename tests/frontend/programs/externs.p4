@@ -75,7 +75,7 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t st
         counters = acl_hits;
         meters = acl_meter;
         entries = {
-            (0x0800 &&& 0xffff, 1 .. 8, _): count_acl();
+            priority = 20: (0x0800 &&& 0xffff, 1 .. 8, _): count_acl();
             priority = 10: (0x88cc, _, 0x0180c200000e): to_cpu();
             (_, 9 .. 15, _): count_acl() @priority(3);
         }

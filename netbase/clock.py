@@ -1,11 +1,12 @@
-"""Fabric time for the switch.
+"""Fabric time: the one clock abstraction of the testbed (DESIGN.md, "Time").
 
-Everything in the switch (traffic manager, PFC timers, link delays, queueing metadata) works
-in integer nanoseconds of *fabric time* read from one clock object, never from ``time`` directly.
-Live mode uses :class:`WallClock`, which runs the fabric ``dilation`` times slower than the wall
-(``--time-dilation D``: fabric ns = wall ns elapsed / D), so a Python switch can stand in for a
-100 Gb/s fabric while its timestamps still read as 100 Gb/s. Tests use :class:`ManualClock`,
-which only moves when told to, so queue behaviour is deterministic.
+Every component (switch traffic manager, PFC timers, link model, NIC transport and its live
+driver) reads integer nanoseconds of *fabric time* from a clock object it is given, never
+from ``time`` directly. Live mode uses :class:`DilatedClock`, which runs the fabric
+``dilation`` (D, ``--time-dilation``) times slower than the wall: fabric ns = wall ns
+elapsed / D, so a Python switch or NIC can stand in for a 100 Gb/s fabric while timestamps,
+timers and rates still read at fabric scale. Tests use :class:`ManualClock`, which only moves
+when told to, so queue and timer behaviour is deterministic.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ class Clock(Protocol):
         """How many wall-clock seconds a fabric duration takes (for sleeping until a timer)."""
 
 
-class WallClock:
+class DilatedClock:
     """Monotonic wall clock slowed down by the time-dilation factor."""
 
     def __init__(self, dilation: float = 1.0, source: Callable[[], int] = time.monotonic_ns) -> None:
