@@ -21,6 +21,7 @@ import threading
 from typing import Any, Sequence
 
 from nicmodel.cc import ALGORITHMS
+from nicmodel.verbs import LossDetection
 from nicmodel.workloads import CDF_FILES, KINDS, NicSettings
 
 _UNITS = {"": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 10**6, "mb": 10**6, "mib": 1 << 20,
@@ -74,6 +75,12 @@ def _add_transport_args(p: argparse.ArgumentParser) -> None:
                    help="override a congestion-control parameter (repeatable)")
     p.add_argument("--reliability", choices=("gbn", "sr"), default="gbn",
                    help="Go-Back-N or selective repeat")
+    p.add_argument("--loss-detection", choices=[m.value for m in LossDetection],
+                   default=NicSettings.loss_detection,
+                   help="selective repeat: judge holes lost by time (rack, RFC 8985; tolerates "
+                        "spraying) or by a duplicate threshold (count)")
+    p.add_argument("--reorder-window-rtt", type=float, default=NicSettings.reorder_window_rtt,
+                   metavar="RTTS", help="rack: reordering tolerated, in minimum RTTs (default %(default)s)")
     p.add_argument("--mtu", type=int, default=1024, choices=(256, 512, 1024, 2048, 4096))
     p.add_argument("--dscp", type=int, default=26, help="DSCP of RoCE traffic (default 26)")
     p.add_argument("--priority", type=int, default=3, help="PFC priority class (default 3)")
@@ -82,6 +89,7 @@ def _add_transport_args(p: argparse.ArgumentParser) -> None:
 
 def _settings(args: argparse.Namespace, base_rtt_ns: int) -> NicSettings:
     return NicSettings(cc=args.cc, cc_params=parse_params(args.cc_param), reliability=args.reliability,
+                       loss_detection=args.loss_detection, reorder_window_rtt=args.reorder_window_rtt,
                        mtu=args.mtu, dscp=args.dscp, priority=args.priority, base_rtt_ns=base_rtt_ns)
 
 

@@ -17,11 +17,12 @@ differences are a handful of branches:
   - RACK (RFC 8985), the default: a hole is lost once a packet *sent after it* has been
     (S)ACKed and the hole is overdue by more than the reorder window, i.e. ``now >= its send
     time + RTT of that later packet + reo_wnd``; a timer fires when that moment comes.
-    ``reo_wnd`` starts at ``reorder_window_rtt`` minimum RTTs and grows by that step each
-    round trip in which a duplicate report shows that a resend was spurious (kept for 16
-    loss episodes, then back to one step), never beyond half the RTO. Sprayed packets
-    overtake each other by up to the delay spread between paths, so the rule that tolerates
-    spraying is one in time; a lost resend is detected the same way (no RTO needed).
+    ``reo_wnd`` starts at ``reorder_window_rtt`` minimum RTTs; when a duplicate report shows
+    that a resend was spurious it grows by that step (once per round trip) and at once to
+    9/8 of the longest lateness measured, kept for 16 loss episodes, never beyond half the
+    RTO. Sprayed packets overtake each other by up to the delay spread between paths, so
+    the rule that tolerates spraying is one in time; a lost resend is detected the same way
+    (no RTO needed).
   - COUNT: a hole is lost once a PSN ``sack_reorder_threshold`` above it is SACKed
     (classic duplicate threshold; fine when a flow keeps to one path).
 

@@ -704,6 +704,9 @@ class _Gen:
             elif isinstance(s.lo, A.ListExpression):
                 self.flush()
                 o(f"for {var} in ({''.join(self.expr(e) + ', ' for e in s.lo.items)}):")
+            elif isinstance(underlying(s.lo.type), T.StackType):  # each element, as a copy
+                self.flush()
+                o(f"for {var} in [x.copy() for x in {lo}.h]:")
             else:
                 raise UnsupportedError(s.lo, "for-in over this collection is not supported")
         else:

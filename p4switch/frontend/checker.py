@@ -528,7 +528,7 @@ class Checker:
         abstract = {m.name: m for m in (ext.decl.methods if ext is not None else [])
                     if isinstance(m, ast.MethodDecl) and m.is_abstract}
         if d.initializer and ext is None:
-            raise self.err(d, f"only extern instances can have an initializer block")
+            raise self.err(d, "only extern instances can have an initializer block")
         inner = Scope(scope, scope.owner)
         done = set()
         for f in d.initializer:
@@ -1615,6 +1615,8 @@ class Checker:
                     "verify" if d.name == "verify" and d.loc.file.endswith("core.p4")
                     else "extern_function")
                 e.decl, e.method_name = d, d.name
+                if e.kind == "verify" and not self.in_parser:
+                    raise self.err(e, "verify may only be invoked in parsers")
                 self._finish_call(e, d.type, scope, d.type.type_params, explicit)
                 if d.name == "static_assert" and d.loc.file.endswith("core.p4"):
                     self._static_assert(e)

@@ -118,6 +118,9 @@ control c(inout bit<16> p) {
      "        entries = { 1 &&& 1 : a(); priority = 5 : 2 &&& 2 : a(); } }\n"
      "    apply { t.apply(); }\n}\n",
      "5:21", "the first entry must have a priority when other entries of the table have one"),
+    ("#include <core.p4>\nerror { Oops }\ncontrol C() {\n  apply {\n"
+     "    verify(8w0 == 8w1, error.Oops);\n  }\n}\n",
+     "5:5", "verify may only be invoked in parsers"),
 ])
 def test_errors_p4c_also_reports(tmp_path, text, where, message):
     with pytest.raises(CompileError) as info:

@@ -155,3 +155,12 @@ def test_bad_loss_detection_settings_are_refused():
         NicSettings(reliability="sr", loss_detection="fast").validate(100e9)
     cfg = NicSettings(reliability="sr", loss_detection="count", reorder_window_rtt=1.0).qp_config()
     assert cfg.loss_detection is LossDetection.COUNT and cfg.reorder_window_rtt == 1.0
+
+
+def test_a_lost_tail_is_left_to_the_retransmission_timeout(net):
+    # nothing is sent after the last packet, so no later packet can show it lost: the RTO
+    # (the backstop) resends it, once
+    qa, qb, w = transfer(net, SR, spray(lose={SIZE // 1024 - 1: 1}))
+    assert qa.counters.timeouts == 1
+    assert qa.counters.retransmitted_pkts == 1
+    assert w.now > RTO

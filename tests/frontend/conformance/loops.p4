@@ -1,5 +1,6 @@
 // for loops in actions and apply blocks: C-style (init/update lists, break, continue),
-// for-in over an inclusive range and a list, and return from inside a loop in an action.
+// for-in over an inclusive range, a list and a header stack (element copies), and return
+// from inside a loop in an action.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -8,11 +9,16 @@ header h_t {
     bit<8>  n;
     bit<16> r;
 }
-struct headers_t { h_t h; }
+header e_t { bit<8> v; }
+struct headers_t { h_t h; e_t[3] st; }
 struct meta_t { }
 
 parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.h); transition accept; }
+    state start {
+        pkt.extract(hdr.h);
+        transition select(hdr.h.op) { 5: stack; default: accept; }
+    }
+    state stack { pkt.extract(hdr.st.next); pkt.extract(hdr.st.next); transition accept; }
 }
 control VC(inout headers_t hdr, inout meta_t m) { apply { } }
 control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
@@ -57,9 +63,17 @@ control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
             for ( ; ; k = k + 2) { if (k >= hdr.h.n) { break; } }
             hdr.h.r = (bit<16>)k;
         }
+        if (hdr.h.op == 5) {
+            // sum of the valid elements (invalid ones read as 0 here: never written)
+            hdr.h.r = 0;
+            for (e_t e in hdr.st) {
+                if (e.isValid()) { hdr.h.r = hdr.h.r + (bit<16>)e.v; }
+                e.v = 0;   // a copy: the stack keeps its values
+            }
+        }
     }
 }
 control Eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 control CC(inout headers_t hdr, inout meta_t m) { apply { } }
-control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.st); } }
 V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
