@@ -19,13 +19,14 @@ from typing import Any
 import grpc
 
 from controller.intent import diff
-from controller.p4info import P4InfoError, format_match
+from controller.p4info import P4InfoError, format_match, format_value
 from controller.profiles import PROFILES, settings_for
 from controller.settings import SettingsError, parse_value
 from controller.state import StateError, default_path
 from controller.switch_conn import P4RuntimeError
-from controller.textfmt import table
+from controller.textfmt import shown_path, table
 from nicmodel.mgmt import MgmtError
+from nicmodel.workloads import CDF_FILES
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -49,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fabricctl",
         description="Operate a running AI-fabric testbed (switches over P4Runtime, RNICs over their management API).",
-        epilog="The fabric is found through its state file, written by `python -m controller.run_demo --cli` "
-               "or `python -m topo.fabric`.",
+        epilog="The fabric is found through its state file, written by `python -m controller.run_demo --keep` "
+               "(or --cli) while the fabric is up.",
     )
     p.add_argument("--state", type=Path, default=None,
                    help="fabric state file (default: $FABRICCTL_STATE or /run/aifabric/state.json)")
@@ -89,19 +90,20 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--size", type=_positive_int, default=256 * 1024,
                     help="bytes per host (all-reduce buffer, all-to-all/incast message); default 256 KiB")
     sp.add_argument("--hosts", help="comma-separated hosts (default: all)")
-    sp.add_argument("--cdf", default="websearch", help="poisson: flow-size CDF (websearch, hadoop, or a file)")
+    sp.add_argument("--cdf", default="websearch", help="poisson: flow-size CDF: " + ", ".join(CDF_FILES) + " (the HPCC paper's workloads) or a file")
     sp.add_argument("--load", type=_fraction, default=0.3, help="poisson: offered load 0..1 of host link rate")
     sp.add_argument("--flows", type=_positive_int, default=40, help="poisson: number of flows")
-    sp.add_argument("--timeout", type=float, default=300.0, help="wall-clock seconds before giving up")
+    sp.add_argument("--timeout", type=_positive_float, default=300.0, help="wall-clock seconds before giving up")
 
     sp = sub.add_parser("telemetry", help="live queue depth, pauses, ECN marks and link utilisation per link",
                         description="Sample counters and INT data from every switch and print one table per sample.")
-    sp.add_argument("--interval", type=float, default=1.0, help="seconds between samples (wall clock)")
+    sp.add_argument("--interval", type=_positive_float, default=1.0, help="seconds between samples (wall clock)")
     sp.add_argument("--count", type=_positive_int, default=0, help="number of samples (default: until Ctrl-C)")
     sp.add_argument("--json", action="store_true", help="one JSON object per sample instead of a table")
 
     sp = sub.add_parser("report", help="FCT/slowdown percentiles, goodput, retransmissions, pauses; table + PNGs",
-                        description="Compare saved runs (default: the latest run of each workload/profile).")
+                        description="Compare saved runs (default: the latest run of each workload/profile in the "
+                                    "fabric's out directory, or in ./out when no fabric is up).")
     sp.add_argument("runs", nargs="*", type=Path, metavar="RUN.json")
     sp.add_argument("--out", type=Path, help="directory for the PNG plots (default: <fabric out dir>/plots)")
 
@@ -122,6 +124,16 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
 def _fraction(text: str) -> float:
     try:
         v = float(text)
@@ -137,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     state_path = args.state or default_path()
     try:
         return COMMANDS[args.command](args, state_path)
+    except BrokenPipeError:  # output piped into `head` and the like: stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (UsageError, SettingsError, P4InfoError) as e:
         print(f"fabricctl: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -226,33 +241,40 @@ def _tables(ctl, sw: str, only: str | None) -> int:
     names = [ctl.p4.resolve("tables", only)] if only else ctl.p4.names("tables")  # unknown: usage error
     for name in names:
         entries = ctl.read_table(sw, name)
-        print(f"{name}: {len(entries)} entries")
+        default = next((_format_action(ctl, ctl.p4.table_entry_from_pb(pb)[2])
+                        for pb in ctl.read_table(sw, name, default=True)), "-")
+        print(f"{name}: {len(entries)} {'entry' if len(entries) == 1 else 'entries'}, default {default}")
         rows = []
+        keys = {k.name: k for k in ctl.p4.table_keys(name)}
         for pb in entries:
             _, entry, action = ctl.p4.table_entry_from_pb(pb)
             if entry is None:
                 continue
-            match = " ".join(f"{k}={format_match(v)}" for k, v in sorted(entry.match.items()))
-            rows.append([match or "*", _format_action(action), entry.priority or ""])
+            match = " ".join(f"{k}={format_match(v, keys.get(k))}" for k, v in sorted(entry.match.items()))
+            rows.append([match or "*", _format_action(ctl, action), entry.priority or ""])
         if rows:
             print("  " + table(["match", "action", "prio"], rows).replace("\n", "\n  "))
+    # selector groups: all of them, or those of the one table asked for
+    wanted = {ctl.p4.get("tables", n).implementation_id for n in names}
     for prof in ctl.p4.names("action_profiles"):
+        if only and ctl.p4.get("action_profiles", prof).preamble.id not in wanted:
+            continue
         groups = ctl.read_groups(sw, prof)
         members = ctl.read_members(sw, prof)
         if groups:
-            print(f"{prof}: {len(groups)} groups")
+            print(f"{prof}: {len(groups)} {'group' if len(groups) == 1 else 'groups'}")
             for gid, group in sorted(groups.items()):
-                print(f"  group {gid}: " + ", ".join(f"{mid}: {_format_action(members.get(mid))}"
+                print(f"  group {gid}: " + ", ".join(f"{mid}: {_format_action(ctl, members.get(mid))}"
                                                     + (f" x{weight}" if weight != 1 else "") for mid, weight in group))
     return 0
 
 
-def _format_action(action) -> str:
+def _format_action(ctl, action) -> str:
     if action is None:
         return "-"
     if hasattr(action, "params"):
-        # addresses in hex, everything else (ports, ids, thresholds) in decimal
-        params = ", ".join(f"{k}={v:#x}" if v > 0xFFFF else f"{k}={v}" for k, v in action.params.items())
+        widths = {name: width for _, name, width in ctl.p4.action_params(action.name)}
+        params = ", ".join(f"{k}={format_value(k, widths.get(k, 0), v)}" for k, v in action.params.items())
         return f"{action.name}({params})"
     return repr(action)
 
@@ -265,7 +287,7 @@ def cmd_counters(args, state_path: Path) -> int:
         names = [ctl.p4.resolve("counters", args.name)] if args.name else ctl.p4.names("counters")
         for name in names:
             values = ctl.read_counter(sw, name)
-            _print_cells(name, [[i, pk, by] for i, (pk, by) in sorted(values.items()) if args.all or pk or by],
+            _print_cells(ctl, sw, name, [[i, pk, by] for i, (pk, by) in sorted(values.items()) if args.all or pk or by],
                          ["index", "packets", "bytes"], args.all)
     return 0
 
@@ -278,13 +300,19 @@ def cmd_registers(args, state_path: Path) -> int:
         names = [ctl.p4.resolve("registers", args.name)] if args.name else ctl.p4.names("registers")
         for name in names:
             values = ctl.read_register(sw, name)
-            _print_cells(name, [[i, v] for i, v in sorted(values.items()) if args.all or v], ["index", "value"],
-                         args.all)
+            _print_cells(ctl, sw, name, [[i, v] for i, v in sorted(values.items()) if args.all or v],
+                         ["index", "value"], args.all)
     return 0
 
 
-def _print_cells(name: str, rows: list[list[int]], headers: list[str], show_all: bool) -> None:
-    print(f"{name}: {len(rows)} {'' if show_all else 'non-zero '}cells")
+def _print_cells(ctl, sw: str, name: str, rows: list[list[int]], headers: list[str], show_all: bool) -> None:
+    """One table per counter/register, with what each index stands for where fabric.p4 says."""
+    from controller.fabric_rules import describe_index
+
+    print(f"{name}: {len(rows)} {'' if show_all else 'non-zero '}{'cell' if len(rows) == 1 else 'cells'}")
+    meaning = [describe_index(ctl.topo, sw, name, row[0]) for row in rows]
+    if any(meaning):
+        headers, rows = [headers[0], "meaning", *headers[1:]], [[r[0], m, *r[1:]] for r, m in zip(rows, meaning)]
     if rows:
         print("  " + table(headers, rows).replace("\n", "\n  "))
 
@@ -361,13 +389,20 @@ def cmd_run(args, state_path: Path) -> int:
     from controller.report import comparison_table
     from controller.session import attached
     from controller.telemetry import Telemetry
-    from controller.workloads import run_workload
+    from controller.workloads import run_workload, workload_specs
+    from nicmodel.workloads import WorkloadSpec
 
     state = _load_state(state_path)
     hosts = args.hosts.split(",") if args.hosts else list(state.nics)
     for h in hosts:
         if h not in state.nics:
             raise UsageError(f"no NIC on host {h!r} (hosts: {', '.join(state.nics)})")
+    try:  # the NICs' own checks (sizes, CDF), before any NIC starts anything
+        for spec in workload_specs(state.topo(), args.workload, hosts, size=args.size, cdf=args.cdf,
+                                   load=args.load, flows=args.flows).values():
+            WorkloadSpec.from_dict(spec)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     with attached(state_path, with_nics=True) as (state, ctl):
         ctl.connect(timeout=10)  # primary while the run lasts: INT reports come to us as packet-ins
         tel = Telemetry(ctl)
@@ -376,7 +411,7 @@ def cmd_run(args, state_path: Path) -> int:
                                     load=args.load, flows=args.flows, timeout_s=args.timeout, progress=True,
                                     telemetry=tel)
     print(comparison_table([result]))
-    print(f"saved {path}")
+    print(f"saved {shown_path(path)}")
     return 0 if result.ok else EXIT_FAIL
 
 
@@ -407,15 +442,18 @@ def cmd_report(args, state_path: Path) -> int:
     paths = list(args.runs)
     out = args.out
     if not paths:
-        state = _load_state(state_path)
+        try:
+            out_dir = Path(_load_state(state_path).out_dir)
+        except StateError:  # no fabric up (e.g. after `make run`): the runs it left in ./out
+            out_dir = Path("out")
         latest: dict[tuple[str, str], Path] = {}
-        for p in sorted((Path(state.out_dir) / "runs").glob("*.json")):
+        for p in sorted((out_dir / "runs").glob("*.json")):
             r = RunResult.load(p)
             latest[(r.workload, r.profile)] = p
         paths = list(latest.values())
-        out = out or Path(state.out_dir) / "plots"
+        out = out or out_dir / "plots"
         if not paths:
-            raise StateError(f"no saved runs in {Path(state.out_dir) / 'runs'} (use `fabricctl run` first)")
+            raise StateError(f"no saved runs in {out_dir / 'runs'} (`make run` or `fabricctl run` saves them)")
     runs = []
     for p in paths:
         try:
@@ -424,7 +462,7 @@ def cmd_report(args, state_path: Path) -> int:
             raise UsageError(f"{p}: not a run result ({e})") from None
     print(comparison_table(runs))
     for png in plot(runs, out or Path("out/plots")):
-        print(f"wrote {png}")
+        print(f"wrote {shown_path(png)}")
     return 0
 
 

@@ -184,9 +184,11 @@ class FabricController:
             it.add_clone_session(CloneSession(cs.session_id, replicas, cs.class_of_service, cs.packet_length_bytes))
         return it
 
-    def read_table(self, switch: str, table: str) -> list[p4runtime_pb2.TableEntry]:
+    def read_table(self, switch: str, table: str, default: bool = False) -> list[p4runtime_pb2.TableEntry]:
+        """The entries of a table, or with ``default`` its default entry (P4Runtime reads those apart)."""
         ent = p4runtime_pb2.Entity()
         ent.table_entry.table_id = self.p4.get("tables", table).preamble.id
+        ent.table_entry.is_default_action = default
         return [e.table_entry for e in self.conns[switch].read([ent])]
 
     def read_counter(self, switch: str, counter: str, indices: list[int] | None = None) -> dict[int, tuple[int, int]]:

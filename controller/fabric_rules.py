@@ -44,10 +44,6 @@ ROCE_CNP_OPCODE = 0x81
 ROCE_ACK_OPCODE = 0x11
 PMAX_SCALE = 65536
 PFC_QUANTA = 0xFFFF
-# A packet fabric.p4 counted for PFC and that has not left after this long is taken as lost (tail or
-# watchdog drop) and forgotten, so a lost packet never keeps a sender paused. At least the PFC watchdog's
-# detection time (SONiC's default 200 ms): a queue paused that long is the watchdog's to drop anyway.
-PFC_STALE_US = 200_000
 UPLINK_GROUP = 1  # on a leaf, the next-hop group of all spine uplinks
 # RoCEv2 WRITE packet around an MTU of payload: Ethernet 14, IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4.
 ROCE_OVERHEAD = 74
@@ -175,7 +171,7 @@ def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
         it.add_entry(*r.entry("pfc_port", [Exact(port)], r.action(
             "set_pfc_port", enable_mask_value=1 << st.classes.data_priority, xoff_pkts=xoff, xon_pkts=max(0, xon),
             pause_quanta=PFC_QUANTA, refresh_us=max(1, int(pause_us / 2)),
-            stale_us=PFC_STALE_US)))
+            stale_us=st.pfc.stale_us)))
 
 
 def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
@@ -217,6 +213,37 @@ PORT_STATS = {
     "drops": ("counters", "ingress_drops", True),
     "int_reports": ("counters", "int_reports", False),
 }
+
+
+# What a counter or register cell index stands for (p4src/README.md, "Registers" and "Counters"),
+# so `fabricctl counters/registers` can say "port 3 (spine1) prio 3" rather than 27.
+PORT_PRIO_INDEXED = {"tx_queue", "ecn_marks", "ingress_drops", "pfc_pauses_sent", "pfc_resumes_sent", "pfc_buffered",
+                     "pfc_buffered_old", "pfc_epoch", "pfc_epoch_start", "pfc_paused", "pfc_last_pause"}
+PORT_INDEXED = {"rx_port", "int_reports", "port_qdepth", "port_tx_bytes", "port_dre_bytes", "port_dre_time"}
+LB_MODE_NAMES = {code: name for name, code in {**LB_MODE_CODE, **SPRAY_CODE}.items()}  # lb_choices: port*8+mode
+DROP_REASONS = {1: "malformed", 2: "IPv4 checksum", 3: "MAC control frame", 4: "not IPv4", 5: "TTL",
+                6: "no route", 7: "no ECMP member", 8: "ACL drop", 9: "report without encap"}
+
+
+def describe_index(topo: Topology, switch: str, name: str, index: int) -> str:
+    """What cell ``index`` of counter/register ``name`` counts on ``switch``; "" if not known."""
+    short = name.rsplit(".", 1)[-1]
+
+    def port(p: int) -> str:
+        if p == topo.switch(switch).cpu_port:
+            return f"port {p} (cpu)"
+        peer = topo.ports_of(switch).get(p)
+        return f"port {p} ({peer[0]})" if peer else f"port {p}"
+
+    if short in PORT_PRIO_INDEXED:
+        return f"{port(index // 8)} prio {index % 8}"
+    if short == "lb_choices":
+        return f"{port(index // 8)} {LB_MODE_NAMES.get(index % 8, f'mode {index % 8}')}"
+    if short in PORT_INDEXED:
+        return port(index)
+    if short == "drop_reasons":
+        return DROP_REASONS.get(index, "")
+    return ""
 
 
 def read_port_stats(ctl: Any, switch: str) -> dict[int, dict[str, int]]:

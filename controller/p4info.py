@@ -280,8 +280,28 @@ class P4InfoIndex:
         return t.preamble.name, entry, action
 
 
-def format_match(m: FieldMatch) -> str:
-    """Human form of one key field, the way the CLI prints it."""
+def format_value(name: str, bitwidth: int, value: int) -> str:
+    """A key or parameter value the way an operator reads it: IPv4 addresses dotted, MAC
+    addresses colon-separated (recognised by width and name), everything else in decimal."""
+    leaf = name.rsplit(".", 1)[-1].lower()
+    if bitwidth == 32 and ("ipv4" in name.lower() or leaf.endswith("_ip") or leaf in ("src_addr", "dst_addr")):
+        return ".".join(str(value >> s & 0xFF) for s in (24, 16, 8, 0))
+    if bitwidth == 48 and ("mac" in leaf or "ethernet" in name.lower()):
+        return ":".join(f"{value >> s & 0xFF:02x}" for s in range(40, -1, -8))
+    return str(value)
+
+
+def format_match(m: FieldMatch, key: KeyInfo | None = None) -> str:
+    """Human form of one key field, the way the CLI prints it; with the field's P4Info ``key``
+    addresses read as addresses (``10.2.0.0/16``), without it values are numbers."""
+    if key is not None and isinstance(m, (Exact, Lpm, Ternary)) and m.value is not None:
+        text = format_value(key.name, key.bitwidth, m.value)
+        if text != str(m.value):  # an address
+            if isinstance(m, Lpm):
+                return f"{text}/{m.prefix_len}"
+            if isinstance(m, Ternary):
+                return f"{text}&&&{format_value(key.name, key.bitwidth, m.mask)}"
+            return text
     if isinstance(m, Exact):
         return str(m.value)
     if isinstance(m, Lpm):

@@ -30,6 +30,7 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     def row(name: str, fn) -> None:
         rows.append([name, *(fn(r) for r in runs)])
 
+    row("workload", lambda r: describe_params(r.params))  # runs of different sizes must not pass for alike
     row("completed", lambda r: "yes" if r.ok else "NO")
     row("completion time (us)", lambda r: round(r.completion_us, 1))
     row("aggregate goodput (Gb/s)", lambda r: round(r.goodput_gbps, 1))
@@ -40,6 +41,10 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     row("mean fabric link util", lambda r: f"{r.mean_link_util * 100:.1f}%")
     row("busiest link util", lambda r: f"{r.max_link_util * 100:.1f}%")
     row("retransmitted packets", lambda r: r.retransmissions)
+    row("spurious retransmissions", lambda r: r.spurious_retransmissions)
+    row("OOO packets reassembled", lambda r: r.ooo_reassembled)
+    row("OOO packets dropped", lambda r: r.ooo_dropped)
+    row("reorder peak (us)", lambda r: round(r.reorder_peak_us, 2))
     row("NAKs", lambda r: r.naks)
     row("CNPs", lambda r: r.cnps)
     row("PFC pauses sent", lambda r: r.pauses)
@@ -47,6 +52,16 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     row("switch drops", lambda r: r.drops)
     row("INT reports", lambda r: r.int_reports)
     return rows
+
+
+def describe_params(params: dict) -> str:
+    """What was run, in a few words: ``1024 KiB/host``, ``websearch load 0.5, 40 flows/host``."""
+    if params.get("kind") == "poisson":
+        return f"{params.get('cdf')} load {params.get('load')}, {params.get('flows_per_host')} flows/host"
+    size = params.get("size")
+    if not isinstance(size, int):
+        return "-"
+    return f"{size // 1024} KiB/host" if size % 1024 == 0 else f"{size} B/host"
 
 
 def comparison_table(runs: list[RunResult]) -> str:

@@ -49,6 +49,10 @@ class RunResult:
     bytes_delivered: int
     messages: list[Message] = field(default_factory=list)
     retransmissions: int = 0
+    spurious_retransmissions: int = 0  # resends whose original had arrived (the receiver saw both)
+    ooo_reassembled: int = 0  # packets that arrived out of order and were kept for reassembly (SR)
+    ooo_dropped: int = 0  # out-of-order arrivals discarded (Go-Back-N, or beyond the SACK window)
+    reorder_peak_us: float = 0.0  # longest any packet arrived behind one sent after it (senders' RACK)
     naks: int = 0
     cnps: int = 0
     timeouts: int = 0
@@ -89,10 +93,32 @@ class RunResult:
     @classmethod
     def load(cls, path: Path) -> RunResult:
         d = json.loads(Path(path).read_text())
+        for key, value in transport_counts(d.get("nic_stats", {})).items():  # files from before a counter was shown
+            d.setdefault(key, value)
         d["messages"] = [Message(**m) for m in d.get("messages", [])]
         d["links"] = [LinkSeries(**s) for s in d.get("links", [])]
         d["queue_depth"] = {k: [tuple(p) for p in v] for k, v in d.get("queue_depth", {}).items()}
         return cls(**d)
+
+
+def transport_counts(nic_stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The RunResult fields that come from the NICs' counters (``summary.counters`` of each
+    host's statistics): summed over hosts, the reorder peak as the worst host's."""
+    counters = [(s or {}).get("counters", {}) or {} for s in nic_stats.values()]
+
+    def total(name: str) -> int:
+        return int(sum(c.get(name, 0) or 0 for c in counters))
+
+    return {
+        "retransmissions": total("retransmitted_pkts"),
+        "spurious_retransmissions": total("spurious_retransmits"),
+        "ooo_reassembled": total("out_of_order_received") - total("out_of_order_dropped"),
+        "ooo_dropped": total("out_of_order_dropped"),
+        "reorder_peak_us": max((c.get("reorder_peak_ns", 0) or 0 for c in counters), default=0) / 1e3,
+        "naks": total("naks_received"),
+        "cnps": total("cnps_received"),
+        "timeouts": total("timeouts"),
+    }
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

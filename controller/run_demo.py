@@ -23,6 +23,7 @@ import argparse
 import logging
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -39,6 +40,7 @@ from controller.session import current_settings, profile_label
 from controller.settings import Settings
 from controller.state import FabricState, default_path
 from controller.telemetry import Telemetry
+from controller.textfmt import shown_path
 from controller.workloads import run_workload
 from topo.builder import leaf_spine
 from topo.spec import Topology, TopologyError, load
@@ -61,16 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"fabric time = wall time / D (default {DEFAULT_DILATION}, or the topology file's)")
     ap.add_argument("--topology", type=Path, help="topology file (YAML/JSON, see topo/spec.py) instead of the "
                                                   "built-in 2 x 2 x 2 leaf/spine")
-    ap.add_argument("--size", type=int, default=DEFAULT_SIZE, help="all-reduce buffer bytes per host")
-    ap.add_argument("--profiles", default="baseline,ai-fabric", help="comma-separated profiles to run, in order")
+    ap.add_argument("--size", type=int, default=DEFAULT_SIZE, help=f"all-reduce buffer bytes per host (default {DEFAULT_SIZE}, a multiple of the hosts)")
+    ap.add_argument("--profiles", default="baseline,ai-fabric", help="comma-separated profiles to run, in order (default baseline,ai-fabric; "
+                         "`fabricctl profile` lists them)")
     ap.add_argument("--spines", type=int, default=2, help="built-in topology: spines (default 2)")
     ap.add_argument("--leaves", type=int, default=2, help="built-in topology: leaves (default 2)")
     ap.add_argument("--hosts-per-leaf", type=int, default=2, help="built-in topology: hosts per leaf (default 2)")
-    ap.add_argument("--out", type=Path, default=Path("out"), help="output directory (plots, runs, telemetry, logs)")
+    ap.add_argument("--out", type=Path, default=Path("out"), help="output directory (plots, runs, telemetry, logs; default out)")
     ap.add_argument("--state", type=Path, default=None, help="state file for fabricctl (default: $FABRICCTL_STATE "
                                                              "or /run/aifabric/state.json)")
     ap.add_argument("--pcap", action="store_true", help="capture every switch port into out/fabric/pcap")
-    ap.add_argument("--timeout", type=float, default=600.0, help="wall seconds allowed per run")
+    ap.add_argument("--timeout", type=float, default=600.0, help="wall seconds allowed per run (default 600)")
     return ap
 
 
@@ -114,6 +117,14 @@ def load_topology(args: argparse.Namespace) -> Topology:
     default = DEFAULT_DILATION if args.target == "ours" else 1.0  # BMv2 has no time dilation
     return leaf_spine(args.spines, args.leaves, args.hosts_per_leaf,
                       time_dilation=args.time_dilation or default, grpc_base=free_grpc_base(ids))
+
+
+def fabricctl_command() -> str:
+    """How to call fabricctl from another shell: its full path unless the venv is on PATH."""
+    script = Path(sys.executable).parent / "fabricctl"
+    if script.exists() and shutil.which("fabricctl") != str(script):
+        return str(script)
+    return "fabricctl"
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -162,7 +173,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     fab = FabricNet(topo, out / "fabric", args.target, args.pcap)
     ctl: FabricController | None = None
-    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM tears down like Ctrl-C
+    # SIGTERM tears down like Ctrl-C; so does SIGINT also where the shell started us with it ignored
+    # (a background job: `make run ... &`, nohup)
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         log.info("starting %s in Mininet (%d switches, %d RNIC hosts, time dilation %g) ...",
                  topo.name, len(topo.switches), len(topo.hosts), topo.time_dilation)
@@ -188,25 +202,29 @@ def main(argv: list[str] | None = None) -> int:
             log.info("profile %s: %d switch updates (%s)", profile, n, PROFILES[profile]["description"])
             result, path = run_workload(state, ctl, "all-reduce", hosts, size=args.size, timeout_s=args.timeout,
                                         progress=True, telemetry=tel)
-            log.info("  saved %s", path)
+            log.info("  saved %s", shown_path(path))
             results.append(result)
         print()
         print(f"Ring all-reduce of {args.size // 1024} KiB per host over {len(hosts)} hosts "
               f"({topo.name}, time dilation {topo.time_dilation:g}, times in fabric microseconds):")
         print(comparison_table(results))
         for png in plot(results, out / "plots"):
-            print(f"wrote {png}")
+            print(f"wrote {shown_path(png)}")
         tel.write(out / "telemetry" / "all")
         failed = [r for r in results if not r.ok]
         for r in failed:
             print(f"{r.profile}: " + "; ".join(r.errors), file=sys.stderr)
         if args.cli:
-            print(f"Mininet CLI: the controller keeps running; `fabricctl --state {state_path} status` works "
+            print(f"Mininet CLI: the controller keeps running; `{fabricctl_command()} --state {state_path} status` works "
                   "from another shell. `exit` tears the fabric down.")
             fab.cli()
         elif args.keep:
-            print(f"fabric up; `fabricctl --state {state_path} status`; Ctrl-C to tear down", flush=True)
-            threading.Event().wait()  # until Ctrl-C or SIGTERM
+            print(f"fabric up; from another shell: `{fabricctl_command()} --state {state_path} status`; "
+                  f"Ctrl-C (or kill -INT/-TERM {os.getpid()}) tears it down", flush=True)
+            try:
+                threading.Event().wait()
+            except KeyboardInterrupt:  # the way --keep is meant to end: not a failure
+                log.info("tearing down ...")
         return 1 if failed else 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from nicmodel.verbs import LossDetection, QpConfig
+from p4switch.switch.pfc import WATCHDOG_DEFAULT_NS
 
 LB_MODES = ("ecmp", "dlb", "spray")
 SPRAY_ALGOS = ("round_robin", "random", "best_of_two")
@@ -22,6 +23,11 @@ SPRAY_ALGOS = ("round_robin", "random", "best_of_two")
 INT_SINK_MODES = ("report", "echo", "echo+report")
 CC_ALGOS = ("dcqcn", "hpcc", "timely", "none")  # the NIC model's algorithms
 RELIABILITY = ("gbn", "sr")
+# fabric.p4 forgets a PFC-counted packet between stale_us and 2 x stale_us after counting it (a 32-bit
+# microsecond parameter); earlier than the PFC watchdog's detection it could forget packets that are only
+# held by a legitimate pause, and resume a sender too soon
+PFC_STALE_MIN_US = WATCHDOG_DEFAULT_NS // 1000
+PFC_STALE_MAX_US = (1 << 31) - 1
 LOSS_DETECTION = tuple(m.value for m in LossDetection)  # SR: time-based (RFC 8985) or dupthresh
 
 
@@ -81,10 +87,17 @@ class Pfc:
     enabled: bool = True
     xoff_bytes: int = 40_000
     xon_bytes: int = 20_000
+    # a counted packet not gone after this long is taken as lost (tail or watchdog drop) and no longer
+    # holds its sender paused (p4src/README.md, "Lost packets"); SONiC's watchdog default is 200 ms
+    stale_us: int = 200_000
 
     def check(self) -> None:
         _range("pfc.xoff_bytes", self.xoff_bytes, 1, 1 << 30)
         _range("pfc.xon_bytes", self.xon_bytes, 0, 1 << 30)
+        if isinstance(self.stale_us, int) and 0 <= self.stale_us < PFC_STALE_MIN_US:
+            raise SettingsError(f"pfc.stale_us: {self.stale_us} is below the PFC watchdog's detection time "
+                                f"({PFC_STALE_MIN_US} us); a packet held by a pause would be forgotten too early")
+        _range("pfc.stale_us", self.stale_us, PFC_STALE_MIN_US, PFC_STALE_MAX_US)
         if self.xon_bytes >= self.xoff_bytes:
             raise SettingsError(f"pfc.xon_bytes ({self.xon_bytes}) must be below pfc.xoff_bytes ({self.xoff_bytes})")
 

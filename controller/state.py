@@ -77,7 +77,8 @@ class FabricState:
             d = json.loads(path.read_text())
         except FileNotFoundError:
             raise StateError(f"no running fabric: state file {path} does not exist "
-                             "(start one with `make run -- --cli` or pass --state)") from None
+                             "(start one with `.venv/bin/python -m controller.run_demo --keep`, "
+                             "or pass --state)") from None
         except (OSError, json.JSONDecodeError) as e:
             raise StateError(f"cannot read state file {path}: {e}") from None
         if not isinstance(d, dict) or d.get("version") != VERSION:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 
@@ -36,15 +38,26 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+def shown_path(path: Path | str) -> str:
+    """A file the user may open next: relative to the current directory when it is below it
+    (``out/plots/fct_cdf.png``), else absolute."""
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(Path(os.getcwd()).resolve()))
+    except ValueError:
+        return str(p)
+
+
 class ProgressBar:
-    """``[#####.....]  42%  note`` redrawn in place on a terminal, one line per 10% otherwise."""
+    """``[#####.....]  42%  note`` redrawn in place on a terminal; into a log or pipe only one line
+    per quarter (0, 25, 50, 75, 100 %), so CI logs stay readable."""
 
     def __init__(self, label: str, stream: TextIO | None = None, width: int = 30) -> None:
         self.label = label
         self.stream = stream or sys.stderr
         self.width = width
         self.tty = self.stream.isatty()
-        self._last_decile = -1
+        self._last_step = -1
 
     def update(self, fraction: float, note: str = "") -> None:
         fraction = min(max(fraction, 0.0), 1.0)
@@ -52,8 +65,8 @@ class ProgressBar:
         text = f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {fraction * 100:3.0f}% {note}"
         if self.tty:
             self.stream.write("\r" + text.ljust(self.width + len(self.label) + 40))
-        elif int(fraction * 10) != self._last_decile:
-            self._last_decile = int(fraction * 10)
+        elif int(fraction * 4) != self._last_step:
+            self._last_step = int(fraction * 4)
             self.stream.write(text + "\n")
         self.stream.flush()
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller.results import Message, RunResult
+from controller.results import Message, RunResult, transport_counts
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar
 
@@ -107,8 +107,7 @@ def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], 
     messages: list[Message] = []
     starts, ends = [], []
     incomplete = 0
-    totals: dict[str, float] = {}
-    for host, st in stats.items():
+    for st in stats.values():
         for m in st.get("messages", []):
             if m.get("end_ns") is None:
                 incomplete += 1
@@ -116,11 +115,9 @@ def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], 
             starts.append(m["start_ns"])
             ends.append(m["end_ns"])
             messages.append(Message(m["src"], m["dst"], m["size"], m["fct_ns"] / 1e3, (m.get("ideal_ns") or 0) / 1e3))
-        for k, v in (st.get("summary", {}).get("counters", {}) or {}).items():
-            if isinstance(v, (int, float)):
-                totals[k] = totals.get(k, 0) + v
     if incomplete:
         errors = [*errors, f"{incomplete} messages did not complete"]
+    nic_stats = {h: st.get("summary", {}) for h, st in stats.items()}
     sw = tel.run_totals()
     return RunResult(
         workload=workload,
@@ -129,17 +126,14 @@ def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], 
         completion_us=(max(ends) - min(starts)) / 1e3 if ends else 0.0,
         bytes_delivered=sum(m.size for m in messages),
         messages=messages,
-        retransmissions=int(totals.get("retransmitted_pkts", 0)),
-        naks=int(totals.get("naks_received", 0)),
-        cnps=int(totals.get("cnps_received", 0)),
-        timeouts=int(totals.get("timeouts", 0)),
+        **transport_counts(nic_stats),
         pauses=sw["pauses"],
         ecn_marks=sw["ecn_marks"],
         drops=sw["drops"],
         int_reports=sw["int_reports"],
         links=tel.link_series(),
         queue_depth=tel.queue_depth_series(),
-        nic_stats={h: st.get("summary", {}) for h, st in stats.items()},
+        nic_stats=nic_stats,
         ok=not errors,
         errors=errors,
     )

@@ -82,7 +82,7 @@ const bit<8> DROP_TTL = 5;            /* TTL 0 or 1 */
 const bit<8> DROP_ROUTE = 6;          /* routing_v4 miss or drop entry */
 const bit<8> DROP_NO_MEMBER = 7;      /* ECMP group missing or empty */
 const bit<8> DROP_ACL = 8;            /* acl drop entry */
-const bit<8> DROP_NO_REPORT = 9;      /* egress: INT report clone without encap or INT */
+const bit<8> DROP_NO_REPORT = 9;      /* egress: INT report clone without encap */
 
 /* standard_metadata.instance_type values of simple_switch. */
 const bit<32> INSTANCE_NORMAL = 0;

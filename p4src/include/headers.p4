@@ -210,7 +210,8 @@ struct fabric_metadata_t {
 
     /* INT. */
     bit<1>  int_source;
-    bit<8>  int_max_hops;
+    @field_list(CLONE_FIELD_LIST)
+    bit<8>  int_max_hops;   /* a report clone of a single-hop path rebuilds the source's INT */
     bit<1>  int_sink_strip;
 
     /* PFC accounting of this packet (carried to egress for normal packets). */

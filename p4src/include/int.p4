@@ -10,16 +10,55 @@
  * fabric-wide telemetry). The report is an ingress-to-egress clone (the original still
  * carries the INT then; an egress clone would copy the stripped packet) that gets the
  * sink's own hop record and the report encapsulation at egress, the same whichever port the
- * collector session points at (p4src/README.md). */
+ * collector session points at (p4src/README.md).
+ * Single hop (source and sink are this switch, two hosts on one leaf): the forwarded packet
+ * gets the INT at ingress and its one hop at egress as on any path; the report clone is the
+ * packet as received, without that INT, so egress adds the source's INT to it again (the
+ * same max_hops, preserved in the clone) before pushing the hop: the report is the one a
+ * multi-hop sink sends, with hop_count 1. A target whose ingress-to-egress clone kept the
+ * ingress changes would report it unchanged, as the clone would already carry the INT. */
 #ifndef _FABRIC_INT_P4_
 #define _FABRIC_INT_P4_
 
 #include "headers.p4"
 #include "port_load.p4"
 
+/* The INT the source adds: shim and INT-MD header, UDP dport 4792, lengths grown. Applied
+ * at ingress by the source, and at egress to a report clone when source and sink are this
+ * one switch (the clone is the packet as received, without that INT). Holds no table, so
+ * it is instantiated once per use. */
+control IntSourceHeaders(inout headers_t hdr, in bit<8> max_hops) {
+    apply {
+        hdr.int_shim.setValid();
+        hdr.int_shim.int_type = INT_TYPE_MD;
+        hdr.int_shim.npt = INT_NPT_UDP_PORT;
+        hdr.int_shim._reserved = 0;
+        hdr.int_shim.len = INT_MD_WORDS;
+        hdr.int_shim.udp_dport = hdr.udp.dst_port;
+        hdr.int_md.setValid();
+        hdr.int_md.ver = INT_VERSION;
+        hdr.int_md.d = 0;
+        hdr.int_md.e = 0;
+        hdr.int_md.m = 0;
+        hdr.int_md._reserved1 = 0;
+        hdr.int_md.hop_ml = INT_HOP_WORDS;
+        hdr.int_md.remaining_hop_cnt = max_hops;
+        hdr.int_md.instructions = INT_INSTRUCTIONS;
+        hdr.int_md._reserved2 = 0;
+        hdr.int_md.domain_id = INT_DOMAIN_ID;
+        hdr.int_md.ds_flags = 0;
+        hdr.udp.dst_port = UDP_PORT_INT;
+        hdr.udp.checksum = 0;
+        hdr.udp.length = hdr.udp.length + INT_SHIM_MD_BYTES;
+        hdr.ipv4.total_len = hdr.ipv4.total_len + INT_SHIM_MD_BYTES;
+    }
+}
+
 control IntIngress(inout headers_t hdr,
                    inout fabric_metadata_t meta,
                    in standard_metadata_t standard_metadata) {
+
+    IntSourceHeaders() source_headers;
 
     action int_source(bit<8> max_hops) {
         meta.int_source = 1;
@@ -77,28 +116,7 @@ control IntIngress(inout headers_t hdr,
                 && meta.bth_opcode <= BTH_OPCODE_LAST_DATA) {
             int_watchlist.apply();
             if (meta.int_source == 1) {
-                hdr.int_shim.setValid();
-                hdr.int_shim.int_type = INT_TYPE_MD;
-                hdr.int_shim.npt = INT_NPT_UDP_PORT;
-                hdr.int_shim._reserved = 0;
-                hdr.int_shim.len = INT_MD_WORDS;
-                hdr.int_shim.udp_dport = hdr.udp.dst_port;
-                hdr.int_md.setValid();
-                hdr.int_md.ver = INT_VERSION;
-                hdr.int_md.d = 0;
-                hdr.int_md.e = 0;
-                hdr.int_md.m = 0;
-                hdr.int_md._reserved1 = 0;
-                hdr.int_md.hop_ml = INT_HOP_WORDS;
-                hdr.int_md.remaining_hop_cnt = meta.int_max_hops;
-                hdr.int_md.instructions = INT_INSTRUCTIONS;
-                hdr.int_md._reserved2 = 0;
-                hdr.int_md.domain_id = INT_DOMAIN_ID;
-                hdr.int_md.ds_flags = 0;
-                hdr.udp.dst_port = UDP_PORT_INT;
-                hdr.udp.checksum = 0;
-                hdr.udp.length = hdr.udp.length + INT_SHIM_MD_BYTES;
-                hdr.ipv4.total_len = hdr.ipv4.total_len + INT_SHIM_MD_BYTES;
+                source_headers.apply(hdr, meta.int_max_hops);
             }
         }
         if (hdr.int_shim.isValid()) {
@@ -116,6 +134,8 @@ control IntEgress(inout headers_t hdr,
     counter(NUM_PORTS, CounterType.packets) int_reports;
     /* Report sequence number (one per switch). */
     register<bit<32>>(1) int_report_seq;
+
+    IntSourceHeaders() source_headers;
 
     bit<32> tx_bytes = 0;
     bit<19> qdepth = 0;
@@ -191,13 +211,15 @@ control IntEgress(inout headers_t hdr,
     }
 
     apply {
-        if (!hdr.int_shim.isValid()) {
-            if (is_report) {
-                /* Source and sink on one switch: the clone has no INT to report. */
-                meta.drop_reason = DROP_NO_REPORT;
-                mark_to_drop(standard_metadata);
-            }
-        } else {
+        if (is_report && !hdr.int_shim.isValid()) {
+            /* Single-hop path: this switch was the source too. The ingress-to-egress clone
+             * is the packet as received, before the source added its INT; add that INT again
+             * (the same max_hops, preserved in the clone) so that the report carries what the
+             * forwarded packet carried: this switch's one hop. Only a packet the source
+             * instrumented here reaches the sink without INT. */
+            source_headers.apply(hdr, meta.int_max_hops);
+        }
+        if (hdr.int_shim.isValid()) {
             bit<8> hops = (hdr.int_shim.len - INT_MD_WORDS) >> 3;
             bool strip = !is_report && meta.int_sink_strip == 1;
             if (!strip) {

@@ -23,8 +23,8 @@ from ptf_tests.fabric.fabric_packets import (  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SW_MAC = "02:00:00:00:00:01"      # the switch's MAC, as hosts address it
-H = {p: f"00:00:00:00:0{p}:0{p}" for p in range(1, 5)}   # neighbour on port p
-PORT_MAC = {p: f"02:00:00:00:00:0{p}" for p in range(1, 5)}
+H = {p: f"00:00:00:00:0{p}:0{p}" for p in range(1, 6)}   # neighbour on port p
+PORT_MAC = {p: f"02:00:00:00:00:0{p}" for p in range(1, 6)}
 CPU = 255
 
 ROUTE = "FabricIngress.routing.routing_v4"
@@ -487,6 +487,98 @@ def int_sink_both() -> str:
     return "\n".join(lines) + "\n"
 
 
+def int_single_hop() -> str:
+    """Source and sink on one switch (two hosts on one leaf): the switch produces the one hop,
+    and each sink mode behaves as on a multi-hop path. Report mode (port 2): the host gets the
+    plain packet, the collector a report with hop_count 1 whose inner frame is the packet as
+    received with the INT the source added and this switch's hop. To-host mode (port 3): the
+    packet keeps the INT with its one hop, no report. Both (port 5): the packet with its hop
+    and the same report. Then the collector is the CPU port (PacketIn, seq_no 2); a flow off
+    the watch list gets neither INT nor a report. Last, PFC and INT share the one
+    ingress-to-egress clone and PFC wins: a packet whose arrival pauses its sender is forwarded
+    with its hop but not reported (p4src/README.md, "INT report format")."""
+    rate = 100000
+    sw_id = 0x11
+    outer = 14 + 20 + 8
+    first_hop = 14 + 20 + 8 + 16
+    inner_len = first_hop + 32 + 12
+    report_hop = outer + 16 + first_hop
+    # report header ingress timestamp; the hop's times and tx bytes (clone order decides them)
+    report_spans = [(outer + 12, outer + 16), (report_hop + 8, report_hop + 12),
+                    (report_hop + 16, report_hop + 28)]
+    host_spans = _time_spans(first_hop, 1)
+
+    def base(port: int, psn: int = 0) -> bytes:
+        return roce(src_ip="10.0.1.1", dst_ip=f"10.0.{port}.{port}", dscp=26, dst_mac=SW_MAC, psn=psn)
+
+    def rep(port: int, seq: int) -> bytes:
+        inner = with_int(base(port), IntStack(4, [Hop(sw_id, 1, port, queue_id=3, egress_link_rate=rate)]))
+        return report(inner[:inner_len], hop_count=1, switch_id=sw_id, seq_no=seq, ingress_tstamp=0,
+                      src_mac=PORT_MAC[4], dst_mac=H[4], src_ip="10.0.0.1", dst_ip="10.0.4.4")
+
+    def to_host(port: int, sent_before: int = 0) -> bytes:
+        hop = Hop(sw_id, 1, port, queue_id=3, egress_tx_bytes=sent_before, egress_link_rate=rate)
+        return with_int(fwd(base(port), port), IntStack(4, [hop]))
+
+    unwatched = roce(src_ip="10.0.1.9", dst_ip="10.0.2.2", dscp=26, dst_mac=SW_MAC)
+    modes = {2: "int_sink_report", 3: "int_sink_to_host", 5: "int_sink_to_host_and_report"}
+    lines = [
+        "# Single-hop INT: source and sink are this switch (hosts on ports 1, 2, 3, 5). Port 2",
+        "# (report): the host gets the plain packet, the collector on port 4 a report, hop_count 1,",
+        "# inner = the received frame with the source's INT and this switch's hop, cut after the",
+        "# BTH. Port 3 (to host): INT with the one hop, no report. Port 5 (both): the packet with",
+        "# its hop and the report. Collector on the CPU port: PacketIn (ingress port 1), seq_no 2.",
+        "# An unwatched flow gets neither INT nor a report. A packet that pauses its sender (PFC)",
+        "# is forwarded with its hop but loses its report (one ingress-to-egress clone per packet).",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        *[f"add {ROUTE} hdr.ipv4.dst_addr:0x0A00{p:02X}{p:02X}/32 FabricIngress.routing.route_to_port(port:{p})"
+          for p in modes],
+        *next_hops(list(modes)),
+        "add FabricIngress.int_ingress.int_watchlist 10 hdr.ipv4.src_addr:0x0A000101&&&0xFFFFFFFF "
+        "FabricIngress.int_ingress.int_source(max_hops:5)",
+        *[f"add FabricIngress.int_ingress.int_sink standard_metadata.egress_spec:{p} "
+          f"FabricIngress.int_ingress.{action}()" for p, action in modes.items()],
+        *[f"add FabricEgress.int_egress.int_transit_port meta.out_port:{p} "
+          f"FabricEgress.int_egress.int_transit(switch_id_value:0x{sw_id:X}, link_rate_mbps:{rate})" for p in modes],
+        "setdefault FabricEgress.int_egress.int_report_encap FabricEgress.int_egress.set_report_encap("
+        f"src_mac:{mac_int(PORT_MAC[4])}, dst_mac:{mac_int(H[4])}, src_ip:0x0A000001, dst_ip:0x0A000404, "
+        f"udp_dport:32766, switch_id_value:0x{sw_id:X})",
+        "mirroring_add 1 4",
+        f"packet 1 {hexs(base(2))}",
+        f"expect 2 {hexs(fwd(base(2), 2))}$",
+        f"expect 4 {wild(rep(2, 0), report_spans)}$",
+        f"packet 1 {hexs(base(3))}",
+        f"expect 3 {wild(to_host(3), host_spans)}$",
+        f"packet 1 {hexs(base(5))}",
+        f"expect 5 {wild(to_host(5), host_spans)}$",
+        f"expect 4 {wild(rep(5, 1), report_spans)}$",
+        f"packet 1 {hexs(unwatched)}",
+        f"expect 2 {hexs(fwd(unwatched, 2))}$",
+        f"mirroring_add 1 {CPU}",
+        f"packet 1 {hexs(base(2))}",
+        f"expect 2 {hexs(fwd(base(2), 2))}$",
+        f"expect {CPU} {(1 << 7):04X}{wild(rep(2, 2), report_spans)}$",
+        "# PFC (XOFF 1 on port 1, session 257): the pause takes the clone, no report",
+        "add FabricIngress.pfc.pfc_port standard_metadata.ingress_port:1 FabricIngress.pfc.set_pfc_port("
+        "enable_mask_value:0x08, xoff_pkts:1, xon_pkts:0, pause_quanta:0xFFFF, refresh_us:1000000, stale_us:0)",
+        "mirroring_add 257 1",
+        f"packet 1 {hexs(base(5))}",
+        f"expect 5 {wild(to_host(5, len(to_host(5))), host_spans)}$",
+        f"expect 1 {hexs(pfc(SW_MAC, 3, 0xFFFF))}$",
+        f"expect 1 {hexs(pfc(SW_MAC, 3, 0))}$",
+        "check_counter FabricEgress.int_egress.int_reports(2) packets == 2",
+        "check_counter FabricEgress.int_egress.int_reports(3) packets == 0",
+        "check_counter FabricEgress.int_egress.int_reports(5) packets == 1",
+        "register_read FabricEgress.int_egress.int_report_seq 0 3",
+        "# transmitted lengths (port_tx_bytes): the plain frames on port 2, the frames with their",
+        "# hop on port 5, the two reports at their cut length on port 4",
+        f"register_read port_tx_bytes 2 {2 * len(fwd(base(2), 2)) + len(fwd(unwatched, 2))}",
+        f"register_read port_tx_bytes 5 {2 * len(to_host(5))}",
+        f"register_read port_tx_bytes 4 {len(rep(2, 0)) + len(rep(5, 1))}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 TESTS = {
     "fabric_routing.stf": routing,
     "fabric_ecn.stf": ecn,
@@ -499,6 +591,7 @@ TESTS = {
     "fabric_int_transit.stf": int_source_transit,
     "fabric_int_sink.stf": int_sink,
     "fabric_int_sink_both.stf": int_sink_both,
+    "fabric_int_single_hop.stf": int_single_hop,
 }
 
 

@@ -506,6 +506,7 @@ class ProgramCompiler:
             direct_counter=dcounter if isinstance(dcounter, DirectCounter) else None,
             direct_meter=dmeter if isinstance(dmeter, DirectMeter) else None,
             hidden_actions=hidden,
+            support_timeout=self._bool_prop(decl, "support_timeout"),
         )
         n = len(decl.entries)
         for i, ent in enumerate(decl.entries):
@@ -529,6 +530,12 @@ class ProgramCompiler:
             n_dir = sum(1 for p in dref.decl.params if p.direction is not None)
             if n_dir and id(dref.decl) not in self.table_action_args[id(decl)]:
                 self.table_action_args[id(decl)][id(dref.decl)] = [a.value for a in dref.args[:n_dir]]
+
+    @staticmethod
+    def _bool_prop(decl: A.TableDecl, name: str) -> bool:
+        """A table property such as ``support_timeout = true`` (absent: false)."""
+        prop = decl.prop(name)
+        return bool(prop is not None and prop.value.value)
 
     def _noaction(self) -> A.ActionDecl | None:
         for d in self.program.declarations:

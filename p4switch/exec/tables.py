@@ -10,6 +10,12 @@ and an index built for the match kinds it has, updated on every write:
   priorities the entry inserted first.
 The data plane calls ``apply(key, nbytes, now_us)`` and gets the chosen action as
 ``(action index in table.action_names, args tuple)`` plus the hit flag.
+
+Idle timeout (``support_timeout = true``): only such tables record, on every hit, the time of
+the hit in the entry (``now_us``, the switch's fabric time); the other tables' lookup code is
+not touched. ``idle_expired(now_us)`` is the control plane's scan: entries whose
+``idle_timeout_ns`` has passed since their last hit (or insertion, or last report) are
+returned once and their timer restarts, as the P4Runtime spec asks of idle notifications.
 """
 
 from __future__ import annotations
@@ -212,7 +218,8 @@ class ActionProfile:
 class _Rec:
     """An installed entry as the data plane sees it."""
 
-    __slots__ = ("entry", "eid", "action", "args", "masks", "values", "ranges", "prio", "seq")
+    __slots__ = ("entry", "eid", "action", "args", "masks", "values", "ranges", "prio", "seq",
+                 "last_hit", "reported")
 
     def __init__(self, entry: TableEntry, eid: int, action: int, args: tuple[int, ...]) -> None:
         self.entry = entry
@@ -259,8 +266,10 @@ class Table:
         direct_counter: DirectCounter | None = None,
         direct_meter: DirectMeter | None = None,
         hidden_actions: frozenset[str] = frozenset(),
+        support_timeout: bool = False,
     ) -> None:
         self.name = name
+        self.support_timeout = support_timeout
         self.key = list(key)
         # ``hidden_actions``: the implicit NoAction default of a table that lists no default;
         # it runs on a miss but is not one of the table's actions for the control plane.
@@ -303,6 +312,10 @@ class Table:
         self._group_order: list[_MaskGroup] = []
         self._ranged: list[_Rec] = []
         self._ranged_keys: list[tuple[int, int]] = []
+        # idle timeout: entries with a TTL by entry id, and a lower bound of the fabric time
+        # (us) at which the next one can expire (hits only move deadlines later)
+        self._timed: dict[int, _Rec] = {}
+        self._idle_next = 0
         self._initial_default = default_action
         self.default_action = default_action
         self.default_pair = self._resolve_call(default_action)
@@ -387,13 +400,14 @@ class Table:
         return -1, ()
 
     # ---- control plane ----------------------------------------------------------------
-    def insert(self, entry: TableEntry) -> None:
+    def insert(self, entry: TableEntry, now_us: int = 0) -> None:
         """Add an entry (AlreadyExists for the same match and priority, ResourceExhausted
-        when the table is full)."""
+        when the table is full). ``now_us``: fabric time of the insertion, where an idle
+        timeout starts counting."""
         self._check_mutable()
-        self.insert_const(entry)
+        self.insert_const(entry, now_us)
 
-    def insert_const(self, entry: TableEntry) -> None:
+    def insert_const(self, entry: TableEntry, now_us: int = 0) -> None:
         """Insert without the const-table check (the program's own ``const entries``)."""
         key = self._key_of(entry.match, entry.priority)
         if key in self._entries:
@@ -408,8 +422,10 @@ class Table:
         if self.dcounter is not None:
             stored.counter = replace(entry.counter) if entry.counter else CounterData()
         rec = _Rec(stored, next(self._eids), idx, args)
+        rec.last_hit = rec.reported = now_us
         self._entries[key] = rec
         self._index_add(key, rec)
+        self._track_idle(rec)
 
     def modify(self, entry: TableEntry) -> None:
         """Replace the action, meter, metadata and timeout of an existing entry; its direct
@@ -430,6 +446,7 @@ class Table:
             rec.entry.counter = replace(entry.counter)
         rec.entry.idle_timeout_ns = entry.idle_timeout_ns
         rec.entry.metadata = entry.metadata
+        self._track_idle(rec)
 
     def delete(self, entry: TableEntry) -> None:
         """Remove the entry with this match and priority (the action is not looked at)."""
@@ -443,6 +460,7 @@ class Table:
         if self.dmeter is not None:
             self.dmeter.forget(rec.eid)
         self._index_remove(key, rec)
+        self._timed.pop(rec.eid, None)
 
     def clear(self) -> None:
         """Remove every entry (the runtime CLI's ``table_clear``), releasing the members and
@@ -454,6 +472,7 @@ class Table:
                 self.dmeter.forget(rec.eid)
             del self._entries[key]
             self._index_remove(key, rec)
+        self._timed.clear()
 
     def _rec(self, match: dict[str, FieldMatch], priority: int) -> _Rec:
         rec = self._entries.get(self._key_of(match, priority))
@@ -486,6 +505,41 @@ class Table:
         rec.entry.meter = config
         self.dmeter.forget(rec.eid)
 
+    # ---- idle timeout -------------------------------------------------------------------
+    def _track_idle(self, rec: _Rec) -> None:
+        if rec.entry.idle_timeout_ns:
+            self._timed[rec.eid] = rec
+            self._idle_next = 0  # a new or shorter TTL may be due before the known bound
+        else:
+            self._timed.pop(rec.eid, None)
+
+    def last_hit(self, match: dict[str, FieldMatch], priority: int = 0) -> int:
+        """Fabric time (us) of the entry's last hit, or of its insertion if never hit
+        (tables with support_timeout only: the others do not record hits)."""
+        if not self.support_timeout:
+            raise InvalidEntryError(f"table {self.name} does not support idle timeout (support_timeout)")
+        return self._rec(match, priority).last_hit
+
+    def idle_expired(self, now_us: int) -> list[TableEntry]:
+        """Entries not hit for at least their ``idle_timeout_ns`` (counted from the last hit,
+        the insertion or the previous report, whichever is latest). Each is returned once per
+        idle period: its timer restarts now, so it comes again after another TTL without a
+        hit. Cheap when nothing can be due: the earliest possible deadline is remembered."""
+        if not self._timed or now_us < self._idle_next:
+            return []
+        out = []
+        nxt = None
+        for rec in self._timed.values():
+            ttl_us = -(-rec.entry.idle_timeout_ns // 1000)  # round up: never report early
+            due = max(rec.last_hit, rec.reported) + ttl_us
+            if now_us >= due:
+                out.append(self._copy(rec.entry))
+                rec.reported = now_us
+                due = now_us + ttl_us
+            nxt = due if nxt is None or due < nxt else nxt
+        self._idle_next = nxt
+        return out
+
     @staticmethod
     def _copy(e: TableEntry) -> TableEntry:
         """Callers get copies: the stored entry's counter keeps counting in the data plane."""
@@ -515,6 +569,10 @@ class Table:
             self.dmeter.check_config(entry.meter)
         if entry.counter is not None and self.dcounter is None:
             raise InvalidEntryError(f"table {self.name} has no direct counter")
+        if entry.idle_timeout_ns and not self.support_timeout:
+            raise InvalidEntryError(f"table {self.name} does not support idle timeout (support_timeout)")
+        if entry.idle_timeout_ns < 0:
+            raise InvalidEntryError(f"table {self.name}: idle timeout {entry.idle_timeout_ns} ns is negative")
 
     # ---- index ------------------------------------------------------------------------
     def _prepare(self, canon: tuple, rec: _Rec, priority: int) -> None:
@@ -692,10 +750,12 @@ class Table:
         dcounter, dmeter, profile = self.dcounter, self.dmeter, self.profile
         selector = self._selector_fields
         action_index = self._action_index
+        timed = self.support_timeout
         me = self
 
         self.find = find
-        self.plain = dcounter is None and dmeter is None and profile is None
+        # only plain tables get the inline lookup in generated code (no hit bookkeeping)
+        self.plain = dcounter is None and dmeter is None and profile is None and not timed
         # an exact table keyed by all its fields: generated code may use the dict directly
         self.exact_index = self._exact if mode == "exact" and all_match and (
             single or len(self._match_fields) != 1) else None
@@ -715,6 +775,8 @@ class Table:
                     dmeter.color = 0
                 d = me.default_pair
                 return d[0], d[1], False
+            if timed:
+                r.last_hit = now_us
             e = r.entry
             if dcounter is not None:
                 c = e.counter

@@ -18,8 +18,14 @@ What a controller gets (module that implements it):
 Errors carry the statuses the P4Runtime spec names; a failed Write batch returns UNKNOWN with
 one p4.v1.Error per update in ``grpc-status-details-bin``. Not supported (UNIMPLEMENTED):
 roles other than the default one, value sets of structs, extern entries, ROLLBACK_ON_ERROR
-and DATAPLANE_ATOMIC batches; idle-timeout values are stored and read back but no
-notifications are sent.
+and DATAPLANE_ATOMIC batches.
+
+Idle timeout (tables with ``support_timeout = true``, P4Info NOTIFY_CONTROL): entries take an
+``idle_timeout_ns``, Read fills ``time_since_last_hit`` when asked, and the server's periodic
+scan (``idle.py``, every few ms of wall time, measured on the switch's fabric clock) sends
+the primary one ``IdleTimeoutNotification`` per scan with every entry idle for its TTL; an
+entry's timer restarts when it is reported (the spec's rule), so an entry that stays idle is
+reported again once per TTL.
 """
 
 from p4switch.p4runtime.server import P4RuntimeServer, serve

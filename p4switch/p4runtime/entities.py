@@ -1,8 +1,10 @@
 """Write and Read of every P4Runtime entity against a loaded program (the executor API).
 
-One class per request: ``Entities(program, schema, digests, oneshots)``; ``write(update)`` applies one
-update or raises P4RuntimeError/EntryError, ``read(entity, add)`` fills one Entity from ``add()``
-per match (zero ids and missing indexes are wildcards). The caller holds the device lock.
+One class per request: ``Entities(program, schema, digests, oneshots, now_ns)``; ``write(update)``
+applies one update or raises P4RuntimeError/EntryError, ``read(entity, add)`` fills one Entity from
+``add()`` per match (zero ids and missing indexes are wildcards). The caller holds the device lock.
+``now_ns`` is the switch's clock: inserted entries start their idle timer at it, and reads that
+ask for ``time_since_last_hit`` measure against it.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ def _modify_only(kind: str, update_type: int) -> None:
 class Entities:
     """The executor-side half of Write and Read: P4Runtime entities in, executor calls out."""
 
-    def __init__(self, program: Any, schema: Schema, digests: DigestBatcher, oneshots: OneShots) -> None:
+    def __init__(self, program: Any, schema: Schema, digests: DigestBatcher, oneshots: OneShots,
+                 now_ns: Callable[[], int]) -> None:
         self.program = program
         self.schema = schema
         self.digests = digests
         self.oneshots = oneshots
+        self.now_ns = now_ns
 
     # =========================================================================== writes
     def write(self, update: p4runtime_pb2.Update) -> None:
@@ -63,24 +67,33 @@ class Entities:
         if msg.is_default_action:
             self._write_default(update_type, ts, table, msg)
             return
+        if update_type != DELETE and msg.HasField("time_since_last_hit"):
+            raise invalid(f"{ts.name}: time_since_last_hit is read-only (it must be unset in a write)")
         if ts.info.is_const_table:
             raise P4RuntimeError(Code.PERMISSION_DENIED, f"{ts.name} has const entries and cannot be written")
         one_shot = update_type != DELETE and msg.action.WhichOneof("type") == "action_profile_action_set"
         entry = X.entry_from_proto(self.schema, ts, msg, need_action=update_type != DELETE and not one_shot)
         profile = self._profile(ts.info.implementation_id)[1] if ts.info.implementation_id else None
         key = self.oneshots.key(ts, entry)
+        now_us = self.now_ns() // 1000
         if one_shot:
             made = self.oneshots.create(self.schema, ts, profile, msg.action.action_profile_action_set)
             entry.action = E.GroupRef(made.group_id)
             try:
-                (table.insert if update_type == INSERT else table.modify)(entry)
+                if update_type == INSERT:
+                    table.insert(entry, now_us)
+                else:
+                    table.modify(entry)
             except E.EntryError:
                 self.oneshots.abandon(made, profile)
                 raise
             self.oneshots.release(key, profile)
             self.oneshots.bind(key, made)
             return
-        {INSERT: table.insert, MODIFY: table.modify, DELETE: table.delete}[update_type](entry)
+        if update_type == INSERT:
+            table.insert(entry, now_us)
+        else:
+            {MODIFY: table.modify, DELETE: table.delete}[update_type](entry)
         if profile is not None and update_type != INSERT:
             self.oneshots.release(key, profile)
 
@@ -89,6 +102,8 @@ class Entities:
             raise invalid(f"{ts.name}: the default entry can only be modified")
         if msg.match or msg.priority:
             raise invalid(f"{ts.name}: the default entry has no match key or priority")
+        if msg.idle_timeout_ns or msg.HasField("time_since_last_hit"):
+            raise invalid(f"{ts.name}: the default entry has no idle timeout")
         if ts.info.const_default_action_id:
             raise P4RuntimeError(Code.PERMISSION_DENIED, f"{ts.name} has a const default action")
         if not msg.HasField("action"):
@@ -275,6 +290,12 @@ class Entities:
         tables = [self.schema.table(msg.table_id)] if msg.table_id else list(self.schema.tables.values())
         with_counter = counter or msg.HasField("counter_data")
         with_meter = meter or msg.HasField("meter_config")
+        with_idle = msg.HasField("time_since_last_hit")
+        if with_idle and msg.is_default_action:
+            raise invalid("the default entry has no idle timeout: time_since_last_hit must be unset")
+        if with_idle and msg.table_id and not tables[0].idle_timeout:
+            raise invalid(f"{tables[0].name} does not support idle timeout: time_since_last_hit must be unset")
+        now_ns = self.now_ns()
         for ts in tables:
             table = self._table(ts)
             if msg.is_default_action:
@@ -298,6 +319,9 @@ class Entities:
                     out.table_entry.action.action_profile_action_set.CopyFrom(action_set)
                 if ts.info.is_const_table:
                     out.table_entry.is_const = True
+                if with_idle and ts.idle_timeout:  # a wildcard read skips tables without it
+                    elapsed = now_ns - table.last_hit(entry.match, entry.priority) * 1000
+                    out.table_entry.time_since_last_hit.elapsed_ns = max(0, elapsed)
 
     def _default_entity(self, ts: TableSchema, table: Any, out: p4runtime_pb2.Entity) -> None:
         out.table_entry.table_id = ts.info.preamble.id

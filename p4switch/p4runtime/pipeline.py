@@ -154,8 +154,9 @@ def carry_over(old: Any, new: Any) -> tuple[int, int]:
             lost += len(table.entries())
             continue
         if not table.is_const:
-            for entry in table.entries():
-                attempt(target.insert, dataclasses.replace(entry))
+            for entry in table.entries():  # an idle timer keeps running from the last hit
+                last_hit = table.last_hit(entry.match, entry.priority) if table.support_timeout else 0
+                attempt(target.insert, dataclasses.replace(entry), last_hit)
     for gid, replicas in old.pre.mc_groups.items():
         attempt(new.pre.set_mc_group, gid, list(replicas), old.pre.mc_metadata[gid])
     for session in old.pre.clone_sessions.values():

@@ -28,6 +28,11 @@ class TableSchema:
     def name(self) -> str:
         return self.info.preamble.name
 
+    @property
+    def idle_timeout(self) -> bool:
+        """Entries may have a TTL (P4 ``support_timeout = true``)."""
+        return self.info.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL
+
 
 @dataclass
 class Schema:
@@ -36,6 +41,7 @@ class Schema:
 
     p4info: p4info_pb2.P4Info
     tables: dict[int, TableSchema] = field(default_factory=dict)
+    idle_tables: list[TableSchema] = field(default_factory=list)  # those with support_timeout
     actions: dict[int, p4info_pb2.Action] = field(default_factory=dict)
     action_ids: dict[str, int] = field(default_factory=dict)
     params: dict[int, dict[int, p4info_pb2.Action.Param]] = field(default_factory=dict)
@@ -71,6 +77,8 @@ class Schema:
                 elif rid in s.direct_meters:
                     ts.direct_meter = rid
             s.tables[t.preamble.id] = ts
+            if ts.idle_timeout:
+                s.idle_tables.append(ts)
         s.profiles = {p.preamble.id: p for p in p4info.action_profiles}
         s.counters = {c.preamble.id: c for c in p4info.counters}
         s.meters = {m.preamble.id: m for m in p4info.meters}

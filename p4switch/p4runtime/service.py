@@ -35,6 +35,7 @@ from p4switch.p4runtime.errors import (
     rpc_code,
     update_error,
 )
+from p4switch.p4runtime.idle import idle_notification
 from p4switch.p4runtime.pipeline import PipelineManager
 from p4switch.p4runtime.schema import Schema
 
@@ -87,7 +88,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.keys = itertools.count(1)
         self.digests = DigestBatcher(self._send_digest_list, self.now_ns)
         self.pipeline = PipelineManager(device, self.digests)
-        self.stats: dict[str, int] = {"packet_in_dropped": 0, "packet_in_short": 0, "digest_lists_dropped": 0}
+        self.stats: dict[str, int] = {"packet_in_dropped": 0, "packet_in_short": 0, "digest_lists_dropped": 0,
+                                      "idle_notifications_dropped": 0}
         device.on_packet_in = self._packet_in
         device.on_digest = self._digest
 
@@ -153,7 +155,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._fail(context, e)
         errors, failed = [], 0
         with self.device.lock:
-            entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots)
+            entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots, self.now_ns)
             for update in request.updates:
                 try:
                     entities.write(update)
@@ -190,7 +192,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._check_role(request.role)
             schema = self._schema()
             with self.device.lock:
-                entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots)
+                entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots, self.now_ns)
                 for entity in request.entities:
                     entities.read(entity, add)
         except P4RuntimeError as e:
@@ -340,6 +342,28 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             return
         primary.send(p4runtime_pb2.StreamMessageResponse(digest=digest_list))
 
+    # ------------------------------------------------------------------ idle timeout
+    def _scan_idle(self) -> None:
+        """Send one IdleTimeoutNotification with every entry that idled out since the last
+        scan. Scan and send happen under the device lock, so concurrent scans (the timer's
+        and a caller's) queue their notifications in the order they scanned."""
+        schema = self.pipeline.schema
+        if schema is None or not schema.idle_tables:
+            return  # the usual case costs no lock
+        with self.device.lock:
+            schema, program = self.pipeline.schema, self.device.program
+            if schema is None or program is None:
+                return
+            msg = idle_notification(program, schema, self.now_ns())
+            if msg is None:
+                return
+            primary = self._primary_stream()
+            if primary is None:
+                self.stats["idle_notifications_dropped"] += 1
+                return
+            primary.send(p4runtime_pb2.StreamMessageResponse(idle_timeout_notification=msg))
+
     def tick(self) -> None:
-        """Time-driven work: digest lists whose max_timeout passed."""
+        """Time-driven work: digest lists whose max_timeout passed, idle table entries."""
         self.digests.flush_due()
+        self._scan_idle()

@@ -195,7 +195,7 @@ def entry_from_proto(schema: Schema, ts: TableSchema, msg: p4runtime_pb2.TableEn
             raise invalid(f"{ts.name} has no direct meter")
         entry.meter = meter_from_proto(msg.meter_config)
     if msg.idle_timeout_ns:
-        if ts.info.idle_timeout_behavior != p4info_pb2.Table.NOTIFY_CONTROL:
+        if not ts.idle_timeout:
             raise invalid(f"{ts.name} does not support idle timeout")
         entry.idle_timeout_ns = msg.idle_timeout_ns
     return entry

@@ -1,5 +1,5 @@
 """fabric.p4 PTF: INT source/transit values, sink stripping and telemetry reports, HPCC mode,
-and HPCC mode with reports."""
+HPCC mode with reports, and single-hop INT (source and sink on one switch)."""
 
 from __future__ import annotations
 
@@ -175,4 +175,56 @@ class IntSinkToHostAndReportTest(IntTest):
         self.assertEqual(inner.hops[1:], upstream)
         self.assertEqual((inner.hops[0].switch_id, inner.hops[0].ingress_port, inner.hops[0].egress_port),
                          (SWITCH_ID, 1, 3))
+        self.assertGreaterEqual(self.counter("FabricEgress.int_egress.int_reports", 3), 1)
+
+
+class IntSingleHopTest(IntTest):
+    """Source and sink on one switch (two hosts on one leaf): a watched flow gets this switch's
+    one hop. Report mode (port 2): the host gets the plain packet and the collector a report
+    with hop_count 1 whose inner frame is the packet as sent plus that INT. To-host-and-report
+    mode (port 3): the host gets the INT with the one hop to echo, and the collector the same
+    kind of report."""
+
+    def runTest(self) -> None:
+        self.int_setup()
+        self.watch("10.0.1.1")
+        self.add("FabricIngress.int_ingress.int_sink", {"standard_metadata.egress_spec": 2},
+                 "FabricIngress.int_ingress.int_sink_report")
+        self.add("FabricIngress.int_ingress.int_sink", {"standard_metadata.egress_spec": 3},
+                 "FabricIngress.int_ingress.int_sink_to_host_and_report")
+        self.clone_session(INT_REPORT_SESSION, 4)
+        self.set_default("FabricEgress.int_egress.int_report_encap", "FabricEgress.int_egress.set_report_encap",
+                         {"src_mac": PORT_MAC[4], "dst_mac": NEIGHBOUR[4], "src_ip": "10.0.0.1",
+                          "dst_ip": "10.0.4.4", "udp_dport": 32766, "switch_id_value": SWITCH_ID})
+        seqs = []
+        for out_port, dst_ip in ((2, "10.0.2.2"), (3, "10.0.3.3")):
+            sent = roce(dst_ip=dst_ip, dst_mac=SW_MAC)
+            self.send(1, sent)
+            got = dict(self.collect(2))
+            self.assertEqual(set(got), {out_port, 4})
+            rep = parse_report(got[4])
+            self.assertIsNotNone(rep, "a single-hop path must be reported")
+            self.assertEqual((rep.hop_count, rep.switch_id), (1, SWITCH_ID))
+            seqs.append(rep.seq_no)
+            inner = parse_int(rep.inner)
+            self.assertEqual((inner.remaining_hop_cnt, inner.e, inner.udp_dport), (MAX_HOPS - 1, 0, 4791))
+            (hop,) = inner.hops
+            self.assertEqual((hop.switch_id, hop.ingress_port, hop.egress_port, hop.queue_id, hop.egress_link_rate),
+                             (SWITCH_ID, 1, out_port, PRIO_ROCE, RATE_MBPS))
+            self.assertEqual(hop.ingress_tstamp, rep.ingress_tstamp)
+            self.assertEqual(hop.hop_latency, (hop.egress_tstamp - hop.ingress_tstamp) & 0xFFFFFFFF)
+            # the inner frame is the packet as sent with the source's INT and this hop, cut after the BTH
+            self.assertEqual(rep.inner, with_int(sent, inner)[:len(rep.inner)])
+            self.assertEqual(len(rep.inner), 14 + 20 + 8 + 16 + 32 + 12)
+            if out_port == 2:
+                self.assertEqual(got[2], self.forwarded(sent, 2), "the host must get the packet without INT")
+            else:
+                stack = parse_int(got[3])
+                self.assertIsNotNone(stack, "the host must get the one hop to echo")
+                self.assertEqual((stack.remaining_hop_cnt, stack.udp_dport), (MAX_HOPS - 1, 4791))
+                self.assertEqual([(h.switch_id, h.ingress_port, h.egress_port) for h in stack.hops],
+                                 [(SWITCH_ID, 1, 3)])
+                self.assertEqual(len(got[3]), len(sent) + 16 + 32)
+        self.assertEqual(seqs[1], seqs[0] + 1)
+        self.assertGreaterEqual(self.counter("FabricEgress.int_egress.int_reports", 2), 1)
         self.assertGreaterEqual(self.counter("FabricEgress.int_egress.int_reports", 3), 1)

@@ -75,7 +75,7 @@ def test_tables_counters_registers(fabric, capsys):
     assert main(["--state", str(state), "tables", "leaf1", "--name", "FabricIngress.routing.routing_v4"]) == 0
     out = capsys.readouterr().out
     assert "FabricIngress.routing.routing_v4: 2 entries" in out
-    assert "route_to_port(port=1)" in out and "0xa020000/16" in out
+    assert "route_to_port(port=1)" in out and "10.2.0.0/16" in out
     assert main(["--state", str(state), "tables", "leaf1"]) == 0
     out = capsys.readouterr().out
     assert "group 1: 2: FabricIngress.routing.set_egress_port(port=2), 3: FabricIngress.routing.set_egress_port(port=3)" in out

@@ -69,7 +69,7 @@ def test_each_int_sink_mode_installs_its_sink_action(p4):
 def test_thresholds_convert_bytes_to_packets(p4):
     topo = leaf_spine()
     st = settings_for("baseline", {"ecn": {"kmin_bytes": 2200, "kmax_bytes": 11000, "pmax": 0.5},
-                                   "pfc": {"xoff_bytes": 33000, "xon_bytes": 11000}})
+                                   "pfc": {"xoff_bytes": 33000, "xon_bytes": 11000, "stale_us": 300_000}})
     it = build_intents(topo, st, p4)["spine2"]
     ecn = {e.action.params["kmin_pkts"] for e in _table(it, p4, "ecn_thresholds")}
     assert ecn == {bytes_to_pkts(2200, topo)} == {3}  # 1098-byte frames (1024 MTU + RoCE headers)
@@ -77,6 +77,7 @@ def test_thresholds_convert_bytes_to_packets(p4):
     assert {e.action.params["pmax_scaled"] for e in _table(it, p4, "ecn_thresholds")} == {32768}
     pfc = [e.action.params for e in _table(it, p4, "pfc_port")]
     assert [(p["xoff_pkts"], p["xon_pkts"], p["enable_mask_value"]) for p in pfc] == [(31, 11, 0b1000)] * 2
+    assert {p["stale_us"] for p in pfc} == {300_000}  # pfc.stale_us, as set
     off = build_intents(topo, settings_for("baseline", {"pfc": {"enabled": False}, "ecn": {"enabled": False}}), p4)
     assert not _table(off["spine2"], p4, "pfc_port") and not _table(off["spine2"], p4, "ecn_thresholds")
 
@@ -96,3 +97,16 @@ def test_profiles_differ_where_they_should(p4):
     assert classes == {(30, 6), (20, 6), (10, 3)}
     assert base.defaults[p4.resolve("tables", "classify")] == ActionCall(p4.resolve("actions", "set_priority"),
                                                                           {"priority": 0})
+
+
+def test_cell_indices_read_as_ports_priorities_and_reasons():
+    """`fabricctl counters/registers` label each cell the way p4src/README.md defines its index."""
+    from controller.fabric_rules import describe_index
+
+    topo = leaf_spine()
+    assert describe_index(topo, "leaf1", "FabricEgress.ecn.ecn_marks", 3 * 8 + 3) == "port 3 (spine1) prio 3"
+    assert describe_index(topo, "leaf1", "FabricEgress.counters.tx_queue", 255 * 8 + 6) == "port 255 (cpu) prio 6"
+    assert describe_index(topo, "leaf2", "FabricIngress.counters.lb_choices", 4 * 8 + 2) == "port 4 (spine2) round_robin"
+    assert describe_index(topo, "spine1", "port_tx_bytes", 2) == "port 2 (leaf2)"
+    assert describe_index(topo, "leaf1", "FabricIngress.counters.drop_reasons", 6) == "no route"
+    assert describe_index(topo, "leaf1", "FabricIngress.spray.spray_rr_next", 1) == ""

@@ -4,6 +4,7 @@ test_ctl_telemetry.py)."""
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 
@@ -71,3 +72,39 @@ def test_workload_specs_give_each_host_its_rank_and_gateway():
         workload_specs(t, "all-reduce", ["h1_1", "h1_2", "h2_1", "h2_2"], size=4097)
     with pytest.raises(ValueError, match="at least two hosts"):
         workload_specs(t, "incast", ["h1_1"], size=1)
+
+
+def test_selective_repeat_story_reaches_the_table(tmp_path):
+    """Retransmissions, spurious ones, out-of-order packets kept and dropped and the reorder peak
+    come from the NICs' counters (summed over hosts; the peak is the worst host's) into the table."""
+    from types import SimpleNamespace
+
+    from controller.telemetry import Telemetry
+    from controller.workloads import build_result
+
+    def nic(retx: int, spurious: int, ooo: int, ooo_dropped: int, peak_ns: int) -> dict:
+        counters = {"retransmitted_pkts": retx, "spurious_retransmits": spurious, "out_of_order_received": ooo,
+                    "out_of_order_dropped": ooo_dropped, "reorder_peak_ns": peak_ns}
+        return {"messages": [{"src": "10.1.1.2", "dst": "10.2.1.2", "size": 4096, "start_ns": 0,
+                              "end_ns": 9000, "fct_ns": 9000, "ideal_ns": 3000}],
+                "summary": {"counters": counters}}
+
+    tel = Telemetry(SimpleNamespace(topo=leaf_spine()))
+    stats = {"h1_1": nic(5, 2, 114, 0, 6285), "h2_1": nic(1, 1, 129, 3, 2252)}
+    r = build_result("all-reduce", "ai-fabric", {"h1_1": {"size": 4096}}, stats, tel, [])
+    assert (r.retransmissions, r.spurious_retransmissions, r.ooo_reassembled, r.ooo_dropped) == (6, 3, 240, 3)
+    assert r.reorder_peak_us == pytest.approx(6.285)
+    lines = comparison_table([r]).splitlines()
+
+    def value(metric: str) -> str:
+        return next(line for line in lines if line.startswith(metric)).split()[-1]
+
+    assert [value(m) for m in ("retransmitted packets", "spurious retransmissions", "OOO packets reassembled",
+                               "OOO packets dropped", "reorder peak (us)")] == ["6", "3", "240", "3", "6.29"]
+    # a run saved before these rows existed gets them from its NIC statistics
+    r.save(tmp_path / "old.json")
+    old = json.loads((tmp_path / "old.json").read_text())
+    for key in ("spurious_retransmissions", "ooo_reassembled", "ooo_dropped", "reorder_peak_us"):
+        del old[key]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert RunResult.load(tmp_path / "old.json") == r

@@ -58,3 +58,18 @@ def test_set_grammar():
         parse_set("ecn", ["kmin_bytes"])
     with pytest.raises(UsageError, match="at least one"):
         parse_set("ecn", [])
+
+
+def test_pfc_stale_time_is_a_setting_no_shorter_than_the_watchdog():
+    """fabric.p4's PFC stale time comes from pfc.stale_us; shorter than the watchdog's detection
+    time it would forget packets a pause legitimately holds, so it is refused."""
+    from controller.settings import PFC_STALE_MIN_US
+
+    assert Settings().pfc.stale_us == 200_000 == PFC_STALE_MIN_US
+    assert settings_for("baseline", {"pfc": {"stale_us": 500_000}}).pfc.stale_us == 500_000
+    with pytest.raises(SettingsError, match=r"pfc.stale_us: 1000 is below the PFC watchdog's detection time"):
+        settings_for("baseline", {"pfc": {"stale_us": 1000}})
+    with pytest.raises(SettingsError, match="pfc.stale_us: expected an integer"):
+        settings_for("baseline", {"pfc": {"stale_us": 0.5}})
+    with pytest.raises(SettingsError, match="pfc.stale_us: 4294967296 is outside"):
+        settings_for("baseline", {"pfc": {"stale_us": 1 << 32}})

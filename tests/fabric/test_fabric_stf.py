@@ -2,7 +2,8 @@
 reasons, PacketIn/PacketOut, classes, ECN marking, round-robin and best-of-two spraying, DLB
 flowlets, PFC pause/resume frames, tx byte counting of transmitted frames, INT
 source/transit/sink byte layouts and reports (report,
-to-host and to-host-and-report sinks; collector on a port or the CPU port)."""
+to-host and to-host-and-report sinks; collector on a port or the CPU port), also with source
+and sink on one switch (single-hop INT)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def test_every_feature_has_an_stf_test() -> None:
     names = {p.name for p in STF_FILES}
     assert {"fabric_routing.stf", "fabric_classify.stf", "fabric_ecn.stf", "fabric_spray_rr.stf", "fabric_spray_best2.stf",
             "fabric_dlb.stf", "fabric_pfc.stf", "fabric_tx_bytes.stf",
-            "fabric_int_transit.stf", "fabric_int_sink.stf", "fabric_int_sink_both.stf"} <= names
+            "fabric_int_transit.stf", "fabric_int_sink.stf", "fabric_int_sink_both.stf",
+            "fabric_int_single_hop.stf"} <= names
 
 
 def test_stf_files_are_what_the_generator_writes() -> None:

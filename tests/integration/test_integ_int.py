@@ -5,15 +5,20 @@ spine = transit, leaf = sink) with chosen queueing metadata; the frames that com
 read with ``nicmodel.int_md`` and checked hop by hop against what each switch was told and
 saw. The receiving ``Nic`` echoes the INT in its ACK, which crosses the switches back
 untouched and reaches the sender's congestion control with the same hops. In report mode
-the sink gives the host the original RoCE packet back and the collector a report.
+the sink gives the host the original RoCE packet back and the collector a report. With A and
+B on one leaf (single-hop INT) that leaf is source and sink: B's NIC gets and echoes its one
+hop, and the collector gets the report of it.
 
 Topology (ports):  A --1[S1 0x11]3-- 1[S2 0x22]2-- 3[S3 0x33]1-- B     S3 port 4: collector
+Single hop:        A --1[L 0x44]2-- B                                  L port 4: collector
 """
 
 from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+
+import pytest
 
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
@@ -23,7 +28,7 @@ from nicmodel import Nic, QpConfig, int_md, roce
 from nicmodel.cc.base import AckInfo, HopInt, LineRate
 from nicmodel.nic import parse_ip
 from nicmodel.verbs import WcStatus
-from p4switch.entries import ActionCall
+from p4switch.entries import ActionCall, Exact
 
 MAC_A = bytes.fromhex("02000000a001")
 MAC_B = bytes.fromhex("02000000b002")
@@ -95,13 +100,15 @@ def build_fabric(make_switch, sink_report: bool, max_hops: int = 5):
     return (s1, s2, s3)
 
 
-def connected_nics(cc: RecordingCc | None = None, mtu: int = 1024):
+def connected_nics(cc: RecordingCc | None = None, mtu: int = 1024, gw_a: bytes = port_mac(0x11, 1),
+                   gw_b: bytes = port_mac(0x33, 1)):
+    """NICs A and B with one connected QP each; ``gw_*``: the switch port MAC each one sends to."""
     a = Nic(MAC_A, IP_A)
     b = Nic(MAC_B, IP_B)
     qa = a.create_qp(QpConfig(mtu=mtu, dscp=DSCP_ROCE, priority=PRIO_ROCE), cc=cc)
     qb = b.create_qp(QpConfig(mtu=mtu, dscp=DSCP_ROCE, priority=PRIO_ROCE))
-    qa.connect(port_mac(0x11, 1), parse_ip(IP_B), qb.qpn, qb.config.initial_psn)
-    qb.connect(port_mac(0x33, 1), parse_ip(IP_A), qa.qpn, qa.config.initial_psn)
+    qa.connect(gw_a, parse_ip(IP_B), qb.qpn, qb.config.initial_psn)
+    qb.connect(gw_b, parse_ip(IP_A), qa.qpn, qa.config.initial_psn)
     return a, b, qa, qb
 
 
@@ -249,3 +256,69 @@ def test_int_sink_strip_restores_roce_and_reports(make_switch, drain):
     assert len(inner) == bth_off + roce.BTH_LEN  # cut after the BTH: the original one
     assert inner[bth_off:] == orig[42:42 + roce.BTH_LEN]
     assert parse_report(report) == stack.hops()  # the controller's collector reads the same
+
+
+@pytest.mark.parametrize("mode", ["int_sink_to_host", "int_sink_to_host_and_report"])
+def test_single_hop_int_is_echoed_by_the_nic_and_reported(make_switch, drain, mode):
+    """A and B on one leaf: the leaf is INT source and sink. B's NIC receives the packet with
+    the leaf's one hop and echoes it in its ACK, which crosses the leaf back without a hop
+    and gives A's congestion control that hop (HPCC on intra-leaf flows); in
+    to-host-and-report mode the collector also gets a report of that hop."""
+    sid, to_a, to_b, collector = 0x44, 1, 2, 4
+    leaf = make_switch()
+    leaf.route(ip_int(IP_B), to_b, port_mac(sid, to_b), MAC_B)
+    leaf.route(ip_int(IP_A), to_a, port_mac(sid, to_a), MAC_A)
+    leaf.classify_dscp(DSCP_ROCE, PRIO_ROCE)
+    for port in (to_a, to_b):
+        leaf.int_transit(port, sid, RATE_MBPS)
+        leaf.add("FabricIngress.int_ingress.int_sink", {"standard_metadata.egress_spec": Exact(port)},
+                 f"FabricIngress.int_ingress.{mode}")
+    leaf.int_source(ip_int(IP_A))
+    leaf.clone_session(1, collector)
+    leaf.prog.tables["FabricEgress.int_egress.int_report_encap"].set_default(ActionCall(
+        "FabricEgress.int_egress.set_report_encap",
+        {"src_mac": int.from_bytes(port_mac(sid, collector), "big"),
+         "dst_mac": int.from_bytes(MAC_COLLECTOR, "big"),
+         "src_ip": ip_int("10.0.0.44"), "dst_ip": ip_int("10.0.9.9"),
+         "udp_dport": REPORT_UDP_PORT, "switch_id_value": sid}))
+    cc = RecordingCc()
+    a, b, qa, qb = connected_nics(cc, gw_a=port_mac(sid, to_a), gw_b=port_mac(sid, to_b))
+    payload = bytes(range(150))
+    src = a.register_mr(bytearray(payload))
+    dst = b.register_mr(bytearray(len(payload)))
+    qa.post_write(wr_id=1, mr=src, offset=0, length=len(payload), remote_addr=dst.addr, rkey=dst.rkey)
+    (orig,) = drain(a, 0)
+
+    out = dict(leaf.forward(to_a, orig, 900, latency_us=6, qdepth=4))
+    reported = mode == "int_sink_to_host_and_report"
+    assert sorted(out) == ([to_b, collector] if reported else [to_b])
+    host = out[to_b]
+    stack = roce.parse(host, MAC_B, parse_ip(IP_B)).int_stack
+    assert stack is not None and stack.orig_dport == roce.ROCE_UDP_PORT
+    assert stack.md_header[3] == 5 - 1 and not stack.md_header[0] & 0x04
+    hop = HopInt(sid, to_a, to_b, 6, PRIO_ROCE, 4, 900, 906, 0, RATE_MBPS)
+    assert stack.hops() == (hop,)
+    assert len(host) == len(orig) + int_md.SHIM_LEN + int_md.MD_LEN + int_md.HOP_LEN
+
+    b.receive(host, 1_000_000)
+    assert dict(b.counters.drops) == {} and bytes(dst.buf) == payload
+    (ack,) = drain(b, 1_000_000)
+    assert roce.parse_ack_ext(roce.parse(ack)).hops == (hop,)
+    back = dict(leaf.forward(to_b, ack, 2000))
+    assert list(back) == [to_a]  # an ACK is never instrumented nor reported
+    assert back[to_a][42:] == ack[42:]
+    a.receive(back[to_a], 2_000_000)
+    assert [c.status for c in a.poll_cq()] == [WcStatus.SUCCESS]
+    assert cc.acks and cc.acks[-1].hops == (hop,)
+
+    if reported:
+        report = out[collector]
+        rep = int_md.parse_report(report)
+        assert (rep.hop_count, rep.switch_id, rep.seq_no, rep.ingress_ts_us) == (1, sid, 0, 900)
+        (rep_hop,) = rep.stack().hops()
+        assert (rep_hop.switch_id, rep_hop.ingress_port, rep_hop.egress_port, rep_hop.ingress_ts_us) == \
+            (sid, to_a, to_b, 900)
+        inner = rep.inner  # the packet as A sent it, with the leaf's INT, cut after the BTH
+        assert inner[:14] == orig[:14] and inner[26:34] == orig[26:34]
+        assert inner[42 + rep.stack().nbytes:] == orig[42:42 + roce.BTH_LEN]
+        assert parse_report(report) == rep.stack().hops()
