@@ -100,7 +100,9 @@ def _check_names_free(topo) -> None:
     taken = [f"{link.b}-eth{link.b_port}" for link in topo.links
              if subprocess.run(["ip", "link", "show", f"{link.b}-eth{link.b_port}"], capture_output=True).returncode == 0]
     if taken:
-        raise RuntimeError(f"interfaces {', '.join(taken)} exist: another fabric is running on this machine")
+        raise RuntimeError(f"another fabric is running on this machine (interfaces {', '.join(taken[:3])}"
+                           f"{' ...' if len(taken) > 3 else ''} exist); tear it down first (Ctrl-C or `exit` where "
+                           "it runs), or give this one other switch names with --topology")
 
 
 def load_topology(args: argparse.Namespace) -> Topology:
@@ -161,7 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.size <= 0 or args.size % len(topo.hosts):
         print(f"run_demo: --size must be a positive multiple of the {len(topo.hosts)} hosts", file=sys.stderr)
         return 2
-    _check_names_free(topo)
+    try:
+        _check_names_free(topo)
+    except RuntimeError as e:
+        print(f"run_demo: {e}", file=sys.stderr)
+        return 1
     from topo.fabric import FabricNet
 
     t0 = time.monotonic()

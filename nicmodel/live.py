@@ -19,11 +19,13 @@ from __future__ import annotations
 import select
 import socket
 import threading
+from pathlib import Path
 from typing import Any, Protocol
 
 from netbase.clock import DilatedClock
 from nicmodel.mgmt import MgmtError
 from nicmodel.nic import Nic, parse_ip, parse_mac
+from nicmodel.roce import BTH_LEN, ICRC_LEN, IMM_LEN, IPV4_HLEN, RETH_LEN, UDP_HLEN
 from nicmodel.stats import RunStats
 from nicmodel.workloads import Endpoint, NicSettings, WorkloadSpec, nic_counters
 
@@ -41,8 +43,9 @@ RX_BATCH = 256
 # otherwise (``start_delay_ns``), a live NIC waits this much wall time before its first message.
 LIVE_START_GRACE_S = 0.25
 
-# IPv4 + UDP + BTH + RETH + ICRC around a full payload: the largest frame's IP packet.
-ROCE_IP_OVERHEAD = 20 + 8 + 12 + 16 + 4
+# IPv4 + UDP + BTH + RETH + ImmDt + ICRC around a full payload: the largest IP packet the NIC
+# sends (a WRITE-only-with-immediate carries both RETH and ImmDt).
+ROCE_IP_OVERHEAD = IPV4_HLEN + UDP_HLEN + BTH_LEN + RETH_LEN + IMM_LEN + ICRC_LEN
 
 
 class FramePort(Protocol):
@@ -72,7 +75,7 @@ class RawPort:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.send_errors = 0
         try:
-            self.ip_mtu: int | None = int(open(f"/sys/class/net/{iface}/mtu").read())
+            self.ip_mtu: int | None = int(Path(f"/sys/class/net/{iface}/mtu").read_text())
         except (OSError, ValueError):
             self.ip_mtu = None
 

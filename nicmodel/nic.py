@@ -30,7 +30,7 @@ from itertools import count
 from typing import Iterable
 
 from netbase import pfc
-from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from netbase.ethernet import wire_time_ns
 from nicmodel import roce
 from nicmodel.cc.base import CongestionControl, LineRate
 from nicmodel.counters import NicCounters
@@ -300,8 +300,7 @@ class Nic:
         frame = self._next_control(now_ns) or self._next_data(now_ns)
         if frame is not None:
             self.counters.frames_sent += 1
-            self._port_free_ns = now_ns + int(
-                (len(frame) + WIRE_OVERHEAD_BYTES) * 8e9 / self.line_rate_bps)
+            self._port_free_ns = now_ns + int(wire_time_ns(len(frame), self.line_rate_bps))
         return frame
 
     def _next_control(self, now_ns: int) -> bytes | None:

@@ -38,7 +38,7 @@ from bisect import bisect_right
 from collections import OrderedDict, deque
 from typing import TYPE_CHECKING
 
-from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from netbase.ethernet import wire_time_ns
 from nicmodel import int_md, roce
 from nicmodel.cc.base import AckInfo, CongestionControl
 from nicmodel.counters import QpCounters
@@ -442,7 +442,7 @@ class QueuePair:
         rate = self.cc.rate_bps
         if rate < 1000.0:
             rate = 1000.0
-        self.next_send_ns = now_ns + int((size + WIRE_OVERHEAD_BYTES) * 8e9 / rate)
+        self.next_send_ns = now_ns + int(wire_time_ns(size, rate))
         self.cc.on_packet_sent(now_ns, size, seq)
         return frame
 

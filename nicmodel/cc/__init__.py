@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from nicmodel.cc.base import AckInfo, CongestionControl, HopInt, LineRate
+from nicmodel.cc.base import AckInfo, CongestionControl, HopInt, LineRate, NoOpEvents
 from nicmodel.cc.dcqcn import Dcqcn, DcqcnParams
 from nicmodel.cc.hpcc import Hpcc, HpccParams
 from nicmodel.cc.timely import Timely, TimelyParams
@@ -25,6 +25,7 @@ __all__ = [
     "Hpcc",
     "HpccParams",
     "LineRate",
+    "NoOpEvents",
     "Timely",
     "TimelyParams",
     "create_cc",

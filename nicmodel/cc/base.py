@@ -64,14 +64,10 @@ class CongestionControl(Protocol):
         ...
 
 
-class LineRate:
-    """No congestion control: always send at line rate (the comparison baseline)."""
-
-    name = "none"
-    window_bytes: float | None = None
-
-    def __init__(self, line_rate_bps: float) -> None:
-        self.rate_bps = line_rate_bps
+class NoOpEvents:
+    """Do-nothing handlers for every transport event. An algorithm inherits them and
+    overrides only the events it reacts to, so each one reads as what it does (DCQCN:
+    CNPs and bytes sent; HPCC and TIMELY: ACKs) rather than as a list of empty methods."""
 
     def on_packet_sent(self, now_ns: int, nbytes: int, psn: int) -> None:
         return None
@@ -90,3 +86,26 @@ class LineRate:
 
     def next_timer(self) -> int | None:
         return None
+
+
+class LineRate(NoOpEvents):
+    """No congestion control: always send at line rate (the comparison baseline)."""
+
+    name = "none"
+    window_bytes: float | None = None
+
+    def __init__(self, line_rate_bps: float) -> None:
+        self.rate_bps = line_rate_bps
+
+
+def clamp(value: float, low: float, high: float) -> float:
+    """``value`` limited to [low, high]: every algorithm keeps its rate (or window) between
+    a configured floor and what the line can carry."""
+    return low if value < low else high if value > high else value
+
+
+def ewma(average: float, sample: float, weight: float) -> float:
+    """Exponentially weighted moving average: the new sample counts ``weight`` (0..1).
+    DCQCN's alpha (g), TIMELY's RTT difference (alpha) and HPCC's utilisation (tau/T) are
+    all this filter with different weights."""
+    return (1 - weight) * average + weight * sample

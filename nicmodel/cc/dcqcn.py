@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nicmodel.cc.base import AckInfo
+from nicmodel.cc.base import NoOpEvents, ewma
 
 
 @dataclass
@@ -59,8 +59,9 @@ class DcqcnParams:
             raise ValueError("dcqcn min_rate_bps must be in (0, line rate]")
 
 
-class Dcqcn:
-    """DCQCN reaction point for one queue pair (rate-based: ``window_bytes`` is None)."""
+class Dcqcn(NoOpEvents):
+    """DCQCN reaction point for one queue pair (rate-based: ``window_bytes`` is None). It
+    reacts to CNPs, bytes sent and its increase timer; ACKs and timeouts carry no signal."""
 
     name = "dcqcn"
     window_bytes: float | None = None
@@ -94,7 +95,7 @@ class Dcqcn:
         alpha = self.alpha_at(now_ns)
         self.target_rate_bps = self.rate_bps
         self.rate_bps = max(p.min_rate_bps, self.rate_bps * (1 - alpha / 2))
-        self._alpha_ref, self._alpha_ref_ns = (1 - p.g) * alpha + p.g, now_ns
+        self._alpha_ref, self._alpha_ref_ns = ewma(alpha, 1.0, p.g), now_ns
         self.timer_events = 0
         self.byte_events = 0
         self.bytes_since_event = 0
@@ -108,12 +109,6 @@ class Dcqcn:
             self.bytes_since_event -= self.params.byte_counter
             self.byte_events += 1
             self._increase()
-
-    def on_ack(self, ack: AckInfo) -> None:
-        return None  # DCQCN reacts to CNPs only
-
-    def on_timeout(self, now_ns: int) -> None:
-        return None
 
     def on_timer(self, now_ns: int) -> None:
         """Run every rate-increase timer expiry that is due."""

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nicmodel.cc.base import AckInfo, HopInt
+from nicmodel.cc.base import AckInfo, HopInt, NoOpEvents, clamp, ewma
 
 _WRAP32 = 1 << 32
 
@@ -74,8 +74,9 @@ class HpccParams:
             raise ValueError("hpcc min_rate_bps must be in (0, line rate]")
 
 
-class Hpcc:
-    """HPCC sender state for one queue pair (window plus pacing rate W / T)."""
+class Hpcc(NoOpEvents):
+    """HPCC sender state for one queue pair (window plus pacing rate W / T). It reacts to
+    ACKs only: no ECN (CNPs), no timers."""
 
     name = "hpcc"
 
@@ -102,21 +103,6 @@ class Hpcc:
         """How many switch hops the echoed INT of this flow's path carries."""
         return len(self._hops)
 
-    def on_packet_sent(self, now_ns: int, nbytes: int, psn: int) -> None:
-        return None
-
-    def on_cnp(self, now_ns: int) -> None:
-        return None  # HPCC does not use ECN
-
-    def on_timeout(self, now_ns: int) -> None:
-        return None
-
-    def on_timer(self, now_ns: int) -> None:
-        return None
-
-    def next_timer(self) -> int | None:
-        return None
-
     def on_ack(self, ack: AckInfo) -> None:
         if not ack.hops:
             return  # no telemetry on this path: nothing to react to
@@ -124,9 +110,8 @@ class Hpcc:
             return  # no hop gave a sample yet; the RTT boundary waits for one that does
         # The packet sent when Wc last moved (PSN = recorded snd_nxt) is now acknowledged:
         # one RTT has passed, so this ACK also moves the reference window.
-        update_wc = self.last_update_seq is None or _psn_at_or_after(
-            ack.acked_psn, self.last_update_seq
-        )
+        # (PSNs given to congestion control are absolute, so plain >= holds across the wrap.)
+        update_wc = self.last_update_seq is None or ack.acked_psn >= self.last_update_seq
         self._compute_window(update_wc)
         if update_wc:
             self.last_update_seq = ack.next_psn
@@ -160,7 +145,7 @@ class Hpcc:
         t = p.base_rtt_ns
         tau = t if self._last_sample_ns is None else min(now_ns - self._last_sample_ns, t)
         self._last_sample_ns = now_ns
-        self.utilization = (1 - tau / t) * self.utilization + tau / t * best_u
+        self.utilization = ewma(self.utilization, best_u, tau / t)
         return True
 
     def _compute_window(self, update_wc: bool) -> None:
@@ -174,7 +159,7 @@ class Hpcc:
             window = self.reference_window + self.w_ai
             if update_wc:
                 self.inc_stage += 1
-        window = min(max(window, self.w_min), self.w_init)
+        window = clamp(window, self.w_min, self.w_init)
         if update_wc:
             self.reference_window = window
         self.window_bytes = window
@@ -191,8 +176,3 @@ class _HopState:
         self.last = hop
         self.rate_ref = hop
         self.tx_bps: float | None = None
-
-
-def _psn_at_or_after(a: int, b: int) -> bool:
-    """a >= b in 24-bit PSN serial arithmetic."""
-    return (a - b) % (1 << 24) < (1 << 23)

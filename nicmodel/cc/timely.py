@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nicmodel.cc.base import AckInfo
+from nicmodel.cc.base import AckInfo, NoOpEvents, clamp, ewma
 
 
 @dataclass
@@ -54,8 +54,9 @@ class TimelyParams:
             raise ValueError("timely min_rate_bps must be in (0, line rate]")
 
 
-class Timely:
-    """TIMELY sender state for one queue pair (rate-based)."""
+class Timely(NoOpEvents):
+    """TIMELY sender state for one queue pair (rate-based). Delay is its only signal: it
+    reacts to ACKs (RTT samples), not to ECN (CNPs) or timers."""
 
     name = "timely"
     window_bytes: float | None = None
@@ -71,21 +72,6 @@ class Timely:
         self.updates = 0
         self._acked_since_update = 0
         self._last_rtt_ns: int | None = None
-
-    def on_packet_sent(self, now_ns: int, nbytes: int, psn: int) -> None:
-        return None
-
-    def on_cnp(self, now_ns: int) -> None:
-        return None  # delay-based: ECN is not used
-
-    def on_timeout(self, now_ns: int) -> None:
-        return None
-
-    def on_timer(self, now_ns: int) -> None:
-        return None
-
-    def next_timer(self) -> int | None:
-        return None
 
     def on_ack(self, ack: AckInfo) -> None:
         if ack.rtt_ns is not None:
@@ -105,7 +91,7 @@ class Timely:
             return  # the first sample only sets the reference for the gradient
         new_diff = new_rtt_ns - self.prev_rtt_ns
         self.prev_rtt_ns = new_rtt_ns
-        self.rtt_diff_ns = (1 - p.alpha) * self.rtt_diff_ns + p.alpha * new_diff
+        self.rtt_diff_ns = ewma(self.rtt_diff_ns, new_diff, p.alpha)
         gradient = self.rtt_diff_ns / p.min_rtt_ns
         rate = self.rate_bps
         if new_rtt_ns < p.t_low_ns:
@@ -119,4 +105,4 @@ class Timely:
         else:
             self.negative_gradients = 0
             rate *= 1 - p.beta * gradient
-        self.rate_bps = min(self.line_rate_bps, max(p.min_rate_bps, rate))
+        self.rate_bps = clamp(rate, p.min_rate_bps, self.line_rate_bps)

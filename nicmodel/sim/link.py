@@ -11,12 +11,11 @@ frame is chosen to be overtaken).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
-from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from netbase.ethernet import wire_time_ns
 from nicmodel.sim.engine import Simulator
-
 
 
 @dataclass
@@ -40,12 +39,14 @@ class LinkConfig:
 
 @dataclass
 class LinkCounters:
+    """What the wire carried and did to it; ``busy_ns`` over elapsed time is its utilisation."""
+
     frames: int = 0
     bytes: int = 0
     lost: int = 0
     reordered: int = 0
     duplicated: int = 0
-    busy_ns: int = field(default=0)
+    busy_ns: int = 0
 
 
 class Link:
@@ -69,7 +70,8 @@ class Link:
         self._busy_until = 0
 
     def serialization_ns(self, nbytes: int) -> int:
-        return max(1, round((nbytes + WIRE_OVERHEAD_BYTES) * 8e9 / self.config.rate_bps))
+        # Rounded, never 0: two frames put on the wire at one instant must arrive in order.
+        return max(1, round(wire_time_ns(nbytes, self.config.rate_bps)))
 
     def idle_at(self, now_ns: int) -> bool:
         return now_ns >= self._busy_until

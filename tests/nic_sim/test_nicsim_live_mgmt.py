@@ -157,3 +157,33 @@ def test_mgmt_api_also_over_tcp_localhost(tmp_path) -> None:
         nic.close()
         b.close()
     assert not (tmp_path / "t.sock").exists()
+
+
+def test_interface_mtu_check_admits_the_largest_frame_the_nic_builds(tmp_path) -> None:
+    """A WRITE-only-with-immediate of a full MTU carries both RETH and ImmDt: the largest
+    IP packet the NIC sends. An interface MTU the live NIC accepts must carry it (else the
+    kernel refuses the frame and the QP retries until it fails)."""
+    from nicmodel import Nic, QpConfig
+
+    mtu = 1024
+    a = Nic("02:00:00:00:00:01", "10.0.0.1")
+    b = Nic("02:00:00:00:00:02", "10.0.0.2")
+    qa, qb = a.create_qp(QpConfig(mtu=mtu)), b.create_qp(QpConfig(mtu=mtu))
+    qa.connect(b.mac, b.ip, qb.qpn, qb.config.initial_psn)
+    qb.connect(a.mac, a.ip, qa.qpn, qa.config.initial_psn)
+    src, dst = a.register_mr(bytearray(mtu)), b.register_mr(bytearray(mtu))
+    qa.post_write(wr_id=1, mr=src, offset=0, length=mtu, remote_addr=dst.addr, rkey=dst.rkey, imm=7)
+    frame = a.poll_transmit(0)
+    assert frame[34 + 8] == 0x0B  # BTH opcode RDMA_WRITE_ONLY_WITH_IMMEDIATE
+    ip_len = int.from_bytes(frame[16:18], "big")  # IPv4 total length
+    a_sock, b_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    live = LiveNic(DatagramPort(a_sock), "10.0.0.1", "02:00:00:00:00:01", guard_udp=False)
+    try:
+        live.port.ip_mtu = ip_len - 1
+        with pytest.raises(ValueError, match="interface MTU"):
+            live.configure(mtu=mtu)
+        live.port.ip_mtu = ip_len
+        assert live.configure(mtu=mtu)["config"]["mtu"] == mtu
+    finally:
+        live.close()
+        b_sock.close()
