@@ -50,6 +50,7 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     row("PFC pauses sent", lambda r: r.pauses)
     row("ECN marks", lambda r: r.ecn_marks)
     row("switch drops", lambda r: r.drops)
+    row("kernel socket drops", lambda r: r.kernel_drops)
     row("INT reports", lambda r: r.int_reports)
     return rows
 

@@ -18,6 +18,8 @@ from typing import Any
 from controller.results import Message, RunResult, transport_counts
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar
+from p4switch.switch.commands import CommandError
+from p4switch.switch.runtime_cli import CliClient
 
 SAMPLE_INTERVAL_S = 0.5  # wall seconds between switch counter samples during a run
 POLL_INTERVAL_S = 0.1  # wall seconds between NIC progress polls
@@ -58,6 +60,7 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
     ctl.configure_nics(hosts)
     tel = telemetry or Telemetry(ctl)
     tel.start_run()
+    kernel_drops_before = read_switch_kernel_drops(state)
     bar = ProgressBar(f"{workload} ({ctl.profile})") if progress else None
     t0 = time.monotonic()
     for h in hosts:
@@ -88,7 +91,8 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
     if bar:
         bar.done("timed out" if timed_out else "done")
     stats = {h: nic.stats() for h, nic in nics.items()}
-    result = build_result(workload, ctl.profile, specs, stats, tel, errors)
+    result = build_result(workload, ctl.profile, specs, stats, tel, errors,
+                          switch_kernel_drops=read_switch_kernel_drops(state) - kernel_drops_before)
     result.data_verified = sorted(h for h, st in statuses.items() if st.get("data_ok") is True)
     out = Path(state.out_dir) / "runs"
     out.mkdir(parents=True, exist_ok=True)
@@ -102,8 +106,33 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
     return result, path
 
 
+def read_switch_kernel_drops(state) -> int:
+    """Frames the switches' raw-socket ports lost in the kernel so far, summed over switches
+    (``port<N>.rx_kernel_drops`` of each one's ``switch_stats``, on our target's runtime CLI).
+    A switch without that CLI (BMv2) or not answering counts 0: this must not fail a run."""
+    if state.target != "ours":
+        return 0
+    total = 0
+    for info in state.switches.values():
+        if not info.thrift_port:
+            continue
+        try:
+            cli = CliClient(info.thrift_port, timeout=5)
+            try:
+                text = cli.run("switch_stats")
+            finally:
+                cli.close()
+        except (OSError, CommandError):
+            continue
+        for line in text.splitlines():
+            key, _, value = line.partition("=")
+            if key.endswith(".rx_kernel_drops") and value.isdigit():
+                total += int(value)
+    return total
+
+
 def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], stats: dict[str, dict[str, Any]],
-                 tel: Telemetry, errors: list[str]) -> RunResult:
+                 tel: Telemetry, errors: list[str], switch_kernel_drops: int = 0) -> RunResult:
     messages: list[Message] = []
     starts, ends = [], []
     incomplete = 0
@@ -118,6 +147,8 @@ def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], 
     if incomplete:
         errors = [*errors, f"{incomplete} messages did not complete"]
     nic_stats = {h: st.get("summary", {}) for h, st in stats.items()}
+    counts = transport_counts(nic_stats)
+    counts["kernel_drops"] += switch_kernel_drops
     sw = tel.run_totals()
     return RunResult(
         workload=workload,
@@ -126,7 +157,7 @@ def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], 
         completion_us=(max(ends) - min(starts)) / 1e3 if ends else 0.0,
         bytes_delivered=sum(m.size for m in messages),
         messages=messages,
-        **transport_counts(nic_stats),
+        **counts,
         pauses=sw["pauses"],
         ecn_marks=sw["ecn_marks"],
         drops=sw["drops"],

@@ -16,6 +16,9 @@ from typing import Callable, Protocol
 
 
 class Clock(Protocol):
+    """What a component needs from time: the fabric now, and how long a fabric interval
+    lasts on the wall (a driver sleeps in wall time until its next fabric timer)."""
+
     def now_ns(self) -> int:
         """Fabric time in nanoseconds since the clock started."""
 

@@ -12,6 +12,9 @@ from dataclasses import asdict, dataclass, field
 
 @dataclass
 class QpCounters:
+    """One queue pair, both roles: what it sent as requester and what it received as
+    responder, so one QP's row tells the whole story of its flow (statistics, tests)."""
+
     data_pkts_sent: int = 0
     data_bytes_sent: int = 0
     retransmitted_pkts: int = 0
@@ -46,6 +49,9 @@ class QpCounters:
 
 @dataclass
 class NicCounters:
+    """The port: frames in and out, and every frame dropped before it reached a QP, by
+    reason (malformed input is counted here, never raised)."""
+
     frames_received: int = 0
     frames_sent: int = 0
     pause_frames_received: int = 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from netbase import ipv4
 from nicmodel.cc.base import HopInt
 
 INT_UDP_PORT = 4792
@@ -136,7 +137,7 @@ def decode_echo(buf: bytes, off: int) -> tuple[tuple[HopInt, ...], int]:
 _ETH_HLEN = 14
 
 
-def _ip_udp(frame: bytes) -> tuple[int, int]:
+def _ip_udp(frame: bytes | bytearray) -> tuple[int, int]:
     if len(frame) < _ETH_HLEN + 28 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
         raise ValueError("not an IPv4/UDP frame")
     ihl = (frame[_ETH_HLEN] & 0x0F) * 4
@@ -147,36 +148,34 @@ def _grow(frame: bytearray, ip: int, udp: int, delta: int) -> None:
     total = _U16.unpack_from(frame, ip + 2)[0] + delta
     frame[ip + 2:ip + 4] = _U16.pack(total)
     frame[udp + 4:udp + 6] = _U16.pack(_U16.unpack_from(frame, udp + 4)[0] + delta)
-    frame[ip + 10:ip + 12] = b"\0\0"
-    ihl = udp - ip
-    s = sum(struct.unpack(f"!{ihl // 2}H", frame[ip:udp]))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    frame[ip + 10:ip + 12] = _U16.pack(~s & 0xFFFF)
+    ipv4.set_checksum(frame, ip)
 
 
-def push_hop(frame: bytes, hop: HopInt, max_hops: int = DEFAULT_MAX_HOPS) -> bytes:
+def push_hop(frame: bytes | bytearray, hop: HopInt, max_hops: int = DEFAULT_MAX_HOPS) -> bytes:
     """Add one hop's metadata the way an INT source (first hop: inserts shim and header,
     moves the UDP port into the shim) or transit hop does. When the remaining hop count is
-    0 the hop only sets the E bit, as INT-MD specifies."""
+    0 the hop only sets the E bit, as INT-MD specifies. ``frame`` itself is not changed."""
     ip, udp = _ip_udp(frame)
     out = bytearray(frame)
     dport = _U16.unpack_from(out, udp + 2)[0]
     pos = udp + 8
+    grown = 0  # lengths and the IP checksum are fixed once, at the end
     if dport != INT_UDP_PORT:
         shim = _SHIM.pack((INT_TYPE_MD << 4) | (NPT_UDP_PORT << 2), MD_LEN // 4, dport)
         out[pos:pos] = shim + md_header(max_hops)
         out[udp + 2:udp + 4] = _U16.pack(INT_UDP_PORT)
-        _grow(out, ip, udp, SHIM_LEN + MD_LEN)
+        grown = SHIM_LEN + MD_LEN
     md = pos + SHIM_LEN
     remaining = out[md + 3]
     if remaining == 0:
         out[md] |= 0x04
-        return bytes(out)
-    out[md + 3] = remaining - 1
-    out[md + MD_LEN:md + MD_LEN] = encode_hop(hop)
-    out[pos + 1] += HOP_WORDS
-    _grow(out, ip, udp, HOP_LEN)
+    else:
+        out[md + 3] = remaining - 1
+        out[md + MD_LEN:md + MD_LEN] = encode_hop(hop)
+        out[pos + 1] += HOP_WORDS
+        grown += HOP_LEN
+    if grown:
+        _grow(out, ip, udp, grown)
     return bytes(out)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from netbase.clock import DilatedClock
+from netbase.packet_socket import KernelDrops
 from nicmodel.mgmt import MgmtError
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.roce import BTH_LEN, ICRC_LEN, IMM_LEN, IPV4_HLEN, RETH_LEN, UDP_HLEN
@@ -74,10 +75,16 @@ class RawPort:
         self.sock.setblocking(False)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.send_errors = 0
+        self._kernel_drops = KernelDrops(self.sock)
         try:
             self.ip_mtu: int | None = int(Path(f"/sys/class/net/{iface}/mtu").read_text())
         except (OSError, ValueError):
             self.ip_mtu = None
+
+    @property
+    def rx_kernel_drops(self) -> int:
+        """Frames the kernel dropped because our receive buffer was full (no other counter sees them)."""
+        return self._kernel_drops.read()
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -194,6 +201,11 @@ class LiveNic:
         self.endpoint: Endpoint | None = None
         self.run_stats = RunStats(self.line_rate_bps, self.settings.base_rtt_ns)
         self._started_ns = self.clock.now_ns()
+        self._kernel_drops_at_start = self._port_kernel_drops()
+
+    def _port_kernel_drops(self) -> int:
+        """Frames the kernel dropped on the port's socket so far (raw-socket ports only)."""
+        return getattr(self.port, "rx_kernel_drops", 0)
 
     # -- the loop -----------------------------------------------------------------------
     def start(self) -> None:
@@ -314,7 +326,10 @@ class LiveNic:
     def stats(self) -> dict[str, Any]:
         with self.lock:
             now = self.clock.now_ns()
-            self.run_stats.nic_counters[self.ip] = nic_counters(self.nic, now)
+            self.run_stats.nic_counters[self.ip] = {
+                **nic_counters(self.nic, now),
+                "rx_kernel_drops": self._port_kernel_drops() - self._kernel_drops_at_start,  # this run's
+            }
             self.run_stats.elapsed_ns = now - self._started_ns
             return self.run_stats.to_dict()
 

@@ -268,6 +268,7 @@ class Nic:
                 self.touch(qp)
 
     def paused(self, priority: int, now_ns: int) -> bool:
+        """Whether PFC holds ``priority`` at ``now_ns`` (nothing of that class may leave)."""
         return self._pause_until[priority] > now_ns
 
     def pause_ns(self, priority: int, now_ns: int) -> int:

@@ -44,6 +44,7 @@ import zlib
 from dataclasses import dataclass
 from enum import IntEnum
 
+from netbase.ipv4 import checksum as ipv4_checksum
 from nicmodel import int_md
 
 ROCE_UDP_PORT = 4791
@@ -135,7 +136,6 @@ _BTH = struct.Struct("!BBHII")
 _RETH = struct.Struct("!QII")
 _U32 = struct.Struct("!I")
 _ICRC = struct.Struct("<I")
-_IPV4_WORDS = struct.Struct("!10H")
 _H = struct.Struct("!H")
 _HHH = struct.Struct("!HHH")
 _LRH_STANDIN = b"\xff" * 8
@@ -168,15 +168,6 @@ def rnr_code_for(ns: int) -> int:
         if RNR_TIMER_NS[code] >= ns:
             return code
     return 0
-
-
-def ipv4_checksum(header: bytes) -> int:
-    """Internet checksum of an IPv4 header (checksum field included as it is)."""
-    s = sum(_IPV4_WORDS.unpack(header) if len(header) == IPV4_HLEN
-            else struct.unpack(f"!{len(header) // 2}H", header))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
 
 
 def icrc(ip_header: bytes, udp_header: bytes, bth_and_rest: bytes | memoryview) -> int:
@@ -238,22 +229,23 @@ class FrameTemplate:
     lengths and the IP checksum change per packet. DF is set and the IP ID is 0 (RFC 6864:
     atomic datagrams), the UDP checksum is 0 as RoCEv2 allows."""
 
-    __slots__ = ("eth", "_tos", "_ttl", "_src_ip", "_dst_ip", "_sport", "_csum_base",
-                 "_icrc_ip_tail", "_ip_pre", "_ip_mid")
+    __slots__ = ("eth", "_src_ip", "_dst_ip", "_sport", "_csum_base", "_icrc_ip_tail",
+                 "_ip_pre", "_ip_mid")
 
     def __init__(self, src_mac: bytes, dst_mac: bytes, src_ip: bytes, dst_ip: bytes,
                  sport: int, dscp: int, ecn: int, ttl: int = 64) -> None:
         self.eth = _ETH.pack(dst_mac, src_mac, ETH_P_IPV4)
-        self._tos = ((dscp & 0x3F) << 2) | (ecn & 3)
-        self._ttl = ttl
+        tos = ((dscp & 0x3F) << 2) | (ecn & 3)
         self._src_ip = src_ip
         self._dst_ip = dst_ip
         self._sport = sport
         fixed = struct.unpack("!4H", src_ip + dst_ip)
-        self._csum_base = (0x4500 | self._tos) + 0x4000 + (ttl << 8 | 17) + sum(fixed)
-        self._ip_pre = bytes((0x45, self._tos))
+        self._csum_base = (0x4500 | tos) + 0x4000 + (ttl << 8 | 17) + sum(fixed)
+        self._ip_pre = bytes((0x45, tos))
         self._ip_mid = b"\x00\x00\x40\x00" + bytes((ttl, 17))
         # masked IP header after the total length: id, flags, TTL=ff, proto, csum=ffff, addrs
+        # (icrc() masks the same fields; here they are fixed per flow, so build() hashes
+        # pre-masked bytes instead of masking every packet: the transmit fast path)
         self._icrc_ip_tail = b"\x00\x00\x40\x00\xff\x11\xff\xff" + src_ip + dst_ip
 
     def build(self, bth: bytes, ext: bytes, payload: bytes | memoryview) -> bytes:

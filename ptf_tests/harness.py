@@ -16,6 +16,7 @@ Tests get their parameters through ``--test-params``: ``grpc_addr``, ``device_id
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,28 @@ DEVICE_ID = 1
 CPU_PORT = 255
 NUM_PORTS = 4
 PRIORITY_QUEUES = 8  # simple_switch --priority-queues 8: v1model priority p uses queue p
+_RAN = re.compile(r"^Ran (\d+) tests? in ")
+_NOT_PASSED = re.compile(r"(?:failures|errors)=(\d+)")
+_SKIPPED = re.compile(r"skipped=(\d+)")
+
+
+def run_ptf(cmd: list[str], cwd: Path) -> tuple[int, int, int]:
+    """Run ``ptf``, passing its unittest report (stderr) through while reading the totals from
+    it, so that the harness can print one summary across suites: (exit code, passed, failed).
+    Skipped tests are neither."""
+    ran = not_passed = skipped = 0
+    with subprocess.Popen(cmd, cwd=cwd, stderr=subprocess.PIPE, text=True, errors="replace") as proc:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            sys.stderr.write(line)
+            if m := _RAN.match(line):
+                ran = int(m.group(1))
+            elif line.startswith(("OK (", "FAILED (")):
+                not_passed = sum(int(n) for n in _NOT_PASSED.findall(line))
+                skipped = sum(int(n) for n in _SKIPPED.findall(line))
+    if proc.returncode != 0 and not ran:
+        not_passed = max(not_passed, 1)  # ptf failed before running anything: count the suite as one failure
+    return proc.returncode, max(0, ran - not_passed - skipped), not_passed
 
 
 def suite_program(test_dir: Path) -> Path:
@@ -48,7 +71,8 @@ def suites() -> list[Path]:
 
 
 def run_suite(target: str, test_dir: Path, program: Path, ptf_args: list[str], include_dirs: list[str],
-              priority_queues: int, work: Path) -> int:
+              priority_queues: int, work: Path) -> tuple[int, int, int]:
+    """Run one suite: (exit code, tests passed, tests failed)."""
     print(f"=== PTF suite {test_dir.relative_to(REPO) if test_dir.is_relative_to(REPO) else test_dir} "
           f"on {target} with {program.name}", flush=True)
     compiled = compile_program(target, program, work, include_dirs)
@@ -70,11 +94,11 @@ def run_suite(target: str, test_dir: Path, program: Path, ptf_args: list[str], i
                        "--test-params", params, "--disable-ipv6", "--allow-user"]
             for port, host in zip(ports, veths.host_side):
                 ptf_cmd += ["-i", f"{port}@{host}"]
-            res = subprocess.run(ptf_cmd + ptf_args, cwd=work)
+            rc, passed, failed = run_ptf(ptf_cmd + ptf_args, work)
             if switch.proc.poll() is not None:
                 print(f"the switch died during the tests:\n{switch.log_tail()}", file=sys.stderr)
-                return 1
-            return res.returncode
+                return 1, passed, max(failed, 1)
+            return rc, passed, failed
         finally:
             switch.stop()
 
@@ -95,18 +119,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, compiled files)")
     args = ap.parse_args(argv)
     dirs = [Path(d).resolve() for d in args.test_dir] if args.test_dir else suites()
-    failed = 0
+    failed = tests_passed = tests_failed = 0
     for test_dir in dirs:
         program = Path(args.program).resolve() if args.program else suite_program(test_dir)
         work = Path(tempfile.mkdtemp(prefix=f"ptf-{test_dir.name}-"))
         try:
-            rc = run_suite(args.target, test_dir, program, ptf_args, args.include, args.priority_queues, work)
+            rc, passed, not_passed = run_suite(args.target, test_dir, program, ptf_args, args.include,
+                                               args.priority_queues, work)
         except TargetUnavailable as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
         except (RuntimeError, OSError) as e:  # P4RuntimeError and ConnectionError included
             print(f"error: {e}", file=sys.stderr)
-            rc = 1
+            rc, passed, not_passed = 1, 0, 1
+        tests_passed += passed
+        tests_failed += not_passed
         if rc != 0:
             failed += 1
             print(f"suite {test_dir.name} failed; logs in {work}", file=sys.stderr)
@@ -114,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
         else:
             print(f"work directory kept: {work}")
+    print(f"{tests_passed} passed, {tests_failed} failed", flush=True)
     return 1 if failed else 0
 
 

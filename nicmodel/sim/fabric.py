@@ -31,6 +31,10 @@ from nicmodel.workloads import Endpoint, NicSettings, Peer, WorkloadSpec, nic_co
 
 @dataclass
 class FabricConfig:
+    """The simulated fabric: ``hosts`` NICs on one switch (``star``) or split over two
+    switches joined by ``core_link`` (``dumbbell``, a shared bottleneck); ``host_links``
+    overrides the link of single hosts (a slow receiver, a lossy uplink)."""
+
     hosts: int = 2
     line_rate_bps: float = 100e9
     link: LinkConfig = field(default_factory=LinkConfig)
@@ -92,7 +96,9 @@ class SimFabric:
 
     def base_rtt_ns(self, mtu: int = 1024) -> int:
         """Unloaded RTT of one MTU packet and its ACK over the longest host-to-host path:
-        per link both ways, the propagation delay plus the serialization of data and ACK."""
+        per link both ways, the propagation delay plus the serialization of data and ACK
+        (the 200 bytes beyond the MTU: the data packet's headers and ICRC, an ACK with a
+        short INT echo, and the wire overhead of both, rounded up)."""
         cfg = self.config
         links = [cfg.link, cfg.link] + ([cfg.core_link or cfg.link] if len(self.switches) > 1 else [])
         return int(sum(2 * link.delay_ns + (mtu + 200) * 8e9 / link.rate_bps for link in links))

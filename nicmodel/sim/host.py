@@ -13,6 +13,9 @@ from nicmodel.workloads import Endpoint
 
 
 class SimHost:
+    """One host on the simulated fabric: the NIC, its uplink and its workload endpoint,
+    woken by the simulator only when the NIC or the link asks for it (no polling)."""
+
     def __init__(self, sim: Simulator, nic: Nic, name: str) -> None:
         self.sim = sim
         self.nic = nic

@@ -27,15 +27,16 @@ import random
 import struct
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Callable
 
 from netbase import pfc
-from nicmodel import int_md, roce
+from netbase.ipv4 import set_checksum as set_ipv4_checksum
+from nicmodel import int_md
 from nicmodel.cc.base import HopInt
-from nicmodel.roce import OP_DATA, ROCE_UDP_PORT
+from nicmodel.roce import ETH_P_IPV4, OP_DATA, ROCE_UDP_PORT
 from nicmodel.sim.engine import Simulator
 from nicmodel.sim.link import Link
-
-ETH_IPV4 = 0x0800
+from nicmodel.verbs import parse_ip
 
 
 @dataclass
@@ -72,6 +73,9 @@ class SwitchConfig:
 
 @dataclass
 class PortCounters:
+    """One switch port: what its egress sent, marked and dropped, and its queue over time
+    (peak and area, so the mean queue needs no sampling)."""
+
     tx_frames: int = 0
     tx_bytes: int = 0
     ecn_marked: int = 0
@@ -79,7 +83,7 @@ class PortCounters:
     pauses_sent: int = 0
     resumes_sent: int = 0
     pauses_received: int = 0
-    paused_ns: int = 0  # time this port's egress spent paused (any priority), fabric ns
+    paused_ns: int = 0  # pause time of this egress summed over its priorities, fabric ns
     queue_peak_bytes: int = 0
     queue_area: int = 0  # integral of queued bytes over time (byte*ns), for the mean
 
@@ -103,11 +107,10 @@ class _Port:
         self.paused_until = [0] * num_priorities
         self.tx_scheduled = False
         self.counters = PortCounters()
-        self.tx_bytes_wrapped = 0  # egress_tx_bytes as INT reports it
         self.last_change_ns = 0
         # PFC state as ingress port: bytes buffered per priority, pause state
-        self.ingress_bytes = [0] * 8
-        self.xoff_sent = [False] * 8
+        self.ingress_bytes = [0] * pfc.PRIORITIES
+        self.xoff_sent = [False] * pfc.PRIORITIES
 
 
 class Switch:
@@ -137,9 +140,9 @@ class Switch:
     ) -> None:
         if port not in self.ports:
             raise ValueError(f"route to unknown port {port}")
-        self.routes[_ip_bytes(ipv4)] = (port, dst_mac, src_mac)
+        self.routes[parse_ip(ipv4)] = (port, dst_mac, src_mac)
 
-    def receiver(self, port: int):
+    def receiver(self, port: int) -> Callable[[bytes], None]:
         """The callable a link delivers frames arriving on ``port`` to."""
         return lambda frame: self.receive(port, frame)
 
@@ -154,7 +157,7 @@ class Switch:
         if ethertype == pfc.ETH_P_MAC_CONTROL:
             self._on_pause(in_port, frame)
             return
-        if ethertype != ETH_IPV4 or len(frame) < 34 or frame[14] >> 4 != 4:
+        if ethertype != ETH_P_IPV4 or len(frame) < 34 or frame[14] >> 4 != 4:
             self.malformed += 1
             return
         route = self.routes.get(bytes(frame[30:34]))
@@ -177,7 +180,7 @@ class Switch:
             return
         if cfg.ecn and buf[15] & 0x3 in (1, 2) and self._red_mark(port.queue_bytes[prio]):
             buf[15] |= 0x3
-            _fix_ipv4_checksum(buf)
+            set_ipv4_checksum(buf, 14)
             port.counters.ecn_marked += 1
         self._account(port, now)
         port.queues[prio].append(_Queued(buf, in_port, prio, now))
@@ -237,7 +240,6 @@ class Switch:
         frame = self._stamp(port, item, len(queue)) if self.config.int_enabled else bytes(item.frame)
         port.counters.tx_frames += 1
         port.counters.tx_bytes += len(frame)
-        port.tx_bytes_wrapped = (port.tx_bytes_wrapped + len(frame)) & 0xFFFFFFFF
         port.link.transmit(frame)
         if port.total_bytes or port.control:
             self._kick(port)
@@ -262,11 +264,11 @@ class Switch:
             qdepth_pkts=qdepth_after,
             ingress_ts_us=(item.ingress_ns // 1000) & 0xFFFFFFFF,
             egress_ts_us=(now // 1000) & 0xFFFFFFFF,
-            tx_bytes=port.tx_bytes_wrapped,
+            tx_bytes=port.counters.tx_bytes & 0xFFFFFFFF,  # egress_tx_bytes: 32 bits, wraps
             link_rate_mbps=int(port.link.config.rate_bps // 1_000_000),
         )
         try:
-            return int_md.push_hop(bytes(frame), hop, self.config.int_max_hops)
+            return int_md.push_hop(frame, hop, self.config.int_max_hops)
         except ValueError:
             self.malformed += 1  # a bad INT stack from upstream: forward as it is
             return bytes(frame)
@@ -347,20 +349,3 @@ class Switch:
 
     def total_drops(self) -> int:
         return sum(p.counters.drops for p in self.ports.values())
-
-
-def _ip_bytes(ipv4: str) -> bytes:
-    parts = ipv4.split(".")
-    if len(parts) != 4:
-        raise ValueError(f"bad IPv4 address {ipv4!r}")
-    try:
-        return bytes(int(p) for p in parts)
-    except ValueError as exc:
-        raise ValueError(f"bad IPv4 address {ipv4!r}") from exc
-
-
-def _fix_ipv4_checksum(buf: bytearray) -> None:
-    """Recompute the IPv4 header checksum after a header field (ECN) changed."""
-    ihl = (buf[14] & 0x0F) * 4
-    buf[24:26] = b"\x00\x00"
-    struct.pack_into("!H", buf, 24, roce.ipv4_checksum(bytes(buf[14:14 + ihl])))

@@ -412,8 +412,11 @@ class Commands:
             state = Path(f"/sys/class/net/{name}/operstate")
             status = state.read_text().strip().upper()[:6] if state.exists() else "UP"
             tx = d.tm.ports[port].tx_frames if port in d.tm.ports else 0
-            rx_errors = getattr(d.ports[port], "rx_errors", 0)  # raw-socket ports count receive failures
-            lines.append(f"{port:^7}| {name:<17}| {status:<7}| rx={d.port_rx[port]} rx_errors={rx_errors} tx={tx}")
+            io = d.ports[port]
+            rx_errors = getattr(io, "rx_errors", 0)  # raw-socket ports count receive failures
+            kernel = getattr(io, "rx_kernel_drops", 0)  # ... and what the kernel dropped before we read it
+            lines.append(f"{port:^7}| {name:<17}| {status:<7}| rx={d.port_rx[port]} rx_errors={rx_errors} "
+                         f"rx_kernel_drops={kernel} tx={tx}")
         if d.cpu_port is not None:
             lines.append(f"{d.cpu_port:^7}| {'(cpu port)':<17}| UP     | P4Runtime packet-in/out")
         return "\n".join(lines)
@@ -503,6 +506,9 @@ class Commands:
         if d.pipe is not None:
             for k, v in d.pipe.stats.items():
                 stats[f"pipeline.{k}"] = v
+        for port, io in sorted(d.ports.items()):
+            if hasattr(io, "rx_kernel_drops"):  # raw-socket ports: frames lost in the kernel's receive buffer
+                stats[f"port{port}.rx_kernel_drops"] = io.rx_kernel_drops
         for port, lk in sorted(d.links.items()):
             stats[f"link{port}.sent"] = lk.sent
             stats[f"link{port}.lost"] = lk.lost

@@ -3,13 +3,16 @@
 Each ``-i N@ifname`` becomes a :class:`RawPort`: a non-blocking packet socket bound to the
 interface for every EtherType, in promiscuous mode, that skips the kernel's PACKET_OUTGOING
 copies of frames we transmitted ourselves (otherwise the switch would receive everything it
-sends). Send errors (oversized, too short, full buffers) are counted, never raised.
+sends). Send errors (oversized, too short, full buffers) are counted, never raised; frames the
+kernel drops because the receive buffer is full are read back as ``rx_kernel_drops``.
 """
 
 from __future__ import annotations
 
 import socket
 import struct
+
+from netbase.packet_socket import KernelDrops
 
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
@@ -58,6 +61,12 @@ class RawPort:
                 self.sock.setsockopt(socket.SOL_SOCKET, plain, SOCKET_BUFFER)
         self.sock.setblocking(False)
         self.rx_errors = 0  # receive failures (interface down or gone); sends are counted by the Device
+        self._kernel_drops = KernelDrops(self.sock)
+
+    @property
+    def rx_kernel_drops(self) -> int:
+        """Frames lost in the kernel before we could read them (receive buffer full)."""
+        return self._kernel_drops.read()
 
     def fileno(self) -> int:
         return self.sock.fileno()

@@ -169,6 +169,11 @@ def test_int_hop_limit_sets_the_e_bit():
         f = int_md.push_hop(f, hop(i), max_hops=2)
     st = roce.parse(f).int_stack
     assert st.hop_count == 2 and st.md_header[0] & 0x04
+    # a source allowed no hops still inserts shim and header (lengths, IP checksum and
+    # ICRC stay valid: roce.parse checks them all) and sets the E bit at once
+    f0 = t.build(roce.pack_bth(0x0A, 5, 5), roce.pack_reth(0, 1, 4), b"abcd")
+    st0 = roce.parse(int_md.push_hop(f0, hop(0), max_hops=0)).int_stack
+    assert st0.hop_count == 0 and st0.md_header[0] & 0x04
 
 
 def test_int_report_is_parsed_as_the_fabric_readme_lays_it_out():

@@ -22,6 +22,7 @@ def test_basic_ptf_suite_passes_on_our_switch() -> None:
     res = harness("--test-dir", "ptf_tests/basic")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "Ran 8 tests" in res.stderr + res.stdout
+    assert res.stdout.splitlines()[-1] == "8 passed, 0 failed"  # one summary line across suites, last
     pairs = next(line for line in res.stdout.splitlines() if line.startswith("veth pairs")).split(": ")[1].split()
     links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
     assert len(pairs) == 4 and not any(pair.split("/")[0] in links for pair in pairs)  # torn down
