@@ -503,6 +503,7 @@ class Commands:
         self._arity(args, 0, 0, "switch_stats")
         d = self.device
         stats = dict(d.stats)
+        stats["drop_watchdog_flush"] = d.tm.dropped_watchdog_flush
         if d.pipe is not None:
             for k, v in d.pipe.stats.items():
                 stats[f"pipeline.{k}"] = v

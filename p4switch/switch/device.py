@@ -223,7 +223,8 @@ class Device:
             return nxt
 
     def _egress(self, dep: Any, now: int) -> None:
-        if self.pipe is None:
+        if self.pipe is None:  # the pipeline was removed while the packet waited in a queue
+            self.stats["drop_no_pipeline"] += 1
             return
         qmeta = QueueMeta(dep.enq_timestamp_us, dep.enq_qdepth, dep.deq_timedelta_us, dep.deq_qdepth)
         try:

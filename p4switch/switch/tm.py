@@ -122,6 +122,9 @@ class TrafficManager:
         self._default_rate: list[float | None] = [None] * priority_queues
         self.ports: dict[int, EgressPort] = {}
         self.dropped_bad_priority = 0
+        # Packets already queued when a watchdog declares a storm: the enqueue that accepted
+        # them returned True, so only this switch-wide count makes them show up in the totals.
+        self.dropped_watchdog_flush = 0
         self._rr: list[int] = []  # port service order, rotated for fairness between ports
 
     # ---- configuration -------------------------------------------------------------------
@@ -266,6 +269,7 @@ class TrafficManager:
                 continue
             if st.watchdog_step(now, q.nonempty_since) == "storm" and st.watchdog.action == "drop":
                 q.dropped_watchdog += len(q.items)
+                self.dropped_watchdog_flush += len(q.items)
                 p.backlog -= len(q.items)
                 q.items.clear()
                 q.nonempty_since = None

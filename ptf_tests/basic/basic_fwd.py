@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import queue
+import re
 
 from ptf import testutils
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
 from ptf_tests.base import P4RuntimeTest
-from ptf_tests.basic_program import FORWARD, PORT_COUNTER, SWITCH_MAC, TABLE, TO_CPU, routed, udp_frame
+from ptf_tests.basic_program import (FORWARD, PORT_COUNTER, QDEPTH_REGISTER, SWITCH_MAC, TABLE, TO_CPU, routed,
+                                     udp_frame)
 
 H1_MAC = "00:00:00:00:01:01"
 H2_MAC = "00:00:00:00:02:02"
@@ -115,6 +117,12 @@ class QueueRateCliTest(BasicTest):
                 testutils.send_packet(self, 1, pkt)
             for pkt in pkts:
                 testutils.verify_packet(self, routed(pkt, H2_MAC), 2, timeout=5)
+            # The burst arrives far faster than 200 packets/s leave, so the last packet queued
+            # behind others: the egress program saw a non-zero enq_qdepth (a rate that did
+            # nothing would leave it at 0).
+            seen = re.search(r"\[2\]=\s*(\d+)", self.cli(f"register_read {QDEPTH_REGISTER} 2"))
+            self.assertIsNotNone(seen)
+            self.assertGreater(int(seen.group(1)), 0)
         finally:
             self.cli("set_queue_rate 0 2")
         testutils.verify_no_other_packets(self)

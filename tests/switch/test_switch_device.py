@@ -10,6 +10,7 @@ from scapy.contrib.mac_control import MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 
 from p4switch.switch.pcap import read_pcap
+from p4switch.switch.pfc import WatchdogConfig
 from p4switch.entries import ActionCall, Lpm, TableEntry
 from ptf_tests.basic_program import CPU_PORT, PORT_COUNTER, QDEPTH_REGISTER, TABLE, TO_CPU, routed, udp_frame
 
@@ -202,3 +203,18 @@ def test_recirculated_frames_go_through_ingress_again(eth_program, make_switch) 
     assert ports[1].sent == []
     assert ports[2].sent == [bytes(12) + b"\x08\x02" + b"around again"]
     assert device.stats["recirculated"] == 1
+
+
+def test_watchdog_flush_of_a_stuck_queue_is_counted_and_nothing_leaves(dev) -> None:
+    device, clock, ports, _ = dev
+    device.tm.set_port_rate(2, 1e6)  # 0xFFFF quanta at 1 Mb/s: a pause of 33 s
+    device.tm.set_watchdog(2, 0, WatchdogConfig())  # SONiC defaults: detect after 200 ms, drop
+    device.receive(2, bytes(Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:02")
+                            / MACControlClassBasedFlowControl(c0_enabled=1, c0_pause_time=0xFFFF)))
+    device.receive(1, udp("10.0.2.2"))
+    device.poll()
+    assert ports[2].sent == []
+    clock.set(200_000_000)
+    device.poll()
+    assert ports[2].sent == []  # flushed by the watchdog, not transmitted
+    assert device.tm.dropped_watchdog_flush == 1

@@ -70,7 +70,7 @@ def accounted(d: dict[str, int]) -> int:
     """Where received frames went: consumed by the MAC, dropped (pipeline, queues), sent."""
     return (d.get("rx_mac_control", 0) + sum(d.get(f"pipeline.{k}", 0) for k in PIPELINE_DROPS)
             + d.get("drop_tm", 0) + d.get("tx", 0) + d.get("tx_errors", 0) + d.get("packet_in", 0)
-            + d.get("drop_no_port", 0))
+            + d.get("drop_no_port", 0) + d.get("drop_watchdog_flush", 0))
 
 
 def settled_deltas(cli: CliClient, before: dict[str, int], expect_rx: int, timeout: float = 10.0) -> dict[str, int]:

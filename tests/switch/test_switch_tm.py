@@ -159,6 +159,7 @@ def test_watchdog_drop_detects_a_storm_drops_and_restores() -> None:
     assert tm.pop(200 * MS) is None  # storm: the queued packets are dropped, not sent
     assert st.storm and st.storms_detected == 1
     assert tm.ports[1].queues[2].dropped_watchdog == 3
+    assert tm.dropped_watchdog_flush == 3  # switch-wide: these were accepted when queued
     assert not tm.enqueue(1, 2, "new", 100, 200 * MS)  # arrivals dropped during the storm
     assert tm.ports[1].queues[2].dropped_watchdog == 4
     for t in range(210, 301, 10):
