@@ -26,6 +26,8 @@ from topo.spec import Topology
 
 log = logging.getLogger(__name__)
 
+RESTORE_BACKOFF = (0.2, 5.0)  # seconds: first wait after a failed restore, and the longest
+
 
 class FabricController:
     def __init__(
@@ -52,6 +54,7 @@ class FabricController:
         self.on_packet_in = on_packet_in
         self.installed: dict[str, Intent] = {s.name: Intent() for s in topo.switches}
         self.restores = 0  # switches given their pipeline and state back after a restart
+        self.restore_failures = 0  # restore attempts that failed (and were retried)
         self._lock = threading.RLock()  # one writer at a time per fabric (apply vs reconnect)
         addresses = addresses or {s.name: f"127.0.0.1:{s.grpc_port}" for s in topo.switches}
         self.conns: dict[str, SwitchConnection] = {}
@@ -81,7 +84,7 @@ class FabricController:
     def adopt(self, settings: Settings, profile: str = "custom") -> None:
         """Take over a running fabric configured with ``settings`` (the CLI's case): nothing is
         written; later ``apply`` calls write only what differs from it."""
-        self.installed = fabric_rules.build_intents(self.topo, settings, self.p4)
+        self.installed = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported)
         self.settings = settings
         self.profile = profile
 
@@ -108,7 +111,7 @@ class FabricController:
 
     # -- internals ----------------------------------------------------------------------
     def _converge(self, settings: Settings) -> int:
-        desired = fabric_rules.build_intents(self.topo, settings, self.p4)
+        desired = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported)
         written = 0
         for name, conn in self.conns.items():
             updates = diff(self.p4, self.installed[name], desired[name])
@@ -127,14 +130,37 @@ class FabricController:
 
     def _restore(self, conn: SwitchConnection) -> None:
         """After a session came back: a switch that lost its pipeline (it restarted) gets the
-        pipeline and its full state again; one that kept it is left alone."""
-        with self._lock:
+        pipeline and its full state again; one that kept it is left alone.
+
+        A failed attempt (another client was primary for a moment, the settings file was being
+        rewritten, the switch was still loading) would leave the switch empty until its stream
+        broke again, so it is retried with backoff until it succeeds, the session is closed, or
+        the stream broke again (that reconnect runs its own restore)."""
+        session = conn.reconnects
+        delay = RESTORE_BACKOFF[0]
+        force = False
+        while True:
             try:
-                cookie = conn.get_pipeline().cookie.cookie
-            except Exception:
-                cookie = None
-            if cookie == self.pipeline.cookie:
+                self._restore_once(conn, force)
                 return
+            except Exception as e:  # noqa: BLE001 - whatever failed, the switch must not stay empty
+                self.restore_failures += 1
+                log.warning("%s: restoring the switch failed, retrying in %.1f s: %s", conn.name, delay, e)
+            if conn.wait_closed(delay) or conn.reconnects != session:
+                return
+            delay = min(delay * 2, RESTORE_BACKOFF[1])
+            force = True  # a pipeline may have gone in without its state: its cookie proves nothing
+
+    def _restore_once(self, conn: SwitchConnection, force: bool) -> None:
+        """One restore attempt; ``force`` skips the "pipeline still there" check. Raises on failure."""
+        with self._lock:
+            if not force:
+                try:
+                    cookie = conn.get_pipeline().cookie.cookie
+                except Exception:  # noqa: BLE001 - no pipeline, or no answer: push it
+                    cookie = None
+                if cookie == self.pipeline.cookie:
+                    return
             if self.settings_source is not None:
                 self.adopt(*self.settings_source())
             log.info("%s: switch restarted, re-pushing pipeline and %d objects", conn.name,

@@ -84,18 +84,21 @@ def bytes_to_pkts(nbytes: int, topo: Topology) -> int:
     return math.ceil(nbytes / frame_bytes(topo))
 
 
-def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex) -> dict[str, Intent]:
+def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex,
+                  clone_cos: bool = True) -> dict[str, Intent]:
+    """The whole desired state of every switch. ``clone_cos`` False (a BMv2 pipeline, whose
+    P4Runtime layer refuses a class of service other than 0) writes PFC sessions with 0."""
     r = Rules(p4)
-    return {s.name: _switch_intent(topo, settings, r, s.name) for s in topo.switches}
+    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos) for s in topo.switches}
 
 
-def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str) -> Intent:
+def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool) -> Intent:
     it = Intent()
     _routing(topo, r, name, it)
     _classes(st, r, it)
     _load_balancing(st, r, it)
     _ecn(topo, st, r, name, it)
-    _pfc(topo, st, r, name, it)
+    _pfc(topo, st, r, name, it, PFC_COS if clone_cos else 0)
     _int(topo, st, r, name, it)
     return it
 
@@ -159,9 +162,9 @@ def _ecn(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
         it.add_entry(*r.entry("ecn_thresholds", [Exact(port), Exact(st.classes.data_priority)], action))
 
 
-def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
+def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int) -> None:
     for port in sorted(topo.ports_of(name)):
-        it.add_clone_session(CloneSession(PFC_SESSION_BASE + port, [Replica(port, 0)], cos=PFC_COS))
+        it.add_clone_session(CloneSession(PFC_SESSION_BASE + port, [Replica(port, 0)], cos=cos))
     if not st.pfc.enabled:
         return
     xoff = bytes_to_pkts(st.pfc.xoff_bytes, topo)

@@ -8,6 +8,7 @@ loaded P4Info, the device config bytes and a cookie that identifies the program 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,16 @@ class Pipeline:
     device_config: bytes
     p4info_path: Path
     config_path: Path
+
+    @property
+    def clone_cos_supported(self) -> bool:
+        """Whether clone sessions may carry a class of service: our target honours it; BMv2's
+        P4Runtime layer refuses anything but 0 (UNIMPLEMENTED). Told apart by the device
+        config, which for our target names it (p4switch/p4info/device_config.py)."""
+        try:
+            return json.loads(self.device_config).get("target") == "p4switch"
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            return False
 
     @property
     def cookie(self) -> int:

@@ -169,6 +169,10 @@ class SwitchConnection:
     def wait_primary(self, timeout: float) -> bool:
         return self.is_primary.wait(timeout)
 
+    def wait_closed(self, timeout: float) -> bool:
+        """Sleep up to ``timeout`` s; True at once if the session is (or gets) closed."""
+        return self._closed.wait(timeout)
+
     # -- unary calls --------------------------------------------------------------------
     def _call(self, what: str, fn, request, **kw):
         try:

@@ -4,10 +4,13 @@
     rnic run incast --hosts 5 --size 1MiB --cc dcqcn --pfc
     rnic stats --mgmt /tmp/h1.sock
     rnic status --mgmt /tmp/h1.sock
+    rnic workload --mgmt /tmp/h1.sock --spec spec.json --wait
 
 ``serve`` puts a live NIC on an interface with the management API (nicmodel/mgmt.py) on a
 Unix socket; ``run`` runs a workload in the simulator (N hosts on one switch) and prints
-its statistics; ``stats``/``status`` query a serving NIC.
+its statistics; ``stats``/``status`` query a serving NIC; ``workload`` starts a workload on
+a serving NIC (the management API's ``start_workload``) and, with ``--wait``, follows it to
+the end.
 """
 
 from __future__ import annotations
@@ -18,11 +21,16 @@ import math
 import signal
 import sys
 import threading
-from typing import Any, Sequence
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from nicmodel.cc import ALGORITHMS
 from nicmodel.verbs import LossDetection
 from nicmodel.workloads import CDF_FILES, KINDS, NicSettings
+
+if TYPE_CHECKING:
+    from nicmodel.mgmt import NicClient
 
 _UNITS = {"": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 10**6, "mb": 10**6, "mib": 1 << 20,
           "g": 10**9, "gb": 10**9, "gib": 1 << 30}
@@ -142,7 +150,55 @@ def build_parser() -> argparse.ArgumentParser:
         q = sub.add_parser(name, help=text, description=text.capitalize() + ".")
         q.add_argument("--mgmt", required=True, help="Unix socket path of the NIC's management API")
         q.add_argument("--json", action="store_true", help="print the raw JSON")
+
+    wl = sub.add_parser("workload", help="start a workload on a serving NIC",
+                        description="Start a workload on the NIC serving MGMT (same spec on every host, "
+                                    "each with its own rank; see nicmodel/mgmt.py). Prints the NIC's answer, "
+                                    "or with --wait the progress (stderr) and the final status as JSON. "
+                                    "Exit 0: started, or (--wait) done without errors and the received data "
+                                    "as expected (data_ok true, or null where nothing is received); 1: "
+                                    "workload errors, data still wrong or not done at the timeout, or a "
+                                    "refusal by the NIC (e.g. one already running); 2: bad arguments or spec.")
+    wl.add_argument("--mgmt", required=True, help="Unix socket path of the NIC's management API")
+    wl.add_argument("--spec", required=True, metavar="FILE|JSON",
+                    help="the workload spec: a JSON object, or a file holding one")
+    wl.add_argument("--wait", action="store_true", help="poll the workload until it is done")
+    wl.add_argument("--timeout", type=parse_seconds, metavar="S",
+                    help=f"--wait: give up after S seconds of wall time (default {WAIT_TIMEOUT_S:g})")
     return parser
+
+
+WAIT_TIMEOUT_S = 300.0
+POLL_INTERVAL_S = 0.1
+
+
+def parse_seconds(text: str) -> float:
+    """``--timeout 30`` -> 30.0 (positive, finite)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad timeout {text!r} (seconds, e.g. 30)") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"timeout {text!r} must be a positive number of seconds")
+    return value
+
+
+def load_spec(text: str) -> dict[str, Any]:
+    """``--spec``: inline JSON (starts with ``{``) or the path of a JSON file -> the spec
+    object. Checked here only for being a JSON object; the NIC validates its fields."""
+    source = "--spec"
+    if not text.lstrip().startswith("{"):
+        path = Path(text)
+        if not path.is_file():
+            raise ValueError(f"--spec {text!r}: no such file (give a JSON object or a file holding one)")
+        source, text = f"--spec file {text}", path.read_text()
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source}: not valid JSON: {exc}") from None
+    if not isinstance(spec, dict):
+        raise ValueError(f"{source}: the workload spec must be a JSON object")
+    return spec
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -153,6 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(args)
         if args.command == "run":
             return _run(args)
+        if args.command == "workload":
+            if args.timeout is not None and not args.wait:
+                raise argparse.ArgumentTypeError("--timeout needs --wait")
+            return _workload(args, load_spec(args.spec))
         return _query(args)
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
@@ -254,11 +314,21 @@ def format_summary(summary: dict[str, Any], fabric: dict[str, Any] | None = None
     return "\n".join(lines)
 
 
-def _query(args: argparse.Namespace) -> int:
-    from nicmodel.mgmt import MgmtError, NicClient
+def _connect(path: str) -> NicClient:
+    """A client of the NIC serving ``path``; an error that names the socket if none does."""
+    from nicmodel.mgmt import NicClient
 
     try:
-        with NicClient(args.mgmt) as client:
+        return NicClient(path)
+    except OSError as exc:
+        raise OSError(f"no NIC management API at {path}: {exc.strerror or exc}") from None
+
+
+def _query(args: argparse.Namespace) -> int:
+    from nicmodel.mgmt import MgmtError
+
+    try:
+        with _connect(args.mgmt) as client:
             result = client.stats() if args.command == "stats" else client.status()
     except MgmtError as exc:
         print(f"rnic: error: {exc.code}: {exc.message}", file=sys.stderr)
@@ -268,6 +338,52 @@ def _query(args: argparse.Namespace) -> int:
     else:
         print(format_summary(result["summary"]))
     return 0
+
+
+def _workload(args: argparse.Namespace, spec: dict[str, Any]) -> int:
+    from nicmodel.mgmt import MgmtError
+
+    with _connect(args.mgmt) as client:
+        try:
+            started = client.start_workload(spec)
+        except MgmtError as exc:
+            print(f"rnic: error: {exc.code}: {exc.message}", file=sys.stderr)
+            return 2 if exc.code == "invalid_params" else 1  # a bad spec vs. e.g. one already running
+        if not args.wait:
+            print(json.dumps(started, sort_keys=True))
+            return 0
+        status = _follow(client, args.timeout or WAIT_TIMEOUT_S)
+    print(json.dumps(status, indent=1, sort_keys=True))
+    if status["errors"]:
+        print(f"rnic: workload failed: {status['errors']}", file=sys.stderr)
+        return 1
+    if not status["done"] or status.get("data_ok") is False:
+        what = "not done" if not status["done"] else "received data not as expected"
+        print(f"rnic: error: {what} after {args.timeout or WAIT_TIMEOUT_S:g} s "
+              f"(progress {status['progress']:.0%}); the workload stays on the NIC", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _follow(client: NicClient, timeout_s: float) -> dict[str, Any]:
+    """Poll ``workload_status`` until it is finished or ``timeout_s`` (wall) passes; print
+    each change of progress on stderr so stdout holds only the final status.
+
+    Finished = done with errors, or done with data that is not wrong. A rank that is only
+    the target of RDMA WRITEs (the p2p destination, the incast sink) gets no completions,
+    so the NIC reports it done at once; its data is still arriving while ``data_ok`` reads
+    False, hence such a rank is followed until its data matches (or the timeout)."""
+    deadline = time.monotonic() + timeout_s
+    shown = None
+    while True:
+        status = client.workload_status()
+        if status["progress"] != shown:
+            shown = status["progress"]
+            print(f"rnic: {status['kind']} rank {status.get('rank')}: {shown:.0%}", file=sys.stderr, flush=True)
+        finished = status["done"] and (status["errors"] or status.get("data_ok") is not False)
+        if finished or time.monotonic() >= deadline:
+            return status
+        time.sleep(POLL_INTERVAL_S)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 ``FabricNet(topo, ...).start()`` creates one ``P4Switch`` per switch (our target by default,
 BMv2's simple_switch_grpc with ``target="bmv2"`` where installed), one ``RnicHost`` per host
 running ``rnic serve`` on its interface, the links with the ports the topology names, sets
-each switch port's rate and delay from the link (fabric units; the switch runs time-dilated),
+each switch port's rate and delay from the link (fabric units; the switch runs time-dilated)
+and every queue's depth from the topology's ``queue_depth_pkts``,
 and writes the state file that ``fabricctl`` reads. ``stop()`` stops every NIC and switch
 process by PID and deletes every interface it created (Mininet's ``net.stop()``; never
 ``mn -c``/``cleanup()``), also after a failed start.
@@ -20,7 +21,6 @@ from topo.spec import Topology
 log = logging.getLogger(__name__)
 
 PRIORITY_QUEUES = 8
-QUEUE_DEPTH_PKTS = 128  # per queue: above PFC XOFF and ECN Kmax at the default MTU
 
 
 class FabricNet:
@@ -90,7 +90,7 @@ class FabricNet:
         for s in self.topo.switches:
             cli = CliClient(self.thrift_ports[s.name])
             try:
-                cli.run(f"set_queue_depth {QUEUE_DEPTH_PKTS}")
+                cli.run(f"set_queue_depth {self.topo.queue_depth_pkts}")
                 for port, (_, _, link) in sorted(self.topo.ports_of(s.name).items()):
                     cli.run(f"set_port_rate {port} {link.rate_gbps * 1e9:.0f}")
                     if link.delay_us:

@@ -10,6 +10,7 @@ Keys (rates in Gb/s of *fabric* time; ``time_dilation`` says how much slower wal
     name: leafspine-2x2x2
     time_dilation: 2000          # fabric runs D times slower than wall time
     mtu: 1024                    # RoCE payload MTU used by the NICs (bytes)
+    queue_depth_pkts: 128        # optional: every switch queue's depth in packets (default 128)
     switches:
       - {name: leaf1, role: leaf, device_id: 1, grpc_port: 50101, cpu_port: 255,
          mac: "02:aa:00:00:00:01", index: 1}
@@ -33,6 +34,10 @@ from typing import Any
 import yaml
 
 ROLES = ("leaf", "spine")
+# Per queue (port x priority) of our target: above PFC XOFF and ECN Kmax at the default MTU, so
+# the controller's thresholds act before the traffic manager tail-drops.
+DEFAULT_QUEUE_DEPTH_PKTS = 128
+MAX_QUEUE_DEPTH_PKTS = 65535
 _MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,9}$")  # short: Mininet builds iface names from it
 
@@ -91,6 +96,7 @@ class Topology:
     links: list[Link]
     time_dilation: float = 1.0
     mtu: int = 1024
+    queue_depth_pkts: int = DEFAULT_QUEUE_DEPTH_PKTS
     extra: dict[str, Any] = field(default_factory=dict)
 
     # -- lookups -------------------------------------------------------------------------
@@ -145,6 +151,7 @@ class Topology:
             "name": self.name,
             "time_dilation": self.time_dilation,
             "mtu": self.mtu,
+            "queue_depth_pkts": self.queue_depth_pkts,
             "switches": [asdict(s) for s in self.switches],
             "hosts": [asdict(h) for h in self.hosts],
             "links": [asdict(link) for link in self.links],
@@ -158,7 +165,7 @@ class Topology:
         if not isinstance(d, dict):
             raise TopologyError(["the topology must be a mapping with switches, hosts, links"])
         problems: list[str] = []
-        known = {"name", "time_dilation", "mtu", "switches", "hosts", "links"}
+        known = {"name", "time_dilation", "mtu", "queue_depth_pkts", "switches", "hosts", "links"}
         switches = _parse_list(d, "switches", Switch, problems)
         hosts = _parse_list(d, "hosts", Host, problems)
         links = _parse_list(d, "links", Link, problems)
@@ -169,6 +176,7 @@ class Topology:
             links=links,
             time_dilation=d.get("time_dilation", 1.0),
             mtu=d.get("mtu", 1024),
+            queue_depth_pkts=d.get("queue_depth_pkts", DEFAULT_QUEUE_DEPTH_PKTS),
             extra={k: v for k, v in d.items() if k not in known},
         )
         if problems:
@@ -210,6 +218,10 @@ def validate(topo: Topology) -> None:
         p.append(f"time_dilation: must be a number >= 1, got {topo.time_dilation!r}")
     if not isinstance(topo.mtu, int) or not 256 <= topo.mtu <= 4096:
         p.append(f"mtu: must be an integer 256..4096, got {topo.mtu!r}")
+    depth = topo.queue_depth_pkts
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_QUEUE_DEPTH_PKTS:
+        p.append(f"queue_depth_pkts: must be an integer 1..{MAX_QUEUE_DEPTH_PKTS} (packets per switch queue), "
+                 f"got {depth!r}")
     names: dict[str, str] = {}
     for kind, nodes in (("switch", topo.switches), ("host", topo.hosts)):
         for n in nodes:

@@ -250,11 +250,12 @@ class ProgramCompiler:
         return fid
 
     # ---- instances -------------------------------------------------------------------------
-    def instantiate(self, decl: A.InstanceDecl, prefix: str) -> None:
+    def instantiate(self, decl: A.InstanceDecl, prefix: str, name: str | None = None) -> None:
+        """``name`` overrides the control-plane name (inline table-property instances)."""
         t = decl.type
         if not isinstance(t, T.ExternType):
             return  # sub-parsers / sub-controls are generated where they are applied
-        name = self.cp_name(decl, prefix)
+        name = name or self.cp_name(decl, prefix)
         args = {k: _const_value(v) for k, v in (decl.ctor_args or {}).items()}
         kind = t.name
 
@@ -580,7 +581,9 @@ class ProgramCompiler:
             inst.type = v.type
             sig = v.signature
             inst.ctor_args = {p.name: a.value.value for p, a in zip(sig.params, v.args)} if sig else {}
-            self.instantiate(inst, prefix)
+            # the property's @name, as in P4Info; an unnamed one (which p4c will not expose
+            # over P4Runtime) keeps the made-up "<table>_<property>"
+            self.instantiate(inst, prefix, self.checked.inline_instance_name(decl, p, prefix or None))
             return self.ns[self.objects[id(inst)]]
         raise UnsupportedError(p, f"table property {prop} must name an instance")
 

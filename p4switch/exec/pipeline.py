@@ -9,7 +9,10 @@ end of egress: E2E clone, then drop (egress_spec == 511), else recirculate, else
 An I2E clone is the packet as it was when this ingress pass began, parsed again; an E2E clone
 carries the headers as they are at the end of egress and restarts at egress without parser
 or deparser. Preserved field lists (@field_list) carry user metadata into clones, resubmitted
-and recirculated packets; every other metadata field starts at zero.
+and recirculated packets; every other metadata field starts at zero. For clones that holds
+after the I2E re-parse too: simple_switch resets all metadata (user metadata the parser set,
+ingress_port, timestamps, parser_error) once the parser has run, then copies the preserved
+fields; only instance_type and packet_length survive, and egress sets its own fields.
 
 Nothing here raises on a bad packet: parser errors are recorded in parser_error (the packet
 continues, as in BMv2) and any failure inside the program drops the packet and is counted.
@@ -172,6 +175,15 @@ class V1Pipeline:
                 self.stats["parser_error_" + self.prog.error_names.get(e.code, str(e.code))] += 1
         ctx.payload = data[off:]
 
+    def _clone_state(self, keep: dict, packet_length: int, itype: int) -> tuple[Any, Any]:
+        """Metadata of a clone as simple_switch makes it: everything reset, the preserved
+        field list copied in, instance_type and packet_length set (egress sets the rest)."""
+        meta, sm = self._M(), self._SM()
+        self._restore(meta, keep)
+        sm.packet_length = packet_length
+        sm.instance_type = itype
+        return meta, sm
+
     def _new_state(self, port: int, data: bytes, now_us: int, itype: int) -> tuple:
         hdr, meta, sm = self._H(), self._M(), self._SM()
         sm.ingress_port = port
@@ -257,11 +269,10 @@ class V1Pipeline:
             self.stats["clone_unknown_session"] += 1
             return
         keep = self._preserve(meta, ctx.clone_fl)
-        chdr, cmeta, csm = self._new_state(port, data, now_us, PKT_INSTANCE_TYPE_INGRESS_CLONE)
-        cctx = Context(csm, len(data), now_us, self.rng, self.logs)
-        self._parse(data, chdr, cmeta, csm, cctx)
-        self._restore(cmeta, keep)
-        csm.instance_type = PKT_INSTANCE_TYPE_INGRESS_CLONE  # after the parser, as BMv2 sets it
+        chdr, pmeta, psm = self._new_state(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL)
+        cctx = Context(psm, len(data), now_us, self.rng, self.logs)
+        self._parse(data, chdr, pmeta, psm, cctx)  # the parse keeps only its headers
+        cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
         for r in sess.replicas:
             st = (chdr.copy(), cmeta.copy(), csm.copy(), cctx.payload)
             res.to_egress.append(EgressJob(r.port, sess.cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE,
@@ -330,12 +341,7 @@ class V1Pipeline:
             return
         keep = self._preserve(meta, ctx.clone_fl)
         for r in sess.replicas:
-            cmeta = self._M()
-            self._restore(cmeta, keep)
-            csm = self._SM()
-            csm.ingress_port = sm.ingress_port
-            csm.packet_length = sm.packet_length
-            csm.instance_type = PKT_INSTANCE_TYPE_EGRESS_CLONE
+            cmeta, csm = self._clone_state(keep, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE)
             res.to_egress.append(EgressJob(r.port, sess.cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
                                            r.instance, (hdr.copy(), cmeta, csm, payload), sess.truncate))
         self.stats["cloned"] += len(sess.replicas)

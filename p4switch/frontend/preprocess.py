@@ -38,7 +38,9 @@ def preprocess(path: str, include_dirs: list[str] | None = None,
     for name, value in all_defines.items():
         cmd.append(f"-D{name}" if value is None else f"-D{name}={value}")
     cmd.append(path)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # p4c reads sources as bytes, so a stray Latin-1 byte in a comment is fine there; decode
+    # the same lossy way errors.py rereads lines for carets, so positions agree and nothing raises.
+    proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace")
     if proc.returncode != 0:
         raise _cpp_error(proc.stderr, path)
     return proc.stdout

@@ -318,36 +318,52 @@ class _Collector:
             prop = decl.prop(prop_name)
             if prop is None:
                 continue
-            instance = getattr(prop.value, "decl", None)
-            if not isinstance(instance, ast.InstanceDecl):
-                raise P4InfoError(f"table {name}: '{prop_name}' must name an instance declared in the control", prop)
-            inst_prefix = None if self.checked.enclosing_block(instance) is None else prefix
-            inst_name = self.name(instance, inst_prefix)
+            source, inst_name, annotations = self.property_instance(decl, prop, name, prefix)
             if prop_name == "implementation":
                 info.implementation = inst_name
-                self.profile(instance, inst_prefix).tables.append(name)
+                self.profile(source, inst_name, annotations).tables.append(name)
             elif prop_name == "counters":
                 info.direct_counter = inst_name
-                self.direct(instance, inst_name, name, self.info.direct_counters)
+                self.direct(source, inst_name, name, annotations, self.info.direct_counters)
             else:
                 info.direct_meter = inst_name
-                self.direct(instance, inst_name, name, self.info.direct_meters)
+                self.direct(source, inst_name, name, annotations, self.info.direct_meters)
         self.info.tables.append(info)
 
-    def profile(self, decl: ast.InstanceDecl, prefix: str | None) -> ActionProfileInfo:
-        name = self.name(decl, prefix)
+    def property_instance(self, table: ast.TableDecl, prop: ast.TableProperty, table_name: str,
+                          prefix: str | None) -> tuple[Any, str, list[ast.Annotation]]:
+        """The extern a table property names or constructs in place (``implementation =
+        action_profile(32w128)``: the constructor call carries ``.type`` and ``.ctor_args``
+        like an instance), its P4Info name and the annotations that describe it."""
+        value = prop.value
+        if isinstance(value, ast.MethodCall) and value.kind == "constructor":
+            inst_name = self.checked.inline_instance_name(table, prop, prefix)
+            if inst_name is None:  # p4c's rule and wording
+                raise P4InfoError(f"Table '{table_name}' has an anonymous table property '{prop.name}' "
+                                  "with no name annotation, which is not supported by P4Runtime", prop)
+            return value, inst_name, prop.annotations
+        instance = getattr(value, "decl", None)
+        if not isinstance(instance, ast.InstanceDecl):
+            raise P4InfoError(f"table {table_name}: '{prop.name}' must name an instance declared in the "
+                              "control or construct one in place", prop)
+        inst_prefix = None if self.checked.enclosing_block(instance) is None else prefix
+        return instance, self.name(instance, inst_prefix), instance.annotations
+
+    def profile(self, source: Any, name: str, annotations: list[ast.Annotation]) -> ActionProfileInfo:
+        """``source``: the action_profile/action_selector instance or in-place constructor call."""
         if name not in self.profiles:
-            selector = decl.type.name == "action_selector"
-            size = int(_value_of(decl.ctor_args["size"]))
-            max_group = decl.annotation("max_group_size")
+            selector = source.type.name == "action_selector"
+            size = int(_value_of(source.ctor_args["size"]))
+            max_group = ast.find_annotation(annotations, "max_group_size")
             self.profiles[name] = ActionProfileInfo(
                 name, selector, size, max_group_size=_annotation_int(max_group) if max_group else 0,
-                notes=notes_of([a for a in decl.annotations if a.name != "max_group_size"]))
+                notes=notes_of([a for a in annotations if a.name != "max_group_size"]))
         return self.profiles[name]
 
-    def direct(self, decl: ast.InstanceDecl, name: str, table: str, into: list[CounterlikeInfo]) -> None:
-        into.append(CounterlikeInfo(name, str(_value_of(decl.ctor_args["type"])),
-                                    direct_table=table, notes=notes_of(decl.annotations)))
+    def direct(self, source: Any, name: str, table: str, annotations: list[ast.Annotation],
+               into: list[CounterlikeInfo]) -> None:
+        into.append(CounterlikeInfo(name, str(_value_of(source.ctor_args["type"])),
+                                    direct_table=table, notes=notes_of(annotations)))
 
     def extern_instance(self, decl: ast.InstanceDecl, prefix: str | None) -> None:
         kind = decl.type.name
@@ -361,7 +377,7 @@ class _Collector:
             self.info.registers.append(RegisterInfo(name, int(_value_of(decl.ctor_args["size"])), spec,
                                                     notes_of(decl.annotations)))
         elif kind in ("action_profile", "action_selector"):
-            self.profile(decl, prefix)
+            self.profile(decl, name, decl.annotations)
 
     def value_set(self, decl: ast.ValueSetDecl) -> None:
         elem = decl.elem_type.type

@@ -1,4 +1,5 @@
-"""Shared by the controller tests: fabric.p4 compiled once, switch processes without ports.
+"""Shared by the controller tests: fabric.p4 compiled once, switch processes without ports,
+and a leaf of the default topology on our executor holding the controller's entries.
 
 Each switch is our target started as simple_switch_grpc would be, with no interfaces and a
 gRPC address on 127.0.0.1 at a free port; it is stopped by PID when the test ends.
@@ -10,14 +11,54 @@ from pathlib import Path
 
 import pytest
 
+from controller.fabric_rules import build_intents
+from controller.p4info import P4InfoIndex
 from controller.pipeline import Pipeline, compile_fabric
+from controller.profiles import settings_for
+from p4switch.exec import LoadedProgram, V1Pipeline
+from p4switch.frontend import compile_file
 from ptf_tests.targets import SwitchProcess, free_tcp_port, start_switch, switch_command
+from topo.builder import leaf_spine
 from topo.spec import Topology
+
+FABRIC_P4 = Path(__file__).resolve().parents[2] / "p4src" / "fabric.p4"
+LEAF_CPU_PORT = 255  # the builder's cpu_port for every switch
 
 @pytest.fixture(scope="session")
 def fabric_pipeline(tmp_path_factory) -> Pipeline:
     """fabric.p4 compiled for our target, once per test session."""
     return compile_fabric("ours", tmp_path_factory.mktemp("fabric-build"))
+
+
+@pytest.fixture(scope="session")
+def fabric_checked():
+    """fabric.p4 through our front end, once per session (for executor-level tests)."""
+    return compile_file(str(FABRIC_P4))
+
+
+@pytest.fixture(scope="session")
+def leaf_switch(fabric_checked, fabric_pipeline):
+    """Factory: ``leaf_switch(profile, leaf="leaf1") -> (pipeline, program)``, a leaf of the
+    default topology running fabric.p4 on our executor with exactly the members, groups, clone
+    sessions, entries and defaults the controller computes for ``profile``, so packet tests
+    check what the controller would install, without gRPC in between."""
+
+    def build(profile: str, leaf: str = "leaf1") -> tuple[V1Pipeline, LoadedProgram]:
+        intent = build_intents(leaf_spine(), settings_for(profile), P4InfoIndex(fabric_pipeline.p4info))[leaf]
+        prog = LoadedProgram.from_checked(fabric_checked)
+        for (profile_name, member_id), call in intent.members.items():
+            prog.action_profiles[profile_name].add_member(member_id, call)
+        for (profile_name, group_id), members in intent.groups.items():
+            prog.action_profiles[profile_name].add_group(group_id, list(members))
+        for session in intent.clone_sessions.values():
+            prog.pre.set_clone_session(session)
+        for table, entry in intent.entries.values():
+            prog.tables[table].insert(entry)
+        for table, call in intent.defaults.items():
+            prog.tables[table].set_default(call)
+        return V1Pipeline(prog, cpu_port=LEAF_CPU_PORT), prog
+
+    return build
 
 
 class Switches:

@@ -110,3 +110,22 @@ def test_cell_indices_read_as_ports_priorities_and_reasons():
     assert describe_index(topo, "spine1", "port_tx_bytes", 2) == "port 2 (leaf2)"
     assert describe_index(topo, "leaf1", "FabricIngress.counters.drop_reasons", 6) == "no route"
     assert describe_index(topo, "leaf1", "FabricIngress.spray.spray_rr_next", 1) == ""
+
+
+def test_pfc_sessions_carry_a_class_of_service_only_where_the_target_takes_one(p4):
+    topo = leaf_spine()
+    ours = build_intents(topo, settings_for("baseline"), p4)["leaf1"]
+    bmv2 = build_intents(topo, settings_for("baseline"), p4, clone_cos=False)["leaf1"]
+    pfc_ids = [sid for sid in ours.clone_sessions if sid >= 256]
+    assert pfc_ids and {ours.clone_sessions[s].cos for s in pfc_ids} == {7}
+    assert {bmv2.clone_sessions[s].cos for s in pfc_ids} == {0}  # PI: UNIMPLEMENTED otherwise
+
+
+def test_the_pipeline_tells_whether_clone_sessions_take_a_class_of_service(tmp_path):
+    from controller.pipeline import Pipeline, compile_fabric
+
+    ours = compile_fabric("ours", tmp_path)
+    assert ours.clone_cos_supported
+    bmv2_json = b'{"header_types": [], "pipelines": [], "__meta__": {"version": [2, 23]}}'
+    bmv2 = Pipeline(ours.p4info, bmv2_json, ours.p4info_path, ours.config_path)
+    assert not bmv2.clone_cos_supported

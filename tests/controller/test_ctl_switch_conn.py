@@ -1,8 +1,10 @@
 """The P4Runtime session against a real switch process (``p4switch --no-p4``): arbitration,
-error reporting, and reconnection when the switch restarts."""
+error reporting, digests and their acks, reconnection when the switch restarts, and the
+controller's restore of a restarted switch being retried until it succeeds."""
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 
@@ -10,6 +12,9 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
+from controller.controller import FabricController
+from controller.pipeline import compile_fabric
+from controller.profiles import settings_for
 from controller.switch_conn import P4RuntimeError, SwitchConnection
 from topo.builder import leaf_spine
 
@@ -89,3 +94,104 @@ def test_primary_returns_when_a_higher_client_leaves(one_switch):
         assert controller.reconnects == 0  # same stream: no pipeline re-push
     finally:
         controller.close()
+
+
+# A program whose only job is to send a digest for every packet: the source MAC and the
+# port it came in on (the CPU port for a packet-out).
+DIGEST_P4 = r"""
+#include <core.p4>
+#include <v1model.p4>
+header ethernet_t { bit<48> dstAddr; bit<48> srcAddr; bit<16> etherType; }
+struct headers_t { ethernet_t eth; }
+struct meta_t { }
+struct learn_t { bit<48> srcAddr; bit<9> port; }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        digest<learn_t>(1, {hdr.eth.srcAddr, sm.ingress_port});
+        mark_to_drop(sm);
+    }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
+"""
+
+
+def test_digests_are_delivered_and_acked(one_switch, tmp_path):
+    """on_digest gets the DigestList with the program's field values, and the client acks it:
+    the switch holds back identical data while a list is unacknowledged (ack timeout 60 s
+    here), so a second identical digest arrives only because the first list was acked."""
+    _, spine, addr = one_switch
+    src = tmp_path / "learn.p4"
+    src.write_text(DIGEST_P4)
+    pipe = compile_fabric("ours", tmp_path / "build", program=src)
+    [info] = pipe.p4info.digests
+    lists: "queue.Queue[p4runtime_pb2.DigestList]" = queue.Queue()
+    conn = SwitchConnection("spine1", addr, spine.device_id, on_digest=lists.put)
+    conn.connect(10)
+    try:
+        conn.set_pipeline(pipe.p4info, pipe.device_config, pipe.cookie)
+        u = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
+        u.entity.digest_entry.digest_id = info.preamble.id
+        u.entity.digest_entry.config.max_list_size = 1
+        u.entity.digest_entry.config.max_timeout_ns = 0
+        u.entity.digest_entry.config.ack_timeout_ns = 60_000_000_000
+        conn.write([u])
+        mac = bytes.fromhex("02aabbccddee")
+        frame = bytes.fromhex("ffffffffffff") + mac + b"\x88\xb5" + b"x" * 46
+        got = []
+        for _ in range(2):
+            conn.packet_out(frame, [])
+            got.append(lists.get(timeout=10))
+        for lst in got:
+            assert lst.digest_id == info.preamble.id
+            [data] = lst.data
+            src_mac, port = (m.bitstring for m in data.struct.members)
+            assert int.from_bytes(src_mac, "big") == int.from_bytes(mac, "big")
+            assert int.from_bytes(port, "big") == spine.cpu_port
+        assert got[1].list_id == got[0].list_id + 1
+    finally:
+        conn.close()
+
+
+def test_failed_restore_is_retried(one_switch, fabric_pipeline):
+    """A switch restarts while an operator's `fabricctl` session (higher election id) holds
+    primary: the controller's first restore is refused by the switch (PERMISSION_DENIED). It
+    must not leave the switch empty: the restore is retried until the switch has its pipeline
+    and every entry back."""
+    sw, spine, addr = one_switch
+    ctl = FabricController(sw.topo, fabric_pipeline, settings_for("baseline"), profile="baseline")
+    ctl.start()
+    cli = SwitchConnection("spine1", addr, spine.device_id, election_id=10)
+    calls = []
+
+    def settings_source():
+        """The state file read at each restore attempt; the operator's session takes primary
+        just before the first attempt's pipeline push and leaves before the second."""
+        calls.append(1)
+        if len(calls) == 1:
+            cli.connect(10)
+        elif len(calls) == 2:
+            cli.close()
+        return settings_for("baseline"), "baseline"
+
+    try:
+        before = ctl.read_intent("spine1")
+        assert before.size() > 0
+        ctl.settings_source = settings_source
+        sw.stop("spine1")
+        sw.start("spine1")
+        deadline = time.monotonic() + 60
+        while ctl.restores < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ctl.restore_failures >= 1 and ctl.restores == 1
+        assert ctl.conns["spine1"].get_pipeline().cookie.cookie == fabric_pipeline.cookie
+        assert ctl.read_intent("spine1") == before
+    finally:
+        cli.close()
+        ctl.close()

@@ -112,3 +112,26 @@ def test_builder_command_writes_and_checks(tmp_path, capsys):
     assert main(["--check", str(out)]) == 2
     assert "leaf 'spine1' is not a leaf switch" in capsys.readouterr().err
     assert main(["--spines", "0", "-o", str(out)]) == 2
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_queue_depth_round_trip_and_default(tmp_path, suffix):
+    t = leaf_spine()
+    assert t.queue_depth_pkts == 128
+    t.queue_depth_pkts = 512
+    path = tmp_path / f"deep{suffix}"
+    spec.dump(t, path)
+    back = spec.load(path)
+    assert back == t and back.queue_depth_pkts == 512 and "queue_depth_pkts" not in back.extra
+    d = t.to_dict()
+    del d["queue_depth_pkts"]  # optional: older topology files keep working
+    assert spec.Topology.from_dict(d).queue_depth_pkts == 128
+
+
+@pytest.mark.parametrize("depth", [0, -1, 70000, 12.5, "deep", True])
+def test_bad_queue_depth_is_rejected_clearly(depth):
+    d = leaf_spine().to_dict()
+    d["queue_depth_pkts"] = depth
+    with pytest.raises(spec.TopologyError) as err:
+        spec.Topology.from_dict(d)
+    assert err.value.problems == [f"queue_depth_pkts: must be an integer 1..65535 (packets per switch queue), got {depth!r}"]

@@ -346,3 +346,50 @@ def test_flow_entropy_is_the_udp_source_port_and_settable(net):
     w.inject("ab", second, 1_100)
     w.run()
     assert [c.status for c in a.poll_cq()] == [WcStatus.SUCCESS]
+
+
+def test_selective_repeat_places_packets_at_their_offset_before_the_hole_fills(net):
+    """Frames delivered by hand with one PSN missing: the later packets' bytes are already
+    in the destination buffer (placed on arrival, not held until the hole fills), the hole
+    is still zero and nothing has completed; the missing packet then completes the WRITE."""
+    mtu, npkts, hole = 1024, 8, 3
+    a, b, qa, qb = net.make_pair(SR, psn_a=500, mtu=mtu)
+    src = bytearray(random.Random(9).randbytes(npkts * mtu))
+    dst = bytearray(len(src))
+    ma, mb = a.register_mr(src), b.register_mr(dst)
+    qb.post_recv(4, mb, 0, 0)
+    qa.post_write(1, ma, 0, len(src), mb.addr, mb.rkey, imm=5)
+    frames, now = [], 0
+    while len(frames) < npkts:  # the requester's first transmissions, paced at line rate
+        while (f := a.poll_transmit(now)) is not None:
+            frames.append(f)
+        now = a.next_wakeup(now)
+    assert [roce.parse(f).psn for f in frames] == list(range(500, 500 + npkts))
+
+    def acks_to_a(t: int) -> int:
+        """Hand the responder's ACKs to the requester until it has nothing more to send."""
+        while True:
+            while (f := b.poll_transmit(t)) is not None:
+                a.receive(f, t)
+            nxt = b.next_wakeup(t)
+            if nxt is None:
+                return t
+            t = nxt
+
+    for f in frames[:hole] + frames[hole + 1:]:
+        b.receive(f, now)
+    now = acks_to_a(now)
+    lo, hi = hole * mtu, (hole + 1) * mtu
+    assert dst[:lo] == src[:lo]
+    assert dst[hi:] == src[hi:]  # placed at their offsets while PSN 503 is still missing
+    assert dst[lo:hi] == bytes(mtu)  # the hole
+    assert b.poll_cq() == [] and a.poll_cq() == []  # nothing completed: not all of it is in
+    assert qb.counters.out_of_order_received == npkts - hole - 1
+    b.receive(frames[hole], now)
+    acks_to_a(now)
+    assert dst == src
+    [rc] = b.poll_cq()
+    assert (rc.wr_id, rc.opcode, rc.status, rc.byte_len, rc.imm) == (
+        4, WcOpcode.RECV_RDMA_WITH_IMM, WcStatus.SUCCESS, len(src), 5)
+    [wc] = a.poll_cq()
+    assert (wc.wr_id, wc.status, wc.byte_len) == (1, WcStatus.SUCCESS, len(src))
