@@ -323,6 +323,49 @@ def spray_best_of_two() -> str:
     return "\n".join(lines) + "\n"
 
 
+def lb_by_class() -> str:
+    """lb_mode picks the mode per class (priority) and per destination (next-hop group):
+    RoCE data (priority 3) to group 5 is sprayed, priority 0 to group 5 stays on ECMP (the
+    default mode), and group 6 is sprayed whatever the class."""
+    roce_pkts = [roce(dst_ip="10.0.2.2", dscp=26, psn=n) for n in range(4)]
+    best_effort = udp(dst_ip="10.0.2.2")
+    to_group6 = [udp(dst_ip="10.0.3.3", sport=1234 + n) for n in range(3)]
+    lines = [
+        "# Load-balancing mode by class and by destination (lb_mode: nh_group, prio). Group 5",
+        "# (10.0.2.0/24, members 2, 3): an entry for priority 3 sprays round robin, so",
+        "# consecutive packets of one RoCE flow (DSCP 26 -> priority 3) alternate 2, 3, 2, 3;",
+        "# priority 0 has no entry and stays on ECMP (the default mode): this file writes no",
+        "# ECMP selector group (STF cannot, on BMv2 either), so ECMP drops it as 'no member'",
+        "# (reason 7) instead of spraying it; tests/fabric/test_fabric_stf.py adds the group and",
+        "# checks that one priority-0 flow stays on one uplink. Group 6 (10.0.3.0/24, members",
+        "# 4, 5): a destination entry with the class wildcarded sprays priority 0 too: 4, 5, 4.",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000200/24 FabricIngress.routing.set_nh_group(group_id:5)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000300/24 FabricIngress.routing.set_nh_group(group_id:6)",
+        "add FabricIngress.routing.lb_mode 20 meta.nh_group:0x0005&&&0xFFFF meta.prio:0x3&&&0x7 "
+        "FabricIngress.routing.set_lb_mode(mode:2, hash_qp:0, flowlet_timeout_us:0)",
+        "add FabricIngress.routing.lb_mode 10 meta.nh_group:0x0006&&&0xFFFF "
+        "FabricIngress.routing.set_lb_mode(mode:2, hash_qp:0, flowlet_timeout_us:0)",
+        *[f"add FabricIngress.routing.lb_group meta.nh_group:{group} FabricIngress.routing.set_lb_members("
+          f"count:2, port0:{a}, port1:{b}, port2:0, port3:0, port4:0, port5:0, port6:0, port7:0)"
+          for group, a, b in ((5, 2, 3), (6, 4, 5))],
+        *next_hops([2, 3, 4, 5]),
+    ]
+    for n, pkt in enumerate(roce_pkts):
+        port = (2, 3)[n % 2]
+        lines += [f"packet 1 {hexs(pkt)}", f"expect {port} {hexs(fwd(pkt, port))}$"]
+    lines += [f"packet 1 {hexs(best_effort)}"] * 3
+    for n, pkt in enumerate(to_group6):
+        port = (4, 5)[n % 2]
+        lines += [f"packet 1 {hexs(pkt)}", f"expect {port} {hexs(fwd(pkt, port))}$"]
+    lines += ["check_counter FabricIngress.counters.drop_reasons(7) packets == 3",
+              "check_counter FabricIngress.counters.lb_choices(18) packets == 2",   # port 2, mode 2
+              "check_counter FabricIngress.counters.lb_choices(26) packets == 2",
+              "check_counter FabricIngress.counters.lb_choices(34) packets == 2",
+              "check_counter FabricIngress.counters.lb_choices(42) packets == 1"]
+    return "\n".join(lines) + "\n"
+
+
 # Offsets of the hop fields that hold STF-clock times (hop latency, ingress/egress timestamp).
 def _time_spans(first_hop: int, nhops: int) -> list[tuple[int, int]]:
     spans = []
@@ -585,6 +628,7 @@ TESTS = {
     "fabric_classify.stf": classify,
     "fabric_spray_rr.stf": spray,
     "fabric_spray_best2.stf": spray_best_of_two,
+    "fabric_lb_class.stf": lb_by_class,
     "fabric_dlb.stf": dlb,
     "fabric_pfc.stf": pfc_test,
     "fabric_tx_bytes.stf": tx_bytes,
