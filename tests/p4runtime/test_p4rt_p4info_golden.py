@@ -27,7 +27,8 @@ def _one(repeated, name):
 def test_every_resource_kind(switch_program):
     p4info = switch_program.p4info
     MF, Ref = p4info_pb2.MatchField, p4info_pb2.ActionRef
-    assert [t.preamble.name for t in p4info.tables] == ["MyIngress.routes", "MyIngress.acl", "MyIngress.l2", "MyIngress.ecmp"]
+    assert [t.preamble.name for t in p4info.tables] == [
+        "MyIngress.routes", "MyIngress.acl", "MyIngress.l2", "MyIngress.ecmp", "MyIngress.nexthops"]
     assert [a.preamble.name for a in p4info.actions] == [
         "NoAction", "MyIngress.drop", "MyIngress.to_cpu", "MyIngress.forward", "MyIngress.set_port",
         "MyIngress.l2_forward", "MyIngress.flood"]
@@ -51,6 +52,20 @@ def test_every_resource_kind(switch_program):
     sel = _one(p4info.action_profiles, "MyIngress.ecmp_selector")
     assert ecmp.implementation_id == sel.preamble.id and sel.with_selector and sel.size == 64
     assert list(sel.table_ids) == [ecmp.preamble.id]
+
+    l2 = _one(p4info.tables, "MyIngress.l2")
+    l2_meter = _one(p4info.direct_meters, "MyIngress.l2_meter")
+    assert l2_meter.direct_table_id == l2.preamble.id and list(l2.direct_resource_ids) == [l2_meter.preamble.id]
+    assert l2_meter.spec.unit == p4info_pb2.MeterSpec.BYTES
+    assert l2_meter.preamble.id >> 24 == ids.DIRECT_METER == 0x15
+    assert [m.preamble.name for m in p4info.meters] == ["MyIngress.policer"]  # direct meters are listed apart
+
+    nexthops = _one(p4info.tables, "MyIngress.nexthops")
+    profile = _one(p4info.action_profiles, "MyIngress.nexthop_profile")
+    assert not profile.with_selector and profile.size == 32
+    assert profile.preamble.id >> 24 == ids.ACTION_PROFILE
+    assert nexthops.implementation_id == profile.preamble.id and list(profile.table_ids) == [nexthops.preamble.id]
+    assert [p.preamble.name for p in p4info.action_profiles] == ["MyIngress.ecmp_selector", "MyIngress.nexthop_profile"]
 
     counter = _one(p4info.counters, "MyIngress.port_packets")
     assert (counter.size, counter.spec.unit) == (512, p4info_pb2.CounterSpec.PACKETS)

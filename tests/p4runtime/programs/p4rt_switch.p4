@@ -97,6 +97,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
     register<bit<32>>(16) last_length;
     action_selector(HashAlgorithm.crc16, 64, 14) ecmp_selector;
     direct_meter<bit<2>>(MeterType.bytes) l2_meter;
+    action_profile(32) nexthop_profile;
 
     action drop() {
         mark_to_drop(standard_metadata);
@@ -155,6 +156,14 @@ control MyIngress(inout headers hdr, inout metadata meta,
         size = 16;
     }
 
+    /* A plain action profile (members only, no selector); empty unless a test fills it. */
+    table nexthops {
+        key = { hdr.ethernet.srcAddr: exact; }
+        actions = { set_port; NoAction; }
+        implementation = nexthop_profile;
+        size = 8;
+    }
+
     apply {
         if (hdr.packet_out.isValid()) {
             standard_metadata.egress_spec = hdr.packet_out.egress_port;
@@ -171,6 +180,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
                 routes.apply();
             }
         }
+        nexthops.apply();
         acl.apply();
         if (meta.custom == 1) {
             standard_metadata.egress_spec = 4;
