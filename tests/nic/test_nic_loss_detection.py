@@ -92,6 +92,39 @@ def test_a_lost_packet_is_resent_once_within_a_few_rtts(net):
     assert w.now < RTO
 
 
+def test_duplicate_threshold_3_resends_on_the_ack_that_sacks_hole_plus_3(net):
+    # an 8-packet WRITE with PSN 2 lost; the responder's ACKs are held and handed to the
+    # requester one by one, each followed by everything the requester then transmits
+    hole = 2
+    a, b, qa, _ = net.make_pair(SR, loss_detection=LossDetection.COUNT,
+                                sack_reorder_threshold=3)
+    src, dst = bytearray(random.Random(7).randbytes(8 * 1024)), bytearray(8 * 1024)
+    ma, mb = a.register_mr(src), b.register_mr(dst)
+    qa.post_write(1, ma, 0, len(src), mb.addr, mb.rkey)
+
+    def lose_hole_hold_acks(d: str, index: int, frame: bytes) -> list[int]:
+        return [] if d == "ba" or (index == hole and roce.parse(frame).psn == hole) else [0]
+
+    w = net.Wire(a, b, policy=lose_hole_hold_acks)
+    w.run(until_ns=50_000)  # all data sent, nothing acknowledged yet; far below the RTO
+    assert net.data_psns(w.sent["ab"]) == list(range(8))
+    acks = w.sent["ba"]
+    highest_sacked = []
+    for ack in acks:
+        ext = roce.parse_ack_ext(roce.parse(ack))
+        assert ext.sack_base == hole
+        highest_sacked.append(ext.sack_base + ext.sack_bitmap.bit_length())
+    assert highest_sacked == [3, 4, 5, 6, 7]  # one SACK per packet after the hole
+    resent_after = []
+    for i, ack in enumerate(acks):
+        now = w.now + (i + 1) * 10_000
+        a.receive(ack, now)
+        while (f := a.poll_transmit(now)) is not None:
+            resent_after += [highest_sacked[i]] * net.data_psns([f]).count(hole)
+    assert resent_after == [hole + 3]  # not on hole+2's ACK, and exactly once
+    assert qa.counters.retransmitted_pkts == 1 and qa.counters.timeouts == 0
+
+
 def test_a_lost_resend_is_detected_again_without_the_timeout(net):
     # PSN 20's first two transmissions are lost; packets sent after the resend are SACKed,
     # so RACK judges the resend lost too (a duplicate threshold would wait for the RTO)

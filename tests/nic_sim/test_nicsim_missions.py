@@ -77,6 +77,25 @@ def test_hpcc_keeps_a_lower_queue_than_dcqcn_on_the_same_bottleneck() -> None:
     assert dcqcn.totals()["cnps_received"] > 0 and hpcc.totals()["cnps_received"] == 0
 
 
+def test_timely_drains_the_incast_queue_from_rtt_alone_and_delivers_intact_data() -> None:
+    # ECN off at the switch: no marks, so no CNPs; the RTT gradient is TIMELY's only signal.
+    runs = {}
+    for cc in ("none", "timely"):
+        fabric = SimFabric(FabricConfig(hosts=3, switch=SwitchConfig(ecn=False)))
+        settings = NicSettings(cc=cc, base_rtt_ns=fabric.base_rtt_ns())
+        stats = fabric.run({"kind": "incast", "size": 2 * MB, "dst": 2, "verify": True}, settings)
+        assert stats.summary()["completed"] == 2
+        assert fabric.endpoints[2].data_ok() is True  # both 2 MiB payloads landed intact
+        assert stats.totals()["cnps_sent"] == stats.totals()["cnps_received"] == 0
+        runs[cc] = fabric, stats
+    fabric = runs["timely"][0]
+    q = {cc: s.fabric["switch_ports"]["s1.port3"]["queue_mean_bytes"] for cc, (_, s) in runs.items()}
+    assert q["timely"] < 0.1 * q["none"], q
+    for host in fabric.hosts[:2]:  # both senders ran Algorithm 1 and cut below line rate
+        cc = host.nic.qp(QPN_TO_H3).cc
+        assert cc.name == "timely" and cc.updates > 10 and cc.rate_bps < 0.5 * 100e9
+
+
 def run_incast_pfc(pfc: bool):
     switch = SwitchConfig(pfc=pfc, pfc_xoff_bytes=150 * 1024, pfc_xon_bytes=100 * 1024,
                           queue_capacity_bytes=MB, ecn=False)
