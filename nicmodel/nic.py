@@ -27,11 +27,13 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from itertools import count
-from typing import Iterable
+from types import MappingProxyType
+from typing import Iterable, Mapping
 
 from netbase import pfc
 from netbase.ethernet import wire_time_ns
 from nicmodel import roce
+from nicmodel.actions import Actions
 from nicmodel.cc.base import CongestionControl, LineRate
 from nicmodel.counters import NicCounters
 from nicmodel.qp import QueuePair
@@ -123,6 +125,11 @@ class Nic:
     def mr_for_rkey(self, rkey: int) -> MemoryRegion | None:
         return self._mrs.get(rkey)
 
+    @property
+    def memory_regions(self) -> Mapping[int, MemoryRegion]:
+        """Registered regions by rkey, read only (what a responder may write into)."""
+        return MappingProxyType(self._mrs)
+
     def create_qp(self, config: QpConfig | None = None, cc: CongestionControl | None = None,
                   qpn: int | None = None) -> QueuePair:
         """A new RC queue pair (state RESET until :meth:`QueuePair.connect`). ``cc`` defaults
@@ -167,9 +174,17 @@ class Nic:
         n = len(cq) if max_entries is None else min(max_entries, len(cq))
         return [cq.popleft() for _ in range(n)]
 
-    # called by queue pairs
+    # the doorbell of verbs posts, and what queue pairs' Actions ask for
     def complete(self, c: Completion) -> None:
         self._cq.append(c)
+
+    def _apply(self, qp: QueuePair, out: Actions) -> None:
+        """Do what a queue pair's event handler asked: queue its completions and schedule
+        its control frame."""
+        if out.completions:
+            self._cq.extend(out.completions)
+        if out.control:
+            self.want_control(qp)
 
     def want_control(self, qp: QueuePair) -> None:
         """``qp`` has an ACK/NAK/CNP to send."""
@@ -239,9 +254,9 @@ class Nic:
         op = p.opcode
         try:
             if op in roce.OP_DATA:
-                qp.on_data(p, now_ns)
+                self._apply(qp, qp.on_data(p, now_ns))
             elif op == roce.Opcode.ACKNOWLEDGE:
-                qp.on_ack(p, now_ns)
+                self._apply(qp, qp.on_ack(p, now_ns))
                 self.touch(qp)
             else:
                 qp.on_cnp(now_ns)
@@ -289,7 +304,7 @@ class Nic:
                 qp.sched_timer = None
                 due.append(qp)
         for qp in due:  # each QP once per call, even if a timer re-arms itself for "now"
-            qp.run_timers(now_ns)
+            self._apply(qp, qp.run_timers(now_ns))
             self.touch(qp)
 
     def poll_transmit(self, now_ns: int) -> bytes | None:
