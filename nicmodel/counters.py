@@ -29,6 +29,7 @@ class QpCounters:
     acks_sent: int = 0
     acks_received: int = 0
     naks_sent: int = 0  # all NAK kinds, RNR included
+    naks_repeated: int = 0  # GBN: a gap's NAK sent again after nak_interval_ns
     naks_received: int = 0
     rnr_naks_sent: int = 0
     rnr_naks_received: int = 0

@@ -24,6 +24,7 @@ All times are integer nanoseconds of fabric time.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import deque
 from itertools import count
@@ -38,8 +39,8 @@ from nicmodel.cc.base import CongestionControl, LineRate
 from nicmodel.counters import NicCounters
 from nicmodel.qp import QueuePair
 from nicmodel.roce import Malformed
-from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, VerbsError,
-                            parse_ip, parse_mac)
+from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, Reliability,
+                            VerbsError, parse_ip, parse_mac)
 
 __all__ = ["Nic", "parse_mac", "parse_ip"]
 
@@ -51,12 +52,18 @@ class Nic:
     (DCQCN's 50 us). ``cnp_dscp``/``cnp_priority``: DSCP and PFC class of CNPs (None =
     the QP's priority). ``verify_icrc``: check the ICRC of received packets. ``max_mtu``:
     the largest IB MTU the port carries (an Ethernet MTU of 1500 fits 1024, 9000 fits 4096);
-    queue pairs may not ask for more."""
+    queue pairs may not ask for more.
+
+    ``roce_extensions``: whether the NIC may put this model's extensions on the wire (SACK
+    and duplicate reports, INT echo: bytes after the AETH flagged in BTH reserved bits, see
+    README "Our extensions to the ACK"). A hardware RNIC would not accept them. With False
+    every frame is standard RoCEv2: selective-repeat queue pairs fall back to Go-Back-N (the
+    standard PSN-sequence NAK) and HPCC, which needs the INT echo, is refused."""
 
     def __init__(self, mac: bytes | str, ip: bytes | str, line_rate_bps: float = 100e9, *,
                  cnp_interval_ns: int = 50_000, cnp_dscp: int = 48,
                  cnp_priority: int | None = None, verify_icrc: bool = True,
-                 max_mtu: int = 4096) -> None:
+                 max_mtu: int = 4096, roce_extensions: bool = True) -> None:
         if line_rate_bps <= 0:
             raise VerbsError("line rate must be positive")
         if max_mtu not in (256, 512, 1024, 2048, 4096):
@@ -73,6 +80,7 @@ class Nic:
         self.cnp_priority = cnp_priority
         self.verify_icrc = verify_icrc
         self.max_mtu = max_mtu
+        self.roce_extensions = roce_extensions
         self.counters = NicCounters()
         self.now_ns = 0  # latest time the driver told us
         self._qps: dict[int, QueuePair] = {}
@@ -144,6 +152,12 @@ class Nic:
         config = config or QpConfig()
         if config.mtu > self.max_mtu:
             raise VerbsError(f"QP MTU {config.mtu} exceeds the port's {self.max_mtu}")
+        if not self.roce_extensions:
+            if cc is not None and cc.name == "hpcc":
+                raise VerbsError("HPCC needs the INT echo in ACKs, which standard RoCEv2 "
+                                 "(roce_extensions=False) cannot carry")
+            if config.reliability is Reliability.SELECTIVE_REPEAT:
+                config = dataclasses.replace(config, reliability=Reliability.GO_BACK_N)
         qp = QueuePair(self, qpn, config, cc or LineRate(self.line_rate_bps))
         self._qps[qpn] = qp
         self.touch(qp)

@@ -13,6 +13,7 @@ PSN_BITS = 24
 PSN_MOD = 1 << PSN_BITS
 PSN_MASK = PSN_MOD - 1
 _HALF = PSN_MOD >> 1
+PSN_WINDOW = _HALF  # most packets a requester may have unacknowledged (IBA 9.7.1)
 
 
 def to_wire(seq: int) -> int:

@@ -50,7 +50,7 @@ class QueuePair:
         self.dest_qpn = 0
         self.requester = Requester(qpn, config, cc, nic.line_rate_bps, self.counters)
         self.responder = Responder(qpn, config, self.counters, nic.memory_regions,
-                                   nic.cnp_interval_ns, nic.cnp_priority)
+                                   nic.cnp_interval_ns, nic.cnp_priority, nic.roce_extensions)
         # scheduler bookkeeping, owned by the Nic: the time and tag of this QP's live entry
         # in the Nic's data and timer heaps, and whether it sits in the control queue
         self.sched_data: tuple[int, int] | None = None

@@ -24,7 +24,7 @@ from nicmodel.actions import Actions
 from nicmodel.cc.base import AckInfo, CongestionControl
 from nicmodel.counters import QpCounters
 from nicmodel.loss_detection import detector_for
-from nicmodel.psn import unwrap
+from nicmodel.psn import PSN_WINDOW, unwrap
 from nicmodel.verbs import (Completion, MemoryRegion, QpConfig, Reliability, WcOpcode,
                             WcStatus)
 
@@ -144,7 +144,13 @@ class Requester:
 
     def has_data(self) -> bool:
         """Something to (re)send, ignoring pacing, window and pause."""
-        return bool(self._rtx) or self.snd_nxt < self.snd_max or self.snd_max < self._post_end
+        return bool(self._rtx) or self.snd_nxt < self.snd_max or self._may_send_new()
+
+    def _may_send_new(self) -> bool:
+        """A new packet is posted and fits the PSN window: at most 2^23 packets may be
+        unacknowledged (IBA 9.7.1: the responder tells new PSNs from duplicates by which
+        half of the 24-bit space they fall in)."""
+        return self.snd_max < self._post_end and self.snd_max - self.snd_una < PSN_WINDOW
 
     def window_open(self) -> bool:
         """A full-sized packet fits the window (always true with nothing in flight)."""
@@ -181,7 +187,7 @@ class Requester:
             if self.snd_nxt < self.snd_max:
                 seq = self.snd_nxt
                 self.snd_nxt += 1
-            elif self.snd_max < self._post_end:
+            elif self._may_send_new():
                 seq = self.snd_max
                 self.snd_max = self.snd_nxt = seq + 1
             else:
@@ -266,7 +272,7 @@ class Requester:
 
     def rto_ns(self) -> int:
         """The retransmission timeout now: doubled per consecutive timeout, capped."""
-        return min(self.config.rto_ns << self._backoff, self.config.rto_max_ns)
+        return min(self.config.base_rto_ns() << self._backoff, self.config.rto_max_ns)
 
     def reorder_window_ns(self) -> int:
         return self.detector.window_ns(self.min_rtt, self.rto_ns())
@@ -517,7 +523,7 @@ class Requester:
             self._fail(WcStatus.RETRY_EXC_ERR, now_ns, out)
             return
         self.cc.on_timeout(now_ns)
-        if self._backoff < 30:
+        if self._backoff < 30 and self.config.rto_backoff:
             self._backoff += 1
         self._rewind(self.snd_una, keep_sacked=self.sr)
         self.rto_deadline = now_ns + self.rto_ns()

@@ -60,12 +60,14 @@ class _Span:
 
 class Responder:
     """Receive side of one RC queue pair. ``mrs`` maps rkeys to the NIC's registered
-    regions (read only); ``cnp_interval_ns`` rate-limits CNPs; the templates and
-    ``dest_qpn`` are set when the queue pair connects."""
+    regions (read only); ``cnp_interval_ns`` rate-limits CNPs; without ``extensions`` its
+    ACKs carry no INT echo (a selective-repeat responder needs them for its SACKs, so the
+    NIC never builds one without); the templates and ``dest_qpn`` are set when the queue
+    pair connects."""
 
     def __init__(self, qpn: int, config: QpConfig, counters: QpCounters,
                  mrs: Mapping[int, MemoryRegion], cnp_interval_ns: int,
-                 cnp_priority: int | None) -> None:
+                 cnp_priority: int | None, extensions: bool = True) -> None:
         self.qpn = qpn
         self.config = config
         self.counters = counters
@@ -74,6 +76,7 @@ class Responder:
         self._mrs = mrs
         self.cnp_interval_ns = cnp_interval_ns
         self.cnp_priority = cnp_priority
+        self.extensions = extensions  # False: standard RoCEv2 ACKs only (no INT echo)
         self.dest_qpn = 0
         self.ctrl_template: roce.FrameTemplate | None = None
         self.cnp_template: roce.FrameTemplate | None = None
@@ -93,7 +96,8 @@ class Responder:
         self._unacked = 0
         self._ack_pending = False
         self._nak: int | None = None  # syndrome of a NAK to send
-        self._nak_sent = False  # a PSN-sequence NAK went out for the current gap
+        self._nak_sent = False  # a NAK went out since the expected PSN last advanced
+        self._nak_ns = 0  # when it was queued
         self._ce_since_ack = False
         self._int_echo: int_md.IntStack | None = None
         self._dup_seq: int | None = None  # SR: a duplicate to report in the next ACK
@@ -118,7 +122,7 @@ class Responder:
             if last is None or now_ns - last >= self.cnp_interval_ns:
                 self._last_cnp_ns = now_ns
                 self._cnp_pending = True
-        if p.int_stack is not None:
+        if p.int_stack is not None and self.extensions:
             self._int_echo = p.int_stack
         seq = unwrap(p.psn, self.epsn)
         if seq < self.epsn:
@@ -146,9 +150,14 @@ class Responder:
         cnt.out_of_order_received += 1
         if not self.sr:
             cnt.out_of_order_dropped += 1
-            if not self._nak_sent:
-                self._nak_sent = True
-                self._nak = roce.SYN_NAK | roce.NAK_PSN_SEQUENCE
+            # One NAK per gap (IBA 9.7.5.2.1); again only once the gap has lasted
+            # ``nak_interval_ns`` since the last one (its resend may have been lost too)
+            interval = self.config.nak_interval_ns
+            if not self._nak_sent or (interval is not None
+                                      and now_ns - self._nak_ns >= interval):
+                if self._nak_sent:
+                    cnt.naks_repeated += 1
+                self._nak_now(roce.SYN_NAK | roce.NAK_PSN_SEQUENCE, now_ns)
             return
         bit = seq - self.epsn
         if bit >= self.config.sack_window:
@@ -171,9 +180,10 @@ class Responder:
             cnt.reassembly_peak_pkts = len(self._ooo)
         self._ack_pending = True
 
-    def _nak_now(self, syndrome: int) -> bool:
+    def _nak_now(self, syndrome: int, now_ns: int) -> bool:
         self._nak = syndrome
         self._nak_sent = True
+        self._nak_ns = now_ns
         return False
 
     def _mr_for_rkey(self, rkey: int) -> MemoryRegion | None:
@@ -187,22 +197,22 @@ class Responder:
         is_write = op in roce.OP_WRITE
         if op in roce.OP_STARTS:
             if self._in_msg:
-                return self._nak_now(roce.SYN_NAK | roce.NAK_INVALID_REQUEST)
+                return self._nak_now(roce.SYN_NAK | roce.NAK_INVALID_REQUEST, now_ns)
             if is_write:
                 va, rkey, dlen = reth  # type: ignore[misc]
                 mr = self._mr_for_rkey(rkey)
                 if (mr is None or not mr.access & Access.REMOTE_WRITE or va < mr.addr
                         or va + dlen > mr.addr + mr.length):
-                    return self._nak_now(roce.SYN_NAK | roce.NAK_REMOTE_ACCESS)
+                    return self._nak_now(roce.SYN_NAK | roce.NAK_REMOTE_ACCESS, now_ns)
                 if op in roce.OP_HAS_IMM and not self.recv_wqes:
-                    return self._rnr_nak()
+                    return self._rnr_nak(now_ns)
                 self._msg_mr, self._msg_off, self._msg_left = mr, va - mr.addr, dlen
                 if op == roce.Opcode.RDMA_WRITE_FIRST and self.sr:
                     self._spans.append(_Span(self.epsn, self.epsn + -(-dlen // self.mtu), mr,
                                              va - mr.addr, dlen))
             else:
                 if not self.recv_wqes:
-                    return self._rnr_nak()
+                    return self._rnr_nak(now_ns)
                 rw = self.recv_wqes[0]
                 self._msg_mr, self._msg_off, self._msg_left = rw[1], rw[2], rw[3]
                 self._msg_recv = rw
@@ -210,15 +220,15 @@ class Responder:
             self._msg_write = is_write
             self._msg_bytes = 0
         elif not self._in_msg or self._msg_write != is_write:
-            return self._nak_now(roce.SYN_NAK | roce.NAK_INVALID_REQUEST)
+            return self._nak_now(roce.SYN_NAK | roce.NAK_INVALID_REQUEST, now_ns)
         elif op in roce.OP_HAS_IMM and is_write and not self.recv_wqes:
-            return self._rnr_nak()
+            return self._rnr_nak(now_ns)
         if (op not in roce.OP_ENDS and n != self.mtu) or n > self._msg_left or (
                 is_write and op in roce.OP_ENDS and n != self._msg_left):
             self._in_msg = False
             if not is_write:
                 self._finish_recv(WcStatus.LOC_LEN_ERR, now_ns, None, out)
-            return self._nak_now(roce.SYN_NAK | roce.NAK_INVALID_REQUEST)
+            return self._nak_now(roce.SYN_NAK | roce.NAK_INVALID_REQUEST, now_ns)
         if not is_write and op in roce.OP_STARTS:
             self.recv_wqes.popleft()
         mr = self._msg_mr
@@ -257,10 +267,11 @@ class Responder:
                                           self._msg_bytes if status is WcStatus.SUCCESS else 0,
                                           now_ns, imm))
 
-    def _rnr_nak(self) -> bool:
+    def _rnr_nak(self, now_ns: int) -> bool:
         self.counters.rnr_naks_sent += 1
         self._flush_ooo()
-        return self._nak_now(roce.SYN_RNR | roce.rnr_code_for(self.config.min_rnr_timer_ns))
+        return self._nak_now(roce.SYN_RNR | roce.rnr_code_for(self.config.min_rnr_timer_ns),
+                             now_ns)
 
     def _place_early(self, seq: int, p: roce.Packet) -> bool:
         """Selective repeat: put an out-of-order WRITE payload in memory now if its message's

@@ -136,6 +136,11 @@ class MemoryRegion:
                 f"sink={self.buf is None})")
 
 
+def ack_timeout_ns(exponent: int) -> int:
+    """IBA Local ACK Timeout: 4.096 us x 2^exponent (14 -> 67.1 ms, 7 -> 524 us)."""
+    return 4096 << exponent
+
+
 @dataclass
 class QpConfig:
     """Settings of one RC queue pair. Defaults follow common RoCEv2 deployments.
@@ -151,8 +156,11 @@ class QpConfig:
     udp_sport: int | None = None  # flow entropy (UDP source port); None = derived from QPN
     pkey: int = 0xFFFF
     ack_every: int = 4  # responder ACKs every N packets (and at message end / A bit)
-    rto_ns: int = 500_000  # retransmission timeout; doubles per consecutive timeout
-    rto_max_ns: int = 64_000_000
+    rto_ns: int = 500_000  # retransmission timeout (see local_ack_timeout)
+    rto_max_ns: int = 1 << 31  # cap of the backed-off timeout (2.1 s, IBA exponent 19)
+    rto_backoff: bool = True  # double the timeout per consecutive timeout (IBA: False)
+    local_ack_timeout: int | None = None  # IBA exponent n: timeout 4.096 us x 2^n, replaces rto_ns
+    nak_interval_ns: int | None = 500_000  # GBN: repeat a gap's NAK after this long (None: never)
     retry_count: int = 7  # consecutive timeouts before RETRY_EXC_ERR
     rnr_retry: int = 7  # RNR NAKs before RNR_RETRY_EXC_ERR (7 = infinite, as in IBA)
     min_rnr_timer_ns: int = 10_000  # wait the responder asks for when it has no recv WQE
@@ -162,6 +170,14 @@ class QpConfig:
     reorder_window_rtt: float = 1.0  # SR, RACK: initial reorder window in minimum RTTs
     sack_reorder_threshold: int = 3  # SR, COUNT: a hole is lost once a PSN this far above it is in
     sack_window: int = 1024  # SR: PSNs ahead of the cumulative point the receiver tracks
+
+    def base_rto_ns(self) -> int:
+        """The retransmission timeout before any backoff: ``4.096 us x 2^local_ack_timeout``
+        when the IBA exponent is set (IBA 9.7.6.1.3, ibv_modify_qp's ``timeout``), else
+        ``rto_ns``."""
+        if self.local_ack_timeout is not None:
+            return ack_timeout_ns(self.local_ack_timeout)
+        return self.rto_ns
 
     def validate(self) -> None:
         if self.mtu not in (256, 512, 1024, 2048, 4096):
@@ -176,8 +192,13 @@ class QpConfig:
             raise VerbsError(f"UDP source port {self.udp_sport}")
         if self.ack_every < 1 or self.retry_count < 0 or self.rnr_retry < 0:
             raise VerbsError("ack_every must be >= 1 and retry counts >= 0")
-        if self.rto_ns <= 0 or self.rto_max_ns < self.rto_ns:
-            raise VerbsError("rto_ns must be > 0 and <= rto_max_ns")
+        if self.local_ack_timeout is not None and not 1 <= self.local_ack_timeout <= 31:
+            raise VerbsError("local_ack_timeout must be 1..31 (IBA; 0, an infinite timeout, "
+                             "is not modelled)")
+        if self.rto_ns <= 0 or self.rto_max_ns < self.base_rto_ns():
+            raise VerbsError("the retransmission timeout must be > 0 and <= rto_max_ns")
+        if self.nak_interval_ns is not None and self.nak_interval_ns <= 0:
+            raise VerbsError("nak_interval_ns must be > 0 (or None: one NAK per gap)")
         if not 1 <= self.sack_window <= 255 * 32:
             raise VerbsError("sack_window must be 1..8160 PSNs (255 bitmap words)")
         if self.sack_reorder_threshold < 1:
