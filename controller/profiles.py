@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.settings import Settings, SettingsError
+from nicmodel.cc.dcqcn import TABLE_PARAMS as DCQCN_TABLE
 
 PROFILES: dict[str, dict[str, Any]] = {
     # What most RoCEv2 fabrics run today: hash-based ECMP (a flow stays on one path), lossless
@@ -49,6 +50,17 @@ PROFILES: dict[str, dict[str, Any]] = {
         "pfc": {"enabled": True, "xoff_bytes": 80_000, "xon_bytes": 40_000},
         "int": {"enabled": True, "sink_mode": "echo+report"},
         "nic": {"cc": "hpcc", "reliability": "sr"},
+    },
+    # DCQCN with the deployment table's parameters instead of the DCQCN paper's defaults:
+    # ECN Kmin 100 KB, Kmax 200 KB, Pmax 0.5 at the switch, and the table's NIC values
+    # (byte counter 150 KB, T 55 us, F 5, R_AI 40 Mb/s; nicmodel/cc/dcqcn.py TABLE_PARAMS).
+    "dcqcn-table": {
+        "description": "as baseline, DCQCN with the deployment table's ECN and NIC parameters",
+        "lb": {"data_mode": "ecmp", "control_mode": "ecmp"},
+        "ecn": {"enabled": True, "kmin_bytes": 100_000, "kmax_bytes": 200_000, "pmax": 0.5},
+        "pfc": {"enabled": True, "xoff_bytes": 40_000, "xon_bytes": 20_000},
+        "int": {"enabled": True, "sink_mode": "report"},
+        "nic": {"cc": "dcqcn", "reliability": "gbn", "cc_params": dict(DCQCN_TABLE)},
     },
 }
 

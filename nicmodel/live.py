@@ -199,7 +199,7 @@ class LiveNic:
         """A fresh NIC: workloads rely on identical set-up on every host (see workloads)."""
         self.nic = Nic(self.mac, self.ip, self.line_rate_bps, **self.nic_options)
         self.endpoint: Endpoint | None = None
-        self.run_stats = RunStats(self.line_rate_bps, self.settings.base_rtt_ns)
+        self.run_stats = RunStats(self.line_rate_bps, self.settings.base_rtt_ns, self.settings.mtu)
         self._started_ns = self.clock.now_ns()
         self._kernel_drops_at_start = self._port_kernel_drops()
 

@@ -13,7 +13,7 @@ PSN_BITS = 24
 PSN_MOD = 1 << PSN_BITS
 PSN_MASK = PSN_MOD - 1
 _HALF = PSN_MOD >> 1
-PSN_WINDOW = _HALF  # most packets a requester may have unacknowledged (IBA 9.7.1)
+PSN_WINDOW = _HALF  # most packets a requester may have unacknowledged: half the PSN space (IBA vol. 1 ch. 9.7)
 
 
 def to_wire(seq: int) -> int:

@@ -29,7 +29,7 @@ from nicmodel.verbs import (Completion, MemoryRegion, QpConfig, Reliability, WcO
                             WcStatus)
 
 _U32 = struct.Struct("!I")
-HEADER_BYTES = roce.ETH_HLEN + roce.IPV4_HLEN + roce.UDP_HLEN + roce.BTH_LEN + roce.ICRC_LEN
+HEADER_BYTES = roce.DATA_HEADER_BYTES
 _ZEROS = bytes(4096)
 _PADS = (b"", b"\0", b"\0\0", b"\0\0\0")
 _NAK_STATUS = {
@@ -148,7 +148,7 @@ class Requester:
 
     def _may_send_new(self) -> bool:
         """A new packet is posted and fits the PSN window: at most 2^23 packets may be
-        unacknowledged (IBA 9.7.1: the responder tells new PSNs from duplicates by which
+        unacknowledged (IBA vol. 1 ch. 9.7: the responder tells new PSNs from duplicates by which
         half of the 24-bit space they fall in)."""
         return self.snd_max < self._post_end and self.snd_max - self.snd_una < PSN_WINDOW
 

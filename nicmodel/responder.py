@@ -150,7 +150,7 @@ class Responder:
         cnt.out_of_order_received += 1
         if not self.sr:
             cnt.out_of_order_dropped += 1
-            # One NAK per gap (IBA 9.7.5.2.1); again only once the gap has lasted
+            # One NAK per gap (IBA vol. 1 ch. 9.7); again only once the gap has lasted
             # ``nak_interval_ns`` since the last one (its resend may have been lost too)
             interval = self.config.nak_interval_ns
             if not self._nak_sent or (interval is not None

@@ -266,6 +266,21 @@ class FrameTemplate:
                          _ICRC.pack(crc)))
 
 
+# Bytes a data packet carries besides its payload and padding: Ethernet, IPv4, UDP, BTH, ICRC
+DATA_HEADER_BYTES = ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + ICRC_LEN
+
+
+def message_frame_bytes(length: int, mtu: int, write: bool = True, imm: bool = False) -> int:
+    """Frame bytes (Ethernet header through ICRC) of all packets of one ``length``-byte
+    message at path MTU ``mtu``: payload, per-packet headers, the RETH of a WRITE's first
+    packet, immediate data on its last, and the pad of the last packet to 4 bytes. Add
+    ``netbase.ethernet.WIRE_OVERHEAD_BYTES`` per packet for time on the wire."""
+    npkts = max(1, -(-length // mtu))
+    last = length - (npkts - 1) * mtu
+    return (length + (-last & 3) + npkts * DATA_HEADER_BYTES + (RETH_LEN if write else 0)
+            + (IMM_LEN if imm else 0))
+
+
 def cnp_body() -> bytes:
     """What follows the BTH of a CNP (RoCEv2 annex A17.9.2): 16 reserved bytes."""
     return _CNP_PAD

@@ -1,7 +1,9 @@
 """Run statistics: what a network engineer reads after a workload.
 
-Per message: completion time (FCT) and slowdown against the ideal of an empty fabric,
-``size * 8 / line_rate + base_rtt`` (the HPCC paper's definition). Per run: goodput,
+Per message: completion time (FCT) and slowdown against the ideal of an empty fabric, the
+HPCC paper's definition ``size / line_rate + base_rtt`` with the size counted as the wire
+carries it: every packet's headers (Ethernet through ICRC, the RETH of a WRITE) and its
+Ethernet wire overhead (preamble, FCS, inter-frame gap) at the path MTU. Per run: goodput,
 transport counters of every NIC (retransmitted packets, NAKs, CNPs, pause time, reassembly
 buffer peak, ...), and per queue pair a time series of pacing rate and window. Exported as
 one JSON document or as CSV files; all times are fabric nanoseconds.
@@ -15,6 +17,9 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from nicmodel import roce
 
 
 @dataclass
@@ -71,19 +76,26 @@ class RunStats:
 
     line_rate_bps: float
     base_rtt_ns: int
+    mtu: int = 1024  # path MTU of the messages, for the ideal FCT's per-packet overhead
     messages: list[MessageRecord] = field(default_factory=list)
     series: dict[str, list[SeriesPoint]] = field(default_factory=dict)  # "host/qpn" -> points
     nic_counters: dict[str, dict[str, float]] = field(default_factory=dict)  # host -> counters
     fabric: dict[str, Any] = field(default_factory=dict)  # e.g. switch queue/port figures
     elapsed_ns: int = 0
 
-    def ideal_ns(self, size: int) -> int:
-        return int(size * 8e9 / self.line_rate_bps) + self.base_rtt_ns
+    def ideal_ns(self, size: int, kind: str = "write") -> int:
+        """FCT of a ``size``-byte message alone on an empty fabric: its packets back to
+        back at the line rate, headers and wire overhead included, plus one base RTT."""
+        npkts = max(1, -(-size // self.mtu))
+        wire = roce.message_frame_bytes(size, self.mtu, write=kind == "write")
+        wire += npkts * WIRE_OVERHEAD_BYTES
+        return int(wire * 8e9 / self.line_rate_bps) + self.base_rtt_ns
 
     def message_started(
         self, src: str, dst: str, size: int, now_ns: int, qpn: int = 0, kind: str = "write"
     ) -> MessageRecord:
-        rec = MessageRecord(len(self.messages), src, dst, size, now_ns, None, qpn, kind, self.ideal_ns(size))
+        rec = MessageRecord(len(self.messages), src, dst, size, now_ns, None, qpn, kind,
+                            self.ideal_ns(size, kind))
         self.messages.append(rec)
         return rec
 

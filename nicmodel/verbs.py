@@ -173,7 +173,7 @@ class QpConfig:
 
     def base_rto_ns(self) -> int:
         """The retransmission timeout before any backoff: ``4.096 us x 2^local_ack_timeout``
-        when the IBA exponent is set (IBA 9.7.6.1.3, ibv_modify_qp's ``timeout``), else
+        when the IBA exponent is set (IBA vol. 1 ch. 9.7, ibv_modify_qp's ``timeout``), else
         ``rto_ns``."""
         if self.local_ack_timeout is not None:
             return ack_timeout_ns(self.local_ack_timeout)

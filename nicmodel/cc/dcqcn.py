@@ -9,7 +9,7 @@ is what the sender does with them:
 * Every ``alpha_period_ns`` (K = 55 us) without a CNP: alpha = (1 - g) * alpha. The
   decay is applied lazily (whole periods elapsed since the last CNP), which gives the same
   values as a periodic timer without waking an idle queue pair every 55 us.
-* Rate increase events come from a timer (T = 55 us) and a byte counter (B = 150 KB sent).
+* Rate increase events come from a timer (T = 55 us) and a byte counter (every B bytes sent).
   Each event bumps its counter; with ``i`` timer and ``j`` byte-counter events since the
   last cut:
     - fast recovery while max(i, j) <= F (F = 5):  Rc = (Rt + Rc) / 2
@@ -18,10 +18,15 @@ is what the sender does with them:
   Both rates stay within [Rmin, Rmax] (Rmax = line rate). Before the first CNP, and once
   the rate is back at line rate, no increase timer runs (nothing to recover).
 
-Defaults: g = 1/256, K = T = 55 us, F = 5 as in the paper; B = 150 KB (NICs expose the
-byte counter as a setting; every value here is settable); R_AI and R_HAI follow the HPCC
-ns-3 simulator's DCQCN set-up (5 Mb/s and 50 Mb/s per 25 Gb/s of line rate, i.e. 20 and
-200 Mb/s at 100 Gb/s) and Rmin its MIN_RATE (1 Gb/s).
+Defaults follow one source, the DCQCN paper (Zhu et al., SIGCOMM 2015): g = 1/256,
+K = T = 55 us, F = 5, R_AI = 40 Mb/s, byte counter B = 10 MB (the paper lets the timer
+drive recovery). The paper gives no R_HAI or R_min: R_HAI = 10 x R_AI (400 Mb/s), the
+ratio of QCN (IEEE 802.1Qau) whose reaction point DCQCN keeps, and R_min = 5 Gb/s, the
+deployment table's "5-10 % of line rate" at the 100 Gb/s these defaults are set for.
+``TABLE_PARAMS`` holds the deployment table's NIC values (byte counter 150 KB, T 55 us,
+F 5, R_AI 40 Mb/s, R_min 5 % of line rate) for the ``dcqcn-table`` fabric profile, whose
+switch side is Kmin 100 KB, Kmax 200 KB, Pmax 0.5. Every source is listed in
+nicmodel/README.md, "Parameters and their sources".
 """
 
 from __future__ import annotations
@@ -39,11 +44,11 @@ class DcqcnParams:
     alpha_init: float = 1.0
     alpha_period_ns: int = 55_000
     timer_ns: int = 55_000
-    byte_counter: int = 150 * 1024
+    byte_counter: int = 10 * 1024 * 1024
     fast_recovery_stages: int = 5
-    rate_ai_bps: float = 20e6
-    rate_hai_bps: float = 200e6
-    min_rate_bps: float = 1e9
+    rate_ai_bps: float = 40e6
+    rate_hai_bps: float = 400e6
+    min_rate_bps: float = 5e9
 
     def validate(self, line_rate_bps: float) -> None:
         if not 0 < self.g <= 1:
@@ -57,6 +62,12 @@ class DcqcnParams:
             raise ValueError("dcqcn fast_recovery_stages must be >= 0")
         if not 0 < self.min_rate_bps <= line_rate_bps:
             raise ValueError("dcqcn min_rate_bps must be in (0, line rate]")
+
+
+# The deployment table's NIC-side values (overrides of the paper's defaults above).
+TABLE_PARAMS: dict[str, float] = {"byte_counter": 150 * 1024, "timer_ns": 55_000,
+                                  "fast_recovery_stages": 5, "rate_ai_bps": 40e6,
+                                  "min_rate_bps": 5e9}
 
 
 class Dcqcn(NoOpEvents):

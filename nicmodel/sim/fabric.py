@@ -108,7 +108,7 @@ class SimFabric:
         """Run workload ``spec`` (a WorkloadSpec dict without peers/rank: those come from
         the fabric) on every host until all endpoints are done (or ``until_ns``)."""
         settings = settings or NicSettings(base_rtt_ns=self.base_rtt_ns())
-        stats = RunStats(self.config.line_rate_bps, settings.base_rtt_ns)
+        stats = RunStats(self.config.line_rate_bps, settings.base_rtt_ns, settings.mtu)
         peers = [{"rank": p.rank, "ip": p.ip, "mac": p.mac} for p in self.peers]
         endpoints = []
         start = self.sim.now

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nicmodel.cc import (AckInfo, Dcqcn, DcqcnParams, HopInt, Hpcc, HpccParams, Timely, create_cc,
-                         params_of)
+from nicmodel.cc import (AckInfo, Dcqcn, DcqcnParams, HopInt, Hpcc, HpccParams, Timely,
+                         TimelyParams, create_cc, params_of)
 
 G100 = 100e9
 B = 150 * 1024
@@ -32,7 +32,7 @@ def test_dcqcn_cut_on_cnp_and_alpha_update() -> None:
 
 
 def test_dcqcn_fast_recovery_then_additive_then_hyper() -> None:
-    cc = Dcqcn(G100)
+    cc = Dcqcn(G100, DcqcnParams(byte_counter=B))  # the deployment table's byte counter
     assert cc.next_timer() is None  # nothing to recover before the first CNP
     cc.on_cnp(0)  # alpha 1: Rt = 100G, Rc = 50G
     cc.on_cnp(1_000)  # Rt = 50G, Rc = 25G
@@ -46,9 +46,9 @@ def test_dcqcn_fast_recovery_then_additive_then_hyper() -> None:
         assert cc.stage == "fast"
         assert cc.target_rate_bps == pytest.approx(rt)
         assert cc.rate_bps == pytest.approx(rc)
-    # 6th timer expiry: additive increase by R_AI = 20 Mb/s
+    # 6th timer expiry: additive increase by R_AI = 40 Mb/s
     cc.on_timer(1_000 + 55_000 * 6)
-    rt += 20e6
+    rt += 40e6
     rc = (rt + rc) / 2
     assert cc.stage == "additive"
     assert cc.target_rate_bps == pytest.approx(rt) and cc.rate_bps == pytest.approx(rc)
@@ -56,12 +56,12 @@ def test_dcqcn_fast_recovery_then_additive_then_hyper() -> None:
     # (timer count is already > F, so these are additive), the 6th makes both counters > F
     for _ in range(5):
         cc.on_packet_sent(400_000, B, 0)
-        rt += 20e6
+        rt += 40e6
         rc = (rt + rc) / 2
         assert cc.rate_bps == pytest.approx(rc)
     assert cc.stage == "additive"
-    cc.on_packet_sent(400_000, B, 0)  # j = 6 > F and i = 6 > F: hyper increase, R_HAI = 200 Mb/s
-    rt += 200e6
+    cc.on_packet_sent(400_000, B, 0)  # j = 6 > F and i = 6 > F: hyper increase, R_HAI = 400 Mb/s
+    rt += 400e6
     rc = (rt + rc) / 2
     assert cc.byte_events == 6 and cc.timer_events == 6
     assert cc.target_rate_bps == pytest.approx(rt) and cc.rate_bps == pytest.approx(rc)
@@ -69,7 +69,7 @@ def test_dcqcn_fast_recovery_then_additive_then_hyper() -> None:
 
 
 def test_dcqcn_partial_bytes_accumulate_and_recovery_stops_at_line_rate() -> None:
-    cc = Dcqcn(G100, DcqcnParams(alpha_init=0.02))
+    cc = Dcqcn(G100, DcqcnParams(alpha_init=0.02, byte_counter=B))
     cc.on_cnp(0)  # Rc = 99G, Rt = 100G
     cc.on_packet_sent(10, B // 2, 0)
     assert cc.byte_events == 0
@@ -172,8 +172,12 @@ def test_hpcc_uses_most_loaded_hop_and_handles_counter_wrap() -> None:
 
 
 # --------------------------------------------------------------------------- TIMELY
+# Algorithm 1 by hand with the paper's 10 Gb/s thresholds and a light EWMA (alpha 0.02)
+TEN_G = TimelyParams(t_low_ns=50_000, t_high_ns=500_000, delta_bps=10e6, alpha=0.02)
+
+
 def test_timely_regions() -> None:
-    cc = Timely(G100)
+    cc = Timely(G100, TEN_G)
     cc.rate_bps = 50e9
     cc.update(60_000)  # first sample: reference only
     assert cc.rate_bps == 50e9
@@ -190,7 +194,7 @@ def test_timely_regions() -> None:
 
 
 def test_timely_hyperactive_increase_after_five_negative_gradients() -> None:
-    cc = Timely(G100)
+    cc = Timely(G100, TEN_G)
     cc.rate_bps = 50e9
     cc.update(100_000)
     for _ in range(5):  # falling then flat RTT in the band: rtt_diff stays negative
@@ -200,7 +204,7 @@ def test_timely_hyperactive_increase_after_five_negative_gradients() -> None:
 
 
 def test_timely_positive_gradient_cuts() -> None:
-    cc = Timely(G100)
+    cc = Timely(G100, TEN_G)
     cc.update(100_000)
     cc.update(200_000)  # rtt_diff = 0.02 * 100 us = 2 us; gradient = 2/8
     assert cc.rate_bps == pytest.approx(G100 * (1 - 0.8 * 2_000 / 8_000))

@@ -7,8 +7,10 @@ import random
 
 import pytest
 
+from nicmodel.sim.fabric import FabricConfig, SimFabric
 from nicmodel.stats import RunStats, percentile
-from nicmodel.workloads import CDF_ENV, FlowSizeCdf, WorkloadSpec, cdf_dir, poisson_arrivals
+from nicmodel.workloads import (CDF_ENV, FlowSizeCdf, NicSettings, WorkloadSpec, cdf_dir,
+                                poisson_arrivals)
 
 PEERS = [{"rank": i, "ip": f"10.0.0.{i + 1}", "mac": f"02:00:00:00:00:0{i + 1}"} for i in range(3)]
 
@@ -85,15 +87,29 @@ def test_workload_spec_validation_messages() -> None:
 
 def test_stats_slowdown_goodput_and_percentiles() -> None:
     stats = RunStats(line_rate_bps=100e9, base_rtt_ns=10_000)
-    a = stats.message_started("h1", "h2", 125_000, 0)  # ideal 10 us + 10 us
+    # 125,000 B at MTU 1024: 123 packets of 58 header + 24 wire-overhead bytes, one RETH:
+    # 135,102 B on the wire = 10.808 us at 100 Gb/s, plus the 10 us base RTT
+    a = stats.message_started("h1", "h2", 125_000, 0)
     b = stats.message_started("h1", "h3", 125_000, 10_000)
-    stats.message_done(a, 40_000)
+    stats.message_done(a, 41_616)
     stats.message_done(b, 30_000)
     stats.message_started("h2", "h1", 1, 0)  # never completes
-    assert a.ideal_ns == 20_000 and a.slowdown == 2.0 and b.slowdown == 1.0
+    assert a.ideal_ns == 20_808 and a.slowdown == 2.0 and b.slowdown == 1.0
     s = stats.summary()
     assert s["completed"] == 2 and s["messages"] == 3
-    assert s["goodput_bps"] == pytest.approx(250_000 * 8 / 40e-6)
+    assert s["goodput_bps"] == pytest.approx(250_000 * 8 / 41.616e-6)
     assert percentile([5, 1, 4, 2, 3], 50) == 3 and math.isnan(percentile([], 50))
     doc = stats.to_dict()
     assert doc["messages"][2]["fct_ns"] is None and doc["messages"][2]["slowdown"] is None
+
+
+def test_ideal_fct_counts_headers_so_a_lone_message_runs_at_its_ideal() -> None:
+    # a 1 MiB WRITE alone on the simulated fabric: its FCT is the ideal within a few
+    # store-and-forward packet times (payload-only arithmetic would say 8 % slower)
+    for mtu in (1024, 4096):
+        fabric = SimFabric(FabricConfig(hosts=2))
+        stats = fabric.run({"kind": "p2p", "size": 1 << 20, "count": 1, "src": 0, "dst": 1,
+                            "verify": False},
+                           NicSettings(cc="none", mtu=mtu, base_rtt_ns=fabric.base_rtt_ns()))
+        m = stats.messages[0]
+        assert 1.0 <= m.fct_ns / m.ideal_ns < 1.05, (mtu, m.fct_ns, m.ideal_ns)
