@@ -143,7 +143,8 @@ def ack_timeout_ns(exponent: int) -> int:
 
 @dataclass
 class QpConfig:
-    """Settings of one RC queue pair. Defaults follow common RoCEv2 deployments.
+    """Settings of one RC queue pair. Each default and its source: nicmodel/README.md,
+    "Parameters and their sources".
 
     Sizes are bytes, times integer nanoseconds of fabric time."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from nicmodel import QpConfig, VerbsError, WcStatus, roce
+from nicmodel import QpConfig, VerbsError, WcStatus, requester, roce
 from nicmodel.verbs import ack_timeout_ns
 
 SIZE = 100 * 1024  # 100 packets of 1 KiB: about 87 us at 10 Gb/s
@@ -82,3 +82,17 @@ def test_timeouts_fire_at_the_iba_interval_with_and_without_backoff(net):
     assert [b - a for a, b in zip(fixed, fixed[1:])] == [t, t, t]
     doubling = resend_times(net, local_ack_timeout=8)
     assert [b - a for a, b in zip(doubling, doubling[1:])] == [t, 2 * t, 4 * t]
+
+
+def test_outstanding_packets_stop_at_the_psn_window(net, monkeypatch):
+    # the real window is 2^23 packets; shrink it to see the requester stop at it
+    monkeypatch.setattr(requester, "PSN_WINDOW", 8)
+    a, b, qa, qb = net.make_pair(rto_ns=1_000_000, rto_max_ns=1_000_000)
+    ma, mb = a.register_mr(bytearray(64 * 1024)), b.register_mr(bytearray(64 * 1024))
+    qa.post_write(1, ma, 0, 64 * 1024, mb.addr, mb.rkey)  # 64 packets
+    w = net.Wire(a, b, policy=lambda d, i, f: [] if d == "ba" else [0])  # no ACK returns
+    w.run(until_ns=900_000)
+    assert len(w.sent["ab"]) == 8 and qa.outstanding_wrs == 1
+    w.policy = net.deliver_all
+    w.run()  # the timeout resends, ACKs now return, the window slides to the end
+    assert [c.status for c in a.poll_cq()] == [WcStatus.SUCCESS]
