@@ -18,15 +18,21 @@ from typing import Any, Callable
 
 import grpc
 
+from controller.fabric_rules import describe_index
 from controller.intent import diff
-from controller.p4info import P4InfoError, format_match, format_value
 from controller.profiles import PROFILES, settings_for
+from controller.report import comparison_table, plot
+from controller.results import RunResult
+from controller.session import attached
 from controller.settings import SettingsError, parse_value
-from controller.state import StateError, default_path
-from controller.switch_conn import P4RuntimeError
+from controller.state import FabricState, StateError, default_path
+from controller.telemetry import Telemetry
 from controller.textfmt import shown_path, table
-from nicmodel.mgmt import MgmtError
-from nicmodel.workloads import CDF_FILES
+from controller.workloads import run_workload, workload_specs
+from nicmodel.mgmt import MgmtError, NicClient
+from nicmodel.workloads import CDF_FILES, WorkloadSpec
+from p4rt.errors import P4InfoError, P4RuntimeError
+from p4rt.formatting import format_match, format_value
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -152,8 +158,6 @@ def main(argv: list[str] | None = None) -> int:
 
 # -- commands --------------------------------------------------------------------------------
 def cmd_status(args, state_path: Path) -> int:
-    from controller.session import attached
-
     with attached(state_path) as (state, ctl):
         return _status(state, ctl)
 
@@ -203,8 +207,6 @@ def _nic_state(info) -> str:
     if not os.path.exists(info.mgmt):
         return "DOWN (no socket)"
     try:
-        from nicmodel.mgmt import NicClient
-
         with NicClient(info.mgmt, timeout=3) as nic:
             cfg = nic.status().get("config", {})
         return f"up cc={cfg.get('cc', '?')} rel={cfg.get('reliability', '?')}"
@@ -219,8 +221,6 @@ def _switch(ctl, name: str):
 
 
 def cmd_tables(args, state_path: Path) -> int:
-    from controller.session import attached
-
     with attached(state_path) as (_, ctl):
         return _tables(ctl, _switch(ctl, args.switch), args.name)
 
@@ -268,8 +268,6 @@ def _format_action(ctl, action) -> str:
 
 
 def cmd_counters(args, state_path: Path) -> int:
-    from controller.session import attached
-
     with attached(state_path) as (_, ctl):
         sw = _switch(ctl, args.switch)
         names = [ctl.p4.resolve("counters", args.name)] if args.name else ctl.p4.names("counters")
@@ -281,8 +279,6 @@ def cmd_counters(args, state_path: Path) -> int:
 
 
 def cmd_registers(args, state_path: Path) -> int:
-    from controller.session import attached
-
     with attached(state_path) as (_, ctl):
         sw = _switch(ctl, args.switch)
         names = [ctl.p4.resolve("registers", args.name)] if args.name else ctl.p4.names("registers")
@@ -295,8 +291,6 @@ def cmd_registers(args, state_path: Path) -> int:
 
 def _print_cells(ctl, sw: str, name: str, rows: list[list[int]], headers: list[str], show_all: bool) -> None:
     """One table per counter/register, with what each index stands for where fabric.p4 says."""
-    from controller.fabric_rules import describe_index
-
     print(f"{name}: {len(rows)} {'' if show_all else 'non-zero '}{'cell' if len(rows) == 1 else 'cells'}")
     meaning = [describe_index(ctl.topo, sw, name, row[0]) for row in rows]
     if any(meaning):
@@ -354,15 +348,11 @@ def cmd_profile(args, state_path: Path) -> int:
 
 
 def _load_state(state_path: Path):
-    from controller.state import FabricState
-
     return FabricState.load(state_path)
 
 
 def _apply(state_path: Path, new, *, profile: str, overrides: dict, what: str) -> int:
     """Write the difference to every switch and configure every NIC, then record it."""
-    from controller.session import attached
-
     with attached(state_path, with_nics=True) as (state, ctl):
         ctl.connect(timeout=10)
         n = ctl.apply(new)
@@ -374,12 +364,6 @@ def _apply(state_path: Path, new, *, profile: str, overrides: dict, what: str) -
 
 
 def cmd_run(args, state_path: Path) -> int:
-    from controller.report import comparison_table
-    from controller.session import attached
-    from controller.telemetry import Telemetry
-    from controller.workloads import run_workload, workload_specs
-    from nicmodel.workloads import WorkloadSpec
-
     state = _load_state(state_path)
     hosts = args.hosts.split(",") if args.hosts else list(state.nics)
     for h in hosts:
@@ -404,9 +388,6 @@ def cmd_run(args, state_path: Path) -> int:
 
 
 def cmd_telemetry(args, state_path: Path) -> int:
-    from controller.session import attached
-    from controller.telemetry import Telemetry
-
     with attached(state_path) as (_, ctl):
         sampler = Telemetry(ctl)
         sampler.sample()
@@ -424,9 +405,6 @@ def cmd_telemetry(args, state_path: Path) -> int:
 
 
 def cmd_report(args, state_path: Path) -> int:
-    from controller.report import comparison_table, plot
-    from controller.results import RunResult
-
     paths = list(args.runs)
     out = args.out
     if not paths:

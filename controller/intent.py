@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from p4.v1 import p4runtime_pb2
 
-from controller.p4info import P4InfoIndex
-from p4switch.entries import ActionCall, CloneSession, TableEntry
+from p4rt.entries import ActionCall, CloneSession, TableEntry
+from p4rt.p4info import P4InfoIndex
 
 Update = p4runtime_pb2.Update
 

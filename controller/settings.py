@@ -13,8 +13,9 @@ import copy
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from netbase.pfc import WATCHDOG_DEFAULT_NS
+from nicmodel.cc import create_cc  # the NIC model's own check of names and ranges
 from nicmodel.verbs import LossDetection, QpConfig
-from p4switch.switch.pfc import WATCHDOG_DEFAULT_NS
 
 LB_MODES = ("ecmp", "dlb", "spray")
 SPRAY_ALGOS = ("round_robin", "random", "best_of_two")
@@ -132,7 +133,6 @@ class Nic:
             for k, v in self.cc_params.items()
         ):
             raise SettingsError("nic.cc_params must map parameter names to numbers")
-        from nicmodel.cc import create_cc  # the NIC model's own check of names and ranges
 
         try:
             create_cc(self.cc, 100e9, self.cc_params)

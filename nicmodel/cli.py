@@ -23,14 +23,16 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from nicmodel.cc import ALGORITHMS
+from nicmodel.live import LiveNic, RawPort
+from nicmodel.mgmt import MgmtError, MgmtServer, NicClient
+from nicmodel.sim.fabric import FabricConfig, SimFabric
+from nicmodel.sim.link import LinkConfig
+from nicmodel.sim.switch import SwitchConfig
 from nicmodel.verbs import LossDetection
 from nicmodel.workloads import CDF_FILES, KINDS, NicSettings
-
-if TYPE_CHECKING:
-    from nicmodel.mgmt import NicClient
 
 _UNITS = {"": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 10**6, "mb": 10**6, "mib": 1 << 20,
           "g": 10**9, "gb": 10**9, "gib": 1 << 30}
@@ -223,9 +225,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from nicmodel.live import LiveNic, RawPort
-    from nicmodel.mgmt import MgmtServer
-
     settings = _settings(args, args.base_rtt)
     port = RawPort(args.iface)
     try:
@@ -254,10 +253,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from nicmodel.sim.fabric import FabricConfig, SimFabric
-    from nicmodel.sim.link import LinkConfig
-    from nicmodel.sim.switch import SwitchConfig
-
     if args.hosts < 2:
         raise ValueError("--hosts must be at least 2")
     switch = SwitchConfig(pfc=args.pfc, ecn=not args.no_ecn, kmin_bytes=args.kmin,
@@ -316,8 +311,6 @@ def format_summary(summary: dict[str, Any], fabric: dict[str, Any] | None = None
 
 def _connect(path: str) -> NicClient:
     """A client of the NIC serving ``path``; an error that names the socket if none does."""
-    from nicmodel.mgmt import NicClient
-
     try:
         return NicClient(path)
     except OSError as exc:
@@ -325,8 +318,6 @@ def _connect(path: str) -> NicClient:
 
 
 def _query(args: argparse.Namespace) -> int:
-    from nicmodel.mgmt import MgmtError
-
     try:
         with _connect(args.mgmt) as client:
             result = client.stats() if args.command == "stats" else client.status()
@@ -341,8 +332,6 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _workload(args: argparse.Namespace, spec: dict[str, Any]) -> int:
-    from nicmodel.mgmt import MgmtError
-
     with _connect(args.mgmt) as client:
         try:
             started = client.start_workload(spec)

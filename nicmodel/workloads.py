@@ -1,8 +1,8 @@
 """Traffic: flow-size distributions, Poisson arrivals, and the workload runners.
 
-Flow-size CDFs are the HPCC paper's data in ``<repo>/../shared/data/flow_size_cdf``
-(override with ``$RNIC_FLOW_CDF_DIR``). Sampling follows that folder's README: draw u in
-[0, 100) and interpolate linearly between the two CDF points around it. Poisson arrivals at
+Flow-size CDFs are the HPCC paper's data, shipped in ``nicmodel/data/flow_size_cdf`` (its
+README gives their provenance); a CDF of one's own is a file path. Sampling follows that
+README: draw u in [0, 100) and interpolate linearly between the two CDF points around it. Poisson arrivals at
 load L on hosts of bandwidth B: mean inter-arrival = mean flow size * 8 / (L * B), per
 source host, destinations uniform among the other hosts.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import os
 import random
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,10 +23,8 @@ from nicmodel.cc import CongestionControl, create_cc
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.qp import QueuePair
 from nicmodel.stats import MessageRecord, RunStats
-from nicmodel.verbs import (Completion, LossDetection, MemoryRegion, QpConfig, Reliability, WcOpcode,
-                            WcStatus)
+from nicmodel.verbs import Completion, LossDetection, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
 
-CDF_ENV = "RNIC_FLOW_CDF_DIR"
 CDF_FILES = {
     "websearch": "WebSearch_distribution.txt",
     "fbhdp": "FbHdp_distribution.txt",
@@ -35,12 +33,7 @@ CDF_FILES = {
 }
 
 
-def cdf_dir() -> Path:
-    """Where the flow-size CDFs live: ``$RNIC_FLOW_CDF_DIR`` or ``<repo>/../shared/...``."""
-    env = os.environ.get(CDF_ENV)
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "flow_size_cdf"
+CDF_PACKAGE_DIR = ("data", "flow_size_cdf")  # inside the nicmodel package
 
 
 @dataclass(frozen=True)
@@ -56,19 +49,11 @@ class FlowSizeCdf:
         """Load by short name (websearch, fbhdp, alistorage, googlerpc) or file path."""
         key = name_or_path.lower()
         if key in CDF_FILES:
-            path = cdf_dir() / CDF_FILES[key]
-            if not path.is_file():
-                raise FileNotFoundError(
-                    f"flow-size CDF {path} not found; the data folder is expected at "
-                    f"{cdf_dir()} (set ${CDF_ENV} to point elsewhere)"
-                )
-        else:
-            path = Path(name_or_path)
-            if not path.is_file():
-                raise ValueError(
-                    f"unknown flow-size CDF {name_or_path!r}: give one of {sorted(CDF_FILES)} or a file path"
-                )
-        return cls.parse(path.read_text(), name=key if key in CDF_FILES else path.stem)
+            return cls.parse(files("nicmodel").joinpath(*CDF_PACKAGE_DIR, CDF_FILES[key]).read_text(), name=key)
+        path = Path(name_or_path)
+        if not path.is_file():
+            raise ValueError(f"unknown flow-size CDF {name_or_path!r}: give one of {sorted(CDF_FILES)} or a file path")
+        return cls.parse(path.read_text(), name=path.stem)
 
     @classmethod
     def parse(cls, text: str, name: str = "custom") -> FlowSizeCdf:

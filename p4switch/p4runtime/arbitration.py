@@ -25,7 +25,7 @@ from typing import Hashable
 
 import grpc
 
-from p4switch.p4runtime.errors import P4RuntimeError
+from p4rt.errors import P4RuntimeError
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from typing import Any, Hashable
 
 from p4.v1 import p4runtime_pb2
 
-from p4switch import entries as E
-from p4switch.p4runtime import translate as X
-from p4switch.p4runtime.errors import invalid
-from p4switch.p4runtime.schema import Schema, TableSchema
+from p4rt import codec as X
+from p4rt import entries as E
+from p4rt.errors import invalid
+from p4rt.schema import Schema, TableSchema
 
 TOP_ID = 0xFFFFFFFF
 

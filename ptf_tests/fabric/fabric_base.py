@@ -14,8 +14,8 @@ import time
 from p4.v1 import p4runtime_pb2
 from ptf import testutils
 
+from p4rt.p4info import encode
 from ptf_tests.base import P4RuntimeTest
-from controller.p4info import encode
 from ptf_tests.fabric.fabric_packets import routed
 
 SW_MAC = "02:00:00:00:00:01"

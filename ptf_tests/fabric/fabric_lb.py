@@ -10,8 +10,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from ptf_tests.fabric.fabric_base import (FAST_PPS, LB_DLB, LB_SPRAY_BEST_OF_TWO, LB_SPRAY_RANDOM,
-                                          LB_SPRAY_RR, SW_MAC, FabricTest)
+from ptf_tests.fabric.fabric_base import (
+    FAST_PPS,
+    LB_DLB,
+    LB_SPRAY_BEST_OF_TWO,
+    LB_SPRAY_RANDOM,
+    LB_SPRAY_RR,
+    SW_MAC,
+    FabricTest,
+)
 from ptf_tests.fabric.fabric_packets import roce
 
 FLOWLET_TIMEOUT_US = 400_000

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import time
 
-from ptf_tests.fabric.fabric_base import (FAST_PPS, PFC_SESSION_BASE, PRIO_ROCE, SW_MAC, FabricTest)
+from ptf_tests.fabric.fabric_base import FAST_PPS, PFC_SESSION_BASE, PRIO_ROCE, SW_MAC, FabricTest
 from ptf_tests.fabric.fabric_packets import parse_pfc, pfc, roce
 
 XOFF = 8

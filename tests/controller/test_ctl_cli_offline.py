@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
+import shlex
+from pathlib import Path
 
 import pytest
 
-from controller.cli import COMMANDS, build_parser, main
+from controller.cli import COMMANDS, build_parser, main, parse_set
+from controller.profiles import settings_for
 from controller.results import Message, RunResult
 from controller.state import FabricState, NicInfo, SwitchInfo
+from controller.textfmt import ProgressBar
+from p4rt.entries import Exact, Lpm, Ternary
+from p4rt.formatting import format_match, format_value
+from p4rt.p4info import KeyInfo
 from topo.builder import leaf_spine
 
 
@@ -120,12 +128,6 @@ def test_missing_pipeline_and_nics_are_clear_failures(state_file, tmp_path, caps
 
 def test_readme_cli_examples_are_valid():
     """Every `fabricctl ...` line in README.md parses, and every `set` there is a valid change."""
-    import shlex
-    from pathlib import Path
-
-    from controller.cli import parse_set
-    from controller.profiles import settings_for
-
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     examples = [line.split("#")[0].strip() for line in readme.splitlines() if line.startswith("fabricctl ")]
     assert len(examples) >= 10
@@ -139,10 +141,6 @@ def test_readme_cli_examples_are_valid():
 
 def test_progress_bar_into_a_log_prints_a_line_per_quarter():
     """Not a terminal (CI, `make run > log`): five lines per run, not one per update."""
-    import io
-
-    from controller.textfmt import ProgressBar
-
     out = io.StringIO()
     bar = ProgressBar("all-reduce (baseline)", out)
     for i in range(101):
@@ -155,9 +153,6 @@ def test_progress_bar_into_a_log_prints_a_line_per_quarter():
 
 def test_addresses_print_as_addresses():
     """`fabricctl tables` shows 10.2.0.0/16 and 02:aa:..., not 0xa020000 (other values stay decimal)."""
-    from controller.p4info import KeyInfo, format_match, format_value
-    from p4switch.entries import Exact, Lpm, Ternary
-
     dst = KeyInfo(1, "hdr.ipv4.dst_addr", 32, 0)
     assert format_match(Lpm(0x0A020000, 16), dst) == "10.2.0.0/16"
     assert format_match(Ternary(0x0A010102, 0xFFFFFF00), dst) == "10.1.1.2&&&255.255.255.0"

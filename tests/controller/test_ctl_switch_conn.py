@@ -15,7 +15,8 @@ from p4.v1 import p4runtime_pb2
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
-from controller.switch_conn import P4RuntimeError, SwitchConnection
+from p4rt.errors import P4RuntimeError
+from p4rt.switch_conn import SwitchConnection
 from topo.builder import leaf_spine
 
 

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from ptf_tests.targets import REPO
+from ptf_tests.harness import REPO
 
 SUITE_TESTS = 23
 

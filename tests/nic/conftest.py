@@ -13,8 +13,7 @@ from typing import Callable
 
 import pytest
 
-from nicmodel import Nic, QpConfig, Reliability
-from nicmodel import roce
+from nicmodel import Nic, QpConfig, Reliability, roce
 
 MAC_A = bytes.fromhex("020000000001")
 MAC_B = bytes.fromhex("020000000002")

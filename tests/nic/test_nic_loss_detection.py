@@ -10,8 +10,7 @@ import random
 
 import pytest
 
-from nicmodel import LossDetection, QpConfig, Reliability, VerbsError, WcStatus
-from nicmodel import roce
+from nicmodel import LossDetection, QpConfig, Reliability, VerbsError, WcStatus, roce
 from nicmodel.workloads import NicSettings
 
 GBN = Reliability.GO_BACK_N

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import socket
 
+from lab.veth import VethPairs
 from nicmodel.live import LiveNic, RawPort
-from ptf_tests.veth import VethPairs
 
 BURST = 400
 

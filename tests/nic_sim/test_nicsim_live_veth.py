@@ -12,9 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-
 from nicmodel.mgmt import NicClient
-
 
 
 def sh(*args: str) -> None:

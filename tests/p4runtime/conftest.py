@@ -4,8 +4,19 @@ import pytest
 from p4.config.v1 import p4types_pb2
 
 from p4switch.p4info.model import (
-    ActionInfo, ActionProfileInfo, ActionRefInfo, Annotations, ControllerHeaderInfo, CounterlikeInfo,
-    DigestInfo, MatchFieldInfo, MetadataInfo, ParamInfo, ProgramInfo, RegisterInfo, TableInfo,
+    ActionInfo,
+    ActionProfileInfo,
+    ActionRefInfo,
+    Annotations,
+    ControllerHeaderInfo,
+    CounterlikeInfo,
+    DigestInfo,
+    MatchFieldInfo,
+    MetadataInfo,
+    ParamInfo,
+    ProgramInfo,
+    RegisterInfo,
+    TableInfo,
 )
 
 
@@ -66,12 +77,20 @@ def model() -> ProgramInfo:
 
 import queue
 import threading
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 from google.rpc import status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from p4switch.frontend import compile_file
+from p4switch.p4info import generate_p4info
+from p4switch.p4info.device_config import encode
+from p4switch.p4runtime import P4RuntimeServer
+from p4switch.switch.device import Device
+from p4switch.switch.loop import SwitchLoop
 
 PROGRAMS = Path(__file__).parent / "programs"
 DEVICE_ID = 1
@@ -89,10 +108,6 @@ class CompiledProgram:
 
 
 def compile_program(name: str) -> CompiledProgram:
-    from p4switch.frontend import compile_file
-    from p4switch.p4info import generate_p4info
-    from p4switch.p4info.device_config import encode
-
     checked = compile_file(str(PROGRAMS / name))
     return CompiledProgram(generate_p4info(checked), encode(name, checked.source_text))
 
@@ -126,10 +141,6 @@ class RunningSwitch:
 
 @pytest.fixture
 def switch():
-    from p4switch.p4runtime import P4RuntimeServer
-    from p4switch.switch.device import Device
-    from p4switch.switch.loop import SwitchLoop
-
     device = Device(device_id=DEVICE_ID, cpu_port=CPU_PORT)
     ports = {p: ListPort() for p in DATA_PORTS}
     for p, io in ports.items():
@@ -251,6 +262,4 @@ def controller(switch, switch_program):
 @pytest.fixture
 def rt():
     """The raw-client helpers (test modules cannot import conftest under importlib mode)."""
-    import types
-
     return types.SimpleNamespace(Client=Client, update=update, batch_errors=batch_errors)

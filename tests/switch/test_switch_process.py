@@ -11,15 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 
+from lab.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, routed, udp_frame
+from lab.p4rt_client import P4RuntimeClient
+from lab.targets import compile_program, free_tcp_port, start_switch, switch_command
+from lab.veth import VethPairs
+from p4rt.runtime_cli import CliClient
 from p4switch.switch.pcap import read_pcap
 from p4switch.switch.ports import RawPort
-from p4switch.switch.runtime_cli import CliClient
-from ptf_tests.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, routed, udp_frame
-from ptf_tests.p4rt import P4RuntimeClient
-from ptf_tests.targets import compile_program, free_tcp_port, start_switch, switch_command
-from ptf_tests.veth import VethPairs
 
 H1_MAC, H2_MAC = "00:00:00:00:01:01", "00:00:00:00:02:02"
 JUMBO_MTU = 9100
@@ -233,8 +234,6 @@ def test_bad_command_lines_are_refused_with_a_message(tmp_path) -> None:
 
 
 def test_pfc_frame_on_the_wire_holds_a_queue_until_resume(switch) -> None:
-    from scapy.contrib.mac_control import MACControlClassBasedFlowControl
-
     _, _, cli, hosts, _, _ = switch
     drain(hosts)
     cli.run("set_port_rate 2 1000000")  # 1 Mb/s: 0xffff quanta last 33 s of fabric time
