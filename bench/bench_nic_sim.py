@@ -7,7 +7,7 @@ import time
 
 from bench.result import Result
 from nicmodel.sim.fabric import FabricConfig, SimFabric
-from nicmodel.workloads import NicSettings
+from nicmodel.settings import NicSettings
 
 
 def _incast(cc: str, size: int) -> tuple[float, int, int]:

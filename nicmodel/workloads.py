@@ -10,20 +10,19 @@ source host, destinations uniform among the other hosts.
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from nicmodel.cc import CongestionControl, create_cc
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.qp import QueuePair
+from nicmodel.settings import NicSettings
 from nicmodel.stats import MessageRecord, RunStats
-from nicmodel.verbs import Completion, LossDetection, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
+from nicmodel.verbs import Completion, MemoryRegion, WcOpcode, WcStatus
 
 CDF_FILES = {
     "websearch": "WebSearch_distribution.txt",
@@ -279,52 +278,6 @@ _SPEC_TYPES: dict[str, type] = {
     "seed": int, "verify": bool, "stagger_ns": int, "start_delay_ns": int,
 }
 _OPTIONAL = {"bandwidth_bps", "duration_ns", "flows_per_host"}
-
-
-@dataclass
-class NicSettings:
-    """Per-NIC transport settings a workload's queue pairs are created with."""
-
-    cc: str = "none"
-    cc_params: dict[str, Any] = field(default_factory=dict)
-    reliability: str = "gbn"
-    loss_detection: str = QpConfig.loss_detection.value  # selective repeat: "rack" or "count"
-    reorder_window_rtt: float = QpConfig.reorder_window_rtt  # RACK's initial window, in min RTTs
-    mtu: int = 1024
-    dscp: int = 26
-    priority: int = 3
-    ecn: bool = True  # data packets ECN-capable; False: switches never mark them
-    base_rtt_ns: int = 10_000
-
-    def validate(self, line_rate_bps: float) -> None:
-        Reliability(self.reliability)  # ValueError for anything but gbn / sr
-        LossDetection(self.loss_detection)  # ValueError for anything but rack / count
-        self.qp_config().validate()
-        create_cc(self.cc, line_rate_bps, self._cc_params())
-
-    def _cc_params(self) -> dict[str, Any]:
-        """CC parameters with the fabric's base RTT and MTU filled in where they apply."""
-        params = dict(self.cc_params)
-        if self.cc == "hpcc":
-            params.setdefault("base_rtt_ns", self.base_rtt_ns)
-            params.setdefault("mtu_bytes", self.mtu)
-        elif self.cc == "timely":
-            params.setdefault("min_rtt_ns", self.base_rtt_ns)
-        return params
-
-    def qp_config(self) -> QpConfig:
-        if not isinstance(self.ecn, bool):
-            raise ValueError(f"ecn must be true or false, got {self.ecn!r}")
-        return QpConfig(mtu=self.mtu, reliability=Reliability(self.reliability), dscp=self.dscp,
-                        priority=self.priority, ecn=self.ecn, base_rtt_ns=self.base_rtt_ns,
-                        loss_detection=LossDetection(self.loss_detection),
-                        reorder_window_rtt=self.reorder_window_rtt)
-
-    def make_cc(self, line_rate_bps: float) -> CongestionControl:
-        return create_cc(self.cc, line_rate_bps, self._cc_params())
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def pattern(rank: int, size: int, seed: int = 1) -> bytes:
