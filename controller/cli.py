@@ -13,8 +13,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import grpc
 
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--size", type=_positive_int, default=256 * 1024,
                     help="bytes per host (all-reduce buffer, all-to-all/incast message); default 256 KiB")
     sp.add_argument("--hosts", help="comma-separated hosts (default: all)")
-    sp.add_argument("--cdf", default="websearch", help="poisson: flow-size CDF: " + ", ".join(CDF_FILES) + " (the HPCC paper's workloads) or a file")
+    sp.add_argument("--cdf", default="websearch",
+                    help="poisson: flow-size CDF: " + ", ".join(CDF_FILES) + " (the HPCC paper's workloads) or a file")
     sp.add_argument("--load", type=_fraction, default=0.3, help="poisson: offered load 0..1 of host link rate")
     sp.add_argument("--flows", type=_positive_int, default=40, help="poisson: number of flows")
     sp.add_argument("--timeout", type=_positive_float, default=300.0, help="wall-clock seconds before giving up")

@@ -65,8 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"fabric time = wall time / D (default {DEFAULT_DILATION}, or the topology file's)")
     ap.add_argument("--topology", type=Path, help="topology file (YAML/JSON, see topo/spec.py) instead of the "
                                                   "built-in 2 x 2 x 2 leaf/spine")
-    ap.add_argument("--size", type=int, default=DEFAULT_SIZE, help=f"all-reduce buffer bytes per host (default {DEFAULT_SIZE}, a multiple of the hosts)")
-    ap.add_argument("--profiles", default="baseline,ai-fabric", help="comma-separated profiles to run, in order (default baseline,ai-fabric; "
+    ap.add_argument("--size", type=int, default=DEFAULT_SIZE,
+                    help=f"all-reduce buffer bytes per host (default {DEFAULT_SIZE}, a multiple of the hosts)")
+    ap.add_argument("--profiles", default="baseline,ai-fabric",
+                    help="comma-separated profiles to run, in order (default baseline,ai-fabric; "
                          "`fabricctl profile` lists them)")
     ap.add_argument("--spines", type=int, default=2, help="built-in topology: spines (default 2)")
     ap.add_argument("--leaves", type=int, default=2, help="built-in topology: leaves (default 2)")

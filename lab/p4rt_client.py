@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import ipaddress
 import queue
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2

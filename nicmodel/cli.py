@@ -22,8 +22,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from nicmodel.live import LiveNic, RawPort
 from nicmodel.mgmt import MgmtError, MgmtServer, NicClient

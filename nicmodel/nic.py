@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Iterable
 from itertools import count
-from typing import Iterable
 
 from netbase import pfc
 from netbase.ethernet import wire_time_ns
@@ -36,8 +36,7 @@ from nicmodel.cc.base import CongestionControl, LineRate
 from nicmodel.counters import NicCounters
 from nicmodel.qp import QueuePair
 from nicmodel.roce import Malformed
-from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, VerbsError,
-                            parse_ip, parse_mac)
+from nicmodel.verbs import Access, Completion, MemoryRegion, QpConfig, QpState, VerbsError, parse_ip, parse_mac
 
 __all__ = ["Nic", "parse_mac", "parse_ip"]
 

@@ -43,8 +43,20 @@ from nicmodel import int_md, roce
 from nicmodel.cc.base import AckInfo, CongestionControl
 from nicmodel.counters import QpCounters
 from nicmodel.psn import to_wire, unwrap
-from nicmodel.verbs import (Access, Completion, LossDetection, MemoryRegion, QpConfig, QpState,
-                            Reliability, VerbsError, WcOpcode, WcStatus, parse_ip, parse_mac)
+from nicmodel.verbs import (
+    Access,
+    Completion,
+    LossDetection,
+    MemoryRegion,
+    QpConfig,
+    QpState,
+    Reliability,
+    VerbsError,
+    WcOpcode,
+    WcStatus,
+    parse_ip,
+    parse_mac,
+)
 
 if TYPE_CHECKING:
     from nicmodel.nic import Nic

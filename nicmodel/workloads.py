@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import bisect
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -9,7 +9,8 @@ OUT_OF_RANGE.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from p4rt.errors import Code, P4RuntimeError, invalid
 

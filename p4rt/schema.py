@@ -58,7 +58,7 @@ class Schema:
     packet_out: p4info_pb2.ControllerPacketMetadata | None = None
 
     @classmethod
-    def build(cls, p4info: p4info_pb2.P4Info) -> "Schema":
+    def build(cls, p4info: p4info_pb2.P4Info) -> Schema:
         s = cls(p4info)
         for a in p4info.actions:
             s.actions[a.preamble.id] = a

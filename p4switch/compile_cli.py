@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from google.protobuf import json_format
 from p4.config.v1 import p4info_pb2

@@ -18,8 +18,9 @@ int arithmetic and attribute access, not as a walk over the AST. Design choices:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from p4rt.entries import ActionCall, Exact, Lpm, MatchKind, Optional, Range, TableEntry, Ternary
 from p4switch.exec import hashes, runtime

@@ -3,8 +3,9 @@ objects (tables, action profiles, counters, meters, registers, replication engin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from p4rt.entries import NotFoundError
 from p4switch.exec.compile import Compiled, compile_checked

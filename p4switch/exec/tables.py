@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from p4rt.entries import (
     ActionCall,

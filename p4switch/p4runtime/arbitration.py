@@ -20,8 +20,8 @@ The server owns the streams; this class only decides who is told what.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Hashable
 
 import grpc
 

@@ -9,7 +9,8 @@ ask for ``time_since_last_hit`` measure against it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from p4.v1 import p4runtime_pb2
 

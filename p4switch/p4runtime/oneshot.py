@@ -8,8 +8,9 @@ them from member and group reads, and gives the set back verbatim when the entry
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 from p4.v1 import p4runtime_pb2
 

@@ -15,7 +15,8 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
 from p4.v1 import p4data_pb2, p4runtime_pb2, p4runtime_pb2_grpc

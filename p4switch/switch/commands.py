@@ -18,9 +18,10 @@ from __future__ import annotations
 import ipaddress
 import re
 import shlex
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection
+from typing import TYPE_CHECKING, Any
 
 from p4rt.entries import (
     ActionCall,

@@ -19,8 +19,9 @@ import logging
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from netbase.clock import Clock, DilatedClock
 from netbase.pfc import is_mac_control

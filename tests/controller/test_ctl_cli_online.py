@@ -15,6 +15,8 @@ from controller.profiles import settings_for
 from controller.state import FabricState, SwitchInfo
 from topo.builder import leaf_spine
 
+pytestmark = pytest.mark.net  # switch processes
+
 
 @pytest.fixture(scope="module")
 def controlled(fabric_pipeline, switches):

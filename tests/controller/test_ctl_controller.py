@@ -15,6 +15,8 @@ from p4rt.errors import P4RuntimeError
 from p4rt.formatting import format_match
 from topo.builder import leaf_spine
 
+pytestmark = pytest.mark.net  # switch processes
+
 
 def _entries(ctl: FabricController, switch: str, short: str) -> dict[str, object]:
     """match text -> action of every entry of a table, read from the switch."""

@@ -12,6 +12,8 @@ import os
 import secrets
 import subprocess
 
+import pytest
+
 from controller.cli import main
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
@@ -23,6 +25,8 @@ from controller.workloads import run_workload
 from nicmodel.mgmt import NicClient
 from topo.builder import leaf_spine
 from topo.fabric import FabricNet
+
+pytestmark = pytest.mark.net  # Mininet, as root
 
 DILATION = 20000
 SIZE = 64 * 1024

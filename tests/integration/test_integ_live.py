@@ -31,6 +31,8 @@ from lab.veth import quiet
 from nicmodel import int_md, roce
 from nicmodel.mgmt import NicClient
 
+pytestmark = pytest.mark.net  # switch and NIC processes on veths, as root
+
 REPO = Path(__file__).resolve().parents[2]
 FABRIC_P4 = REPO / "p4src" / "fabric.p4"
 DILATION = 2000  # fabric 100 Gb/s = 50 Mb/s of wall time: Python switches keep up

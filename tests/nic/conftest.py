@@ -8,8 +8,8 @@ drop, two entries = duplicate), so tests state exactly which packet is lost or l
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Callable
 
 import pytest
 

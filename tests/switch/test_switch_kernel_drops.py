@@ -14,6 +14,8 @@ from p4switch.switch.commands import Commands
 from p4switch.switch.device import Device
 from p4switch.switch.ports import RawPort
 
+pytestmark = pytest.mark.net  # veths, as root
+
 BURST = 400
 TINY_RCVBUF = 1  # the kernel rounds it up to its minimum (a few KiB): a handful of frames fit
 MARK = b"kernel-drop-test"

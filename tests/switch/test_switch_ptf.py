@@ -13,6 +13,8 @@ from lab.p4rt_client import P4RuntimeClient
 from lab.targets import free_tcp_port
 from ptf_tests.harness import REPO
 
+pytestmark = pytest.mark.net  # PTF on veths, as root
+
 
 def harness(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ptf_tests.harness", *args], cwd=REPO, capture_output=True,

@@ -56,7 +56,8 @@ def test_lpm_exact_entry_round_trip(schema):
     (lambda m: setattr(m, "priority", 3), "priority must be 0"),
     (lambda m: m.action.action.params.pop(), "missing parameter"),
     (lambda m: setattr(m.action.action, "action_id", ids.hashed_id(ids.ACTION, "NoAction")), "not one of the table's actions"),
-    (lambda m: setattr(m.action.action, "action_id", ids.hashed_id(ids.ACTION, "MyIngress.set_port")) or m.action.action.ClearField("params") or m.action.action.params.add(param_id=1, value=b"\x01"), None),
+    (lambda m: setattr(m.action.action, "action_id", ids.hashed_id(ids.ACTION, "MyIngress.set_port"))
+     or m.action.action.ClearField("params") or m.action.action.params.add(param_id=1, value=b"\x01"), None),
 ])
 def test_malformed_entries_are_invalid_argument(schema, mutate, message):
     ts = _table(schema, "MyIngress.fwd")
