@@ -8,7 +8,7 @@ STAMP_APT := $(VENV)/.apt-stamp
 STAMP_PIP := $(VENV)/.pip-stamp
 APT_PACKAGES := mininet iputils-ping ethtool bridge-utils iproute2 tshark cpp
 
-.PHONY: all setup test bench ptf run clean
+.PHONY: all setup lint test test-unit bench ptf run clean
 
 all: test
 
@@ -34,8 +34,16 @@ $(STAMP_PIP): requirements.txt pyproject.toml $(STAMP_APT)
 
 setup: $(STAMP_PIP)
 
-test: setup
+lint: setup
+	$(VENV)/bin/ruff check .
+
+# Everything: lint, unit, STF, PTF, live and Mininet tests (the `net` ones need root).
+test: lint
 	$(PY) -m pytest -q tests
+
+# The fast subset: no root, veths, Mininet or switch processes, no corpora (markers in pyproject.toml).
+test-unit: setup
+	$(PY) -m pytest -q -m "not net and not slow" tests
 
 bench: setup
 	$(PY) -m bench

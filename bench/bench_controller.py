@@ -9,16 +9,15 @@ import time
 from pathlib import Path
 
 from bench.result import Result
+from controller.controller import FabricController
+from controller.intent import Intent
+from controller.pipeline import compile_fabric
+from controller.profiles import settings_for
+from lab.targets import free_tcp_port, start_switch, switch_command
+from topo.builder import leaf_spine
 
 
 def run() -> list[Result]:
-    from controller.controller import FabricController
-    from controller.intent import Intent
-    from controller.pipeline import compile_fabric
-    from controller.profiles import settings_for
-    from ptf_tests.targets import free_tcp_port, start_switch, switch_command
-    from topo.builder import leaf_spine
-
     topo = leaf_spine()
     for s in topo.switches:
         s.grpc_port = free_tcp_port()

@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 from bench.result import Result
-from p4switch.entries import ActionCall, Lpm, TableEntry
+from p4rt.entries import ActionCall, Lpm, MatchKind, TableEntry, Ternary
 from p4switch.exec import LoadedProgram, V1Pipeline
+from p4switch.exec.tables import ActionInfo, KeyField, Table
 from p4switch.stf.runner import StfRunner
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,9 +105,6 @@ def bench_fabric(seconds: float = 2.0) -> Result:
 def bench_ternary(seconds: float = 1.0) -> Result:
     """Lookups in a 1,000-entry ternary table (two fields, 8 distinct masks), the shape of
     an ACL: what one table apply costs when it is large."""
-    from p4switch.entries import MatchKind, Ternary
-    from p4switch.exec.tables import ActionInfo, KeyField, Table
-
     fwd = ActionInfo("acl.fwd", (("port", 9),))
     t = Table("acl", [KeyField("dst", MatchKind.TERNARY, 32), KeyField("dport", MatchKind.TERNARY, 16)],
               [fwd], 2048, ActionCall("acl.fwd", {"port": 0}))

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from bench.result import Result
-from p4switch.entries import ActionCall, Exact, GroupRef, Lpm, TableEntry, Ternary
+from p4rt.entries import ActionCall, Exact, GroupRef, Lpm, TableEntry, Ternary
 from p4switch.exec import LoadedProgram, V1Pipeline
 from ptf_tests.fabric.fabric_packets import roce
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench.result import Result
 from nicmodel import Nic, QpConfig
-from p4switch.entries import ActionCall, Exact, Lpm, TableEntry, Ternary
+from p4rt.entries import ActionCall, Exact, Lpm, TableEntry, Ternary
 from p4switch.exec import LoadedProgram, V1Pipeline
 
 FABRIC = Path(__file__).resolve().parent.parent / "p4src" / "fabric.p4"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from bench.result import Result
+from nicmodel.settings import NicSettings
 from nicmodel.sim.fabric import FabricConfig, SimFabric
-from nicmodel.workloads import NicSettings
 
 
 def _incast(cc: str, size: int) -> tuple[float, int, int]:

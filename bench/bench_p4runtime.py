@@ -13,7 +13,12 @@ from pathlib import Path
 from p4.v1 import p4runtime_pb2
 
 from bench.result import Result
-from controller.switch_conn import SwitchConnection
+from p4rt.switch_conn import SwitchConnection
+from p4switch.frontend import compile_file
+from p4switch.p4info import generate_p4info
+from p4switch.p4info.device_config import encode
+from p4switch.p4runtime import P4RuntimeServer
+from p4switch.switch.device import Device
 
 PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "p4runtime" / "programs" / "basic_l3.p4"
 ENTRIES = 4000
@@ -21,12 +26,6 @@ BATCH = 500
 
 
 def run() -> list[Result]:
-    from p4switch.frontend import compile_file
-    from p4switch.p4info import generate_p4info
-    from p4switch.p4info.device_config import encode
-    from p4switch.p4runtime import P4RuntimeServer
-    from p4switch.switch.device import Device
-
     checked = compile_file(str(PROGRAM))
     p4info = generate_p4info(checked)
     device = Device(device_id=0)

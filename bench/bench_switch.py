@@ -1,4 +1,4 @@
-"""Packets/s of the switch on basic L3 forwarding (ptf_tests/basic/basic.p4).
+"""Packets/s of the switch on basic L3 forwarding (lab/programs/basic.p4).
 
 Two figures: the ``p4switch`` process switching between two veths (raw sockets in and out,
 traffic manager, pipeline; wall time, so it depends on the machine's load) for basic.p4 and
@@ -15,14 +15,15 @@ import time
 from pathlib import Path
 
 from bench.result import Result
-from p4switch.entries import ActionCall, Lpm, TableEntry
+from lab.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
+from lab.p4rt_client import P4RuntimeClient
+from lab.targets import free_tcp_port, start_switch, switch_command
+from lab.veth import VethPairs
 from netbase.clock import DilatedClock
+from p4rt.entries import ActionCall, Lpm, TableEntry
+from p4switch.exec import LoadedProgram
 from p4switch.switch.device import Device
 from p4switch.switch.ports import RawPort
-from ptf_tests.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
-from ptf_tests.p4rt import P4RuntimeClient
-from ptf_tests.targets import free_tcp_port, start_switch, switch_command
-from ptf_tests.veth import VethPairs
 
 FABRIC_P4 = Path(__file__).resolve().parent.parent / "p4src" / "fabric.p4"
 FRAMES = 20000
@@ -89,8 +90,6 @@ class _Sink:
 
 
 def _in_process_rate() -> Result:
-    from p4switch.exec import LoadedProgram
-
     prog = LoadedProgram.from_file(BASIC_P4)
     prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000200, 24)},
                                          ActionCall(FORWARD, {"dstAddr": 0x0202, "port": 2})))

@@ -13,20 +13,27 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import grpc
 
+from controller.fabric_rules import describe_index
 from controller.intent import diff
-from controller.p4info import P4InfoError, format_match, format_value
 from controller.profiles import PROFILES, settings_for
+from controller.report import comparison_table, plot
+from controller.results import RunResult
+from controller.session import attached
 from controller.settings import SettingsError, parse_value
-from controller.state import StateError, default_path
-from controller.switch_conn import P4RuntimeError
+from controller.state import FabricState, StateError, default_path
+from controller.telemetry import Telemetry
 from controller.textfmt import shown_path, table
-from nicmodel.mgmt import MgmtError
-from nicmodel.workloads import CDF_FILES
+from controller.workloads import run_workload, workload_specs
+from nicmodel.mgmt import MgmtError, NicClient
+from nicmodel.workloads import CDF_FILES, WorkloadSpec
+from p4rt.errors import P4InfoError, P4RuntimeError
+from p4rt.formatting import format_match, format_value
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -90,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--size", type=_positive_int, default=256 * 1024,
                     help="bytes per host (all-reduce buffer, all-to-all/incast message); default 256 KiB")
     sp.add_argument("--hosts", help="comma-separated hosts (default: all)")
-    sp.add_argument("--cdf", default="websearch", help="poisson: flow-size CDF: " + ", ".join(CDF_FILES) + " (the HPCC paper's workloads) or a file")
+    sp.add_argument("--cdf", default="websearch",
+                    help="poisson: flow-size CDF: " + ", ".join(CDF_FILES) + " (the HPCC paper's workloads) or a file")
     sp.add_argument("--load", type=_fraction, default=0.3, help="poisson: offered load 0..1 of host link rate")
     sp.add_argument("--flows", type=_positive_int, default=40, help="poisson: number of flows")
     sp.add_argument("--timeout", type=_positive_float, default=300.0, help="wall-clock seconds before giving up")
@@ -152,8 +160,6 @@ def main(argv: list[str] | None = None) -> int:
 
 # -- commands --------------------------------------------------------------------------------
 def cmd_status(args, state_path: Path) -> int:
-    from controller.session import attached
-
     with attached(state_path) as (state, ctl):
         return _status(state, ctl)
 
@@ -203,8 +209,6 @@ def _nic_state(info) -> str:
     if not os.path.exists(info.mgmt):
         return "DOWN (no socket)"
     try:
-        from nicmodel.mgmt import NicClient
-
         with NicClient(info.mgmt, timeout=3) as nic:
             cfg = nic.status().get("config", {})
         return f"up cc={cfg.get('cc', '?')} rel={cfg.get('reliability', '?')}"
@@ -219,8 +223,6 @@ def _switch(ctl, name: str):
 
 
 def cmd_tables(args, state_path: Path) -> int:
-    from controller.session import attached
-
     with attached(state_path) as (_, ctl):
         return _tables(ctl, _switch(ctl, args.switch), args.name)
 
@@ -268,8 +270,6 @@ def _format_action(ctl, action) -> str:
 
 
 def cmd_counters(args, state_path: Path) -> int:
-    from controller.session import attached
-
     with attached(state_path) as (_, ctl):
         sw = _switch(ctl, args.switch)
         names = [ctl.p4.resolve("counters", args.name)] if args.name else ctl.p4.names("counters")
@@ -281,8 +281,6 @@ def cmd_counters(args, state_path: Path) -> int:
 
 
 def cmd_registers(args, state_path: Path) -> int:
-    from controller.session import attached
-
     with attached(state_path) as (_, ctl):
         sw = _switch(ctl, args.switch)
         names = [ctl.p4.resolve("registers", args.name)] if args.name else ctl.p4.names("registers")
@@ -295,8 +293,6 @@ def cmd_registers(args, state_path: Path) -> int:
 
 def _print_cells(ctl, sw: str, name: str, rows: list[list[int]], headers: list[str], show_all: bool) -> None:
     """One table per counter/register, with what each index stands for where fabric.p4 says."""
-    from controller.fabric_rules import describe_index
-
     print(f"{name}: {len(rows)} {'' if show_all else 'non-zero '}{'cell' if len(rows) == 1 else 'cells'}")
     meaning = [describe_index(ctl.topo, sw, name, row[0]) for row in rows]
     if any(meaning):
@@ -354,15 +350,11 @@ def cmd_profile(args, state_path: Path) -> int:
 
 
 def _load_state(state_path: Path):
-    from controller.state import FabricState
-
     return FabricState.load(state_path)
 
 
 def _apply(state_path: Path, new, *, profile: str, overrides: dict, what: str) -> int:
     """Write the difference to every switch and configure every NIC, then record it."""
-    from controller.session import attached
-
     with attached(state_path, with_nics=True) as (state, ctl):
         ctl.connect(timeout=10)
         n = ctl.apply(new)
@@ -374,12 +366,6 @@ def _apply(state_path: Path, new, *, profile: str, overrides: dict, what: str) -
 
 
 def cmd_run(args, state_path: Path) -> int:
-    from controller.report import comparison_table
-    from controller.session import attached
-    from controller.telemetry import Telemetry
-    from controller.workloads import run_workload, workload_specs
-    from nicmodel.workloads import WorkloadSpec
-
     state = _load_state(state_path)
     hosts = args.hosts.split(",") if args.hosts else list(state.nics)
     for h in hosts:
@@ -404,9 +390,6 @@ def cmd_run(args, state_path: Path) -> int:
 
 
 def cmd_telemetry(args, state_path: Path) -> int:
-    from controller.session import attached
-    from controller.telemetry import Telemetry
-
     with attached(state_path) as (_, ctl):
         sampler = Telemetry(ctl)
         sampler.sample()
@@ -424,9 +407,6 @@ def cmd_telemetry(args, state_path: Path) -> int:
 
 
 def cmd_report(args, state_path: Path) -> int:
-    from controller.report import comparison_table, plot
-    from controller.results import RunResult
-
     paths = list(args.runs)
     out = args.out
     if not paths:

@@ -17,11 +17,12 @@ from p4.v1 import p4runtime_pb2
 
 from controller import fabric_rules
 from controller.intent import Intent, diff
-from controller.p4info import P4InfoIndex
 from controller.pipeline import Pipeline
 from controller.settings import Settings
-from controller.switch_conn import P4RuntimeError, SwitchConnection
-from p4switch.entries import ActionCall, CloneSession, Replica
+from p4rt.entries import ActionCall, CloneSession, Replica
+from p4rt.errors import P4RuntimeError
+from p4rt.p4info import P4InfoIndex
+from p4rt.switch_conn import SwitchConnection
 from topo.spec import Topology
 
 log = logging.getLogger(__name__)

@@ -25,10 +25,10 @@ import math
 from typing import Any
 
 from controller.intent import Intent
-from controller.p4info import P4InfoIndex
 from controller.routing import host_ports, mac_to_int, routes
 from controller.settings import Settings
-from p4switch.entries import ActionCall, CloneSession, Exact, GroupRef, Lpm, Replica, TableEntry, Ternary
+from p4rt.entries import ActionCall, CloneSession, Exact, GroupRef, Lpm, Replica, TableEntry, Ternary
+from p4rt.p4info import P4InfoIndex
 from topo.spec import Topology
 
 # -- the contract (p4src/include/defines.p4, p4src/README.md) -------------------------------------

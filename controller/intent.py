@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from p4.v1 import p4runtime_pb2
 
-from controller.p4info import P4InfoIndex
-from p4switch.entries import ActionCall, CloneSession, TableEntry
+from p4rt.entries import ActionCall, CloneSession, TableEntry
+from p4rt.p4info import P4InfoIndex
 
 Update = p4runtime_pb2.Update
 
@@ -80,7 +80,7 @@ def diff(p4: P4InfoIndex, old: Intent, new: Intent) -> list[Update]:
         out.append(_update(kind, action_profile_member=p4.member_pb(prof, mid, call)))
     for kind, (prof, gid), members in changed(old.groups, new.groups):
         out.append(_update(kind, action_profile_group=p4.group_pb(prof, gid, list(members))))
-    for kind, sid, cs in changed(old.clone_sessions, new.clone_sessions):
+    for kind, _, cs in changed(old.clone_sessions, new.clone_sessions):
         out.append(_update(kind, packet_replication_engine_entry=p4.clone_session_pb(cs)))
     for kind, _, (table, entry) in changed(old.entries, new.entries):
         out.append(_update(kind, table_entry=p4.table_entry_pb(table, entry)))

@@ -1,6 +1,6 @@
 """The compiled fabric program as SetForwardingPipelineConfig takes it, for either target.
 
-Compiling is ``ptf_tests.targets.compile_program`` (the one place that knows both compilers:
+Compiling is ``lab.targets.compile_program`` (the one place that knows both compilers:
 ``p4switch-compile`` for our target, ``p4c --target bmv2`` for BMv2); this module adds the
 loaded P4Info, the device config bytes and a cookie that identifies the program on a switch.
 """
@@ -14,11 +14,11 @@ from pathlib import Path
 
 from p4.config.v1 import p4info_pb2
 
-from controller.p4info import load_p4info
+from lab.targets import compile_program
+from p4rt.p4info import load_p4info
 
 REPO = Path(__file__).resolve().parent.parent
 FABRIC_P4 = REPO / "p4src" / "fabric.p4"
-TARGETS = ("ours", "bmv2")
 
 
 @dataclass
@@ -46,8 +46,6 @@ class Pipeline:
 
 def compile_fabric(target: str, out_dir: Path, program: Path = FABRIC_P4) -> Pipeline:
     """Compile fabric.p4 (or ``program``); errors raise RuntimeError with the compiler's text."""
-    from ptf_tests.targets import compile_program
-
     compiled = compile_program(target, program, out_dir, include_dirs=[str(program.parent)])
     return load_compiled(compiled.p4info_path, compiled.device_config_path)
 

@@ -10,13 +10,19 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import matplotlib
+from controller.results import RunResult
+from controller.textfmt import table
 
-matplotlib.use("Agg")  # files only; never needs a display
-import matplotlib.pyplot as plt  # noqa: E402
 
-from controller.results import RunResult  # noqa: E402
-from controller.textfmt import table  # noqa: E402
+def _pyplot():
+    """matplotlib's pyplot on the file-only backend. Imported on first plot, not with this
+    module: it takes about a second, and most ``fabricctl`` commands never draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never needs a display
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def label(r: RunResult) -> str:
@@ -84,6 +90,7 @@ def plot(runs: list[RunResult], out_dir: Path) -> list[Path]:
     """Write the PNGs and comparison.csv; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = [write_csv(runs, out_dir / "comparison.csv")]
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in runs:
@@ -143,5 +150,5 @@ def plot(runs: list[RunResult], out_dir: Path) -> list[Path]:
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _pyplot().close(fig)
     return path

@@ -42,7 +42,9 @@ from controller.state import FabricState, default_path
 from controller.telemetry import Telemetry
 from controller.textfmt import shown_path
 from controller.workloads import run_workload
+from nicmodel.mgmt import NicClient
 from topo.builder import leaf_spine
+from topo.fabric import FabricNet
 from topo.spec import Topology, TopologyError, load
 
 log = logging.getLogger("run_demo")
@@ -63,8 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"fabric time = wall time / D (default {DEFAULT_DILATION}, or the topology file's)")
     ap.add_argument("--topology", type=Path, help="topology file (YAML/JSON, see topo/spec.py) instead of the "
                                                   "built-in 2 x 2 x 2 leaf/spine")
-    ap.add_argument("--size", type=int, default=DEFAULT_SIZE, help=f"all-reduce buffer bytes per host (default {DEFAULT_SIZE}, a multiple of the hosts)")
-    ap.add_argument("--profiles", default="baseline,ai-fabric", help="comma-separated profiles to run, in order (default baseline,ai-fabric; "
+    ap.add_argument("--size", type=int, default=DEFAULT_SIZE,
+                    help=f"all-reduce buffer bytes per host (default {DEFAULT_SIZE}, a multiple of the hosts)")
+    ap.add_argument("--profiles", default="baseline,ai-fabric",
+                    help="comma-separated profiles to run, in order (default baseline,ai-fabric; "
                          "`fabricctl profile` lists them)")
     ap.add_argument("--spines", type=int, default=2, help="built-in topology: spines (default 2)")
     ap.add_argument("--leaves", type=int, default=2, help="built-in topology: leaves (default 2)")
@@ -168,7 +172,6 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as e:
         print(f"run_demo: {e}", file=sys.stderr)
         return 1
-    from topo.fabric import FabricNet
 
     t0 = time.monotonic()
     log.info("compiling p4src/fabric.p4 for %s ...", args.target)
@@ -187,10 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         log.info("starting %s in Mininet (%d switches, %d RNIC hosts, time dilation %g) ...",
                  topo.name, len(topo.switches), len(topo.hosts), topo.time_dilation)
         fab.start()
-        state = fab.state(str(pipe.p4info_path), str(pipe.config_path), profiles[0], str(out))
+        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), profiles[0], str(out))
         state.save(state_path)
-        from nicmodel.mgmt import NicClient
-
         nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
         ctl = FabricController(topo, pipe, settings_for(profiles[0]), nics=nics, profile=profiles[0],
                                settings_source=lambda: state_settings(state_path))

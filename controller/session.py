@@ -16,6 +16,7 @@ from controller.pipeline import load_compiled
 from controller.profiles import settings_for
 from controller.settings import Settings
 from controller.state import FabricState, StateError
+from nicmodel.mgmt import NicClient  # the NIC model's management API
 
 CLI_ELECTION_ID = 10  # above the fabric controller's 1
 
@@ -58,8 +59,6 @@ def profile_label(state: FabricState) -> str:
 
 
 def nic_clients(state: FabricState) -> dict[str, object]:
-    from nicmodel.mgmt import NicClient  # the NIC model's management API
-
     clients = {}
     for host, info in state.nics.items():
         try:

@@ -13,22 +13,20 @@ import copy
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from nicmodel.verbs import LossDetection, QpConfig
-from p4switch.switch.pfc import WATCHDOG_DEFAULT_NS
+from netbase.pfc import WATCHDOG_DEFAULT_NS
+from nicmodel.settings import NicSettings
+from nicmodel.settings import SettingsError as NicSettingsError
 
 LB_MODES = ("ecmp", "dlb", "spray")
 SPRAY_ALGOS = ("round_robin", "random", "best_of_two")
 # INT sink on host ports: strip + report to the collector; forward to the NIC for HPCC to echo;
 # or both, so HPCC keeps fabric-wide telemetry
 INT_SINK_MODES = ("report", "echo", "echo+report")
-CC_ALGOS = ("dcqcn", "hpcc", "timely", "none")  # the NIC model's algorithms
-RELIABILITY = ("gbn", "sr")
 # fabric.p4 forgets a PFC-counted packet between stale_us and 2 x stale_us after counting it (a 32-bit
 # microsecond parameter); earlier than the PFC watchdog's detection it could forget packets that are only
 # held by a legitimate pause, and resume a sender too soon
 PFC_STALE_MIN_US = WATCHDOG_DEFAULT_NS // 1000
 PFC_STALE_MAX_US = (1 << 31) - 1
-LOSS_DETECTION = tuple(m.value for m in LossDetection)  # SR: time-based (RFC 8985) or dupthresh
 
 
 class SettingsError(ValueError):
@@ -116,28 +114,21 @@ class Int:
 
 @dataclass
 class Nic:
+    """The NIC settings the controller chooses per profile: fields of the NIC model's schema
+    (``nicmodel.settings.NicSettings``), which also checks them; MTU, DSCP, priority and ECN
+    come from the topology and the ``classes``/``ecn`` sections."""
+
     cc: str = "dcqcn"
-    reliability: str = "gbn"
+    reliability: str = NicSettings.reliability
     cc_params: dict[str, float] = field(default_factory=dict)  # passed to the NIC's algorithm as-is
-    loss_detection: str = QpConfig.loss_detection.value  # selective repeat: how a hole is judged lost
-    reorder_window_rtt: float = QpConfig.reorder_window_rtt  # rack: reordering tolerated, in min RTTs
+    loss_detection: str = NicSettings.loss_detection  # selective repeat: how a hole is judged lost
+    reorder_window_rtt: float = NicSettings.reorder_window_rtt  # rack: reordering tolerated, in min RTTs
 
     def check(self) -> None:
-        _one_of("nic.cc", self.cc, CC_ALGOS)
-        _one_of("nic.reliability", self.reliability, RELIABILITY)
-        _one_of("nic.loss_detection", self.loss_detection, LOSS_DETECTION)
-        _range("nic.reorder_window_rtt", self.reorder_window_rtt, 0.01, 16)
-        if not isinstance(self.cc_params, dict) or not all(
-            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
-            for k, v in self.cc_params.items()
-        ):
-            raise SettingsError("nic.cc_params must map parameter names to numbers")
-        from nicmodel.cc import create_cc  # the NIC model's own check of names and ranges
-
         try:
-            create_cc(self.cc, 100e9, self.cc_params)
-        except ValueError as e:
-            raise SettingsError(f"nic.cc_params: {e}") from None
+            NicSettings(**asdict(self)).validate()
+        except NicSettingsError as e:
+            raise SettingsError(f"nic.{e}") from None
 
 
 @dataclass

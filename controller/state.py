@@ -16,9 +16,12 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topo.spec import Topology
+
+if TYPE_CHECKING:
+    from topo.fabric import FabricNet
 
 DEFAULT_PATH = Path("/run/aifabric/state.json")
 VERSION = 1
@@ -59,6 +62,15 @@ class FabricState:
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     out_dir: str = "out"
     version: int = VERSION
+
+    @classmethod
+    def of_fabric(cls, fab: FabricNet, p4info: str, device_config: str, profile: str, out_dir: str) -> FabricState:
+        """The state of a fabric that ``topo.fabric`` started: where its switches and NICs are."""
+        switches = {s.name: SwitchInfo(f"127.0.0.1:{s.grpc_port}", s.device_id, fab.switch_pid(s.name),
+                                       fab.thrift_ports.get(s.name, 0)) for s in fab.topo.switches}
+        nics = {h.name: NicInfo(str(fab.mgmt_path(h.name)), h.ip, fab.nic_pid(h.name)) for h in fab.topo.hosts}
+        return cls(fab.topo.to_dict(), fab.target, p4info, device_config, switches, nics,
+                   profile=profile, out_dir=out_dir)
 
     def topo(self) -> Topology:
         return Topology.from_dict(self.topology)

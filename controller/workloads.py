@@ -4,8 +4,8 @@ The NICs run the traffic themselves (``start_workload`` of the management API); 
 gives each one its rank and peers, watches progress, samples switch telemetry meanwhile, and
 turns NIC statistics plus switch counters into one :class:`RunResult` saved under
 ``<out_dir>/runs``; the time series (switch samples, INT hops, each NIC's full statistics with
-its rate/window series) go to ``<out_dir>/telemetry/<run>/``. Peers are addressed by IP with the *sender's* gateway MAC as destination,
-as an L3 fabric requires (the leaf routes on IP and rewrites the MAC hop by hop).
+its rate/window series) go to ``<out_dir>/telemetry/<run>/``. Peers are addressed by IP with
+the *sender's* gateway MAC as destination, as an L3 fabric requires (the leaf routes on IP and rewrites the MAC hop by hop).
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import Any
 from controller.results import Message, RunResult, transport_counts
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar
-from p4switch.switch.commands import CommandError
-from p4switch.switch.runtime_cli import CliClient
+from p4rt.runtime_cli import CliClient, CommandError
 
 SAMPLE_INTERVAL_S = 0.5  # wall seconds between switch counter samples during a run
 POLL_INTERVAL_S = 0.1  # wall seconds between NIC progress polls

@@ -12,7 +12,8 @@ when told to, so queue and timer behaviour is deterministic.
 from __future__ import annotations
 
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 
 class Clock(Protocol):

@@ -23,6 +23,9 @@ PRIORITIES = 8
 QUANTUM_BITS = 512
 MIN_FRAME = 60
 ALL_PRIORITIES = (1 << PRIORITIES) - 1
+# PFC watchdog detection/restoration time by default (200 ms, the common switch default): the
+# switch's watchdog uses it, and a controller keeps its stale-pause limits above it.
+WATCHDOG_DEFAULT_NS = 200_000_000
 _BODY = struct.Struct("!HH8H")
 _PAUSE = struct.Struct("!HH")
 _OPCODE = struct.Struct("!H")

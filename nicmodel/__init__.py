@@ -4,8 +4,18 @@ point; congestion control in nicmodel.cc. See nicmodel/README.md."""
 
 from nicmodel.nic import Nic
 from nicmodel.qp import QueuePair
-from nicmodel.verbs import (Access, Completion, LossDetection, MemoryRegion, QpConfig, QpState,
-                            Reliability, VerbsError, WcOpcode, WcStatus)
+from nicmodel.verbs import (
+                            Access,
+                            Completion,
+                            LossDetection,
+                            MemoryRegion,
+                            QpConfig,
+                            QpState,
+                            Reliability,
+                            VerbsError,
+                            WcOpcode,
+                            WcStatus,
+)
 
 __all__ = ["Nic", "QueuePair", "Access", "Completion", "LossDetection", "MemoryRegion", "QpConfig",
            "QpState", "Reliability", "VerbsError", "WcOpcode", "WcStatus"]

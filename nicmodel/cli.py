@@ -22,15 +22,17 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any
 
-from nicmodel.cc import ALGORITHMS
-from nicmodel.verbs import LossDetection
-from nicmodel.workloads import CDF_FILES, KINDS, NicSettings
-
-if TYPE_CHECKING:
-    from nicmodel.mgmt import NicClient
+from nicmodel.live import LiveNic, RawPort
+from nicmodel.mgmt import MgmtError, MgmtServer, NicClient
+from nicmodel.settings import CC_ALGORITHMS, IB_MTUS, LOSS_DETECTION, RELIABILITY, NicSettings
+from nicmodel.sim.fabric import FabricConfig, SimFabric
+from nicmodel.sim.link import LinkConfig
+from nicmodel.sim.switch import SwitchConfig
+from nicmodel.workloads import CDF_FILES, KINDS
 
 _UNITS = {"": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 10**6, "mb": 10**6, "mib": 1 << 20,
           "g": 10**9, "gb": 10**9, "gib": 1 << 30}
@@ -78,20 +80,21 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
 
 
 def _add_transport_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cc", choices=sorted(ALGORITHMS), default="none", help="congestion control")
+    """The NIC settings (``nicmodel.settings``: names, defaults and allowed values from there)."""
+    d = NicSettings()
+    p.add_argument("--cc", choices=sorted(CC_ALGORITHMS), default=d.cc, help="congestion control")
     p.add_argument("--cc-param", action="append", metavar="NAME=VALUE",
                    help="override a congestion-control parameter (repeatable)")
-    p.add_argument("--reliability", choices=("gbn", "sr"), default="gbn",
+    p.add_argument("--reliability", choices=RELIABILITY, default=d.reliability,
                    help="Go-Back-N or selective repeat")
-    p.add_argument("--loss-detection", choices=[m.value for m in LossDetection],
-                   default=NicSettings.loss_detection,
+    p.add_argument("--loss-detection", choices=LOSS_DETECTION, default=d.loss_detection,
                    help="selective repeat: judge holes lost by time (rack, RFC 8985; tolerates "
                         "spraying) or by a duplicate threshold (count)")
-    p.add_argument("--reorder-window-rtt", type=float, default=NicSettings.reorder_window_rtt,
+    p.add_argument("--reorder-window-rtt", type=float, default=d.reorder_window_rtt,
                    metavar="RTTS", help="rack: reordering tolerated, in minimum RTTs (default %(default)s)")
-    p.add_argument("--mtu", type=int, default=1024, choices=(256, 512, 1024, 2048, 4096))
-    p.add_argument("--dscp", type=int, default=26, help="DSCP of RoCE traffic (default 26)")
-    p.add_argument("--priority", type=int, default=3, help="PFC priority class (default 3)")
+    p.add_argument("--mtu", type=int, default=d.mtu, choices=IB_MTUS)
+    p.add_argument("--dscp", type=int, default=d.dscp, help=f"DSCP of RoCE traffic (default {d.dscp})")
+    p.add_argument("--priority", type=int, default=d.priority, help=f"PFC priority class (default {d.priority})")
     p.add_argument("--line-rate", type=parse_rate, default=100e9, help="fabric bit/s (default 100G)")
 
 
@@ -223,9 +226,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from nicmodel.live import LiveNic, RawPort
-    from nicmodel.mgmt import MgmtServer
-
     settings = _settings(args, args.base_rtt)
     port = RawPort(args.iface)
     try:
@@ -254,10 +254,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from nicmodel.sim.fabric import FabricConfig, SimFabric
-    from nicmodel.sim.link import LinkConfig
-    from nicmodel.sim.switch import SwitchConfig
-
     if args.hosts < 2:
         raise ValueError("--hosts must be at least 2")
     switch = SwitchConfig(pfc=args.pfc, ecn=not args.no_ecn, kmin_bytes=args.kmin,
@@ -316,8 +312,6 @@ def format_summary(summary: dict[str, Any], fabric: dict[str, Any] | None = None
 
 def _connect(path: str) -> NicClient:
     """A client of the NIC serving ``path``; an error that names the socket if none does."""
-    from nicmodel.mgmt import NicClient
-
     try:
         return NicClient(path)
     except OSError as exc:
@@ -325,8 +319,6 @@ def _connect(path: str) -> NicClient:
 
 
 def _query(args: argparse.Namespace) -> int:
-    from nicmodel.mgmt import MgmtError
-
     try:
         with _connect(args.mgmt) as client:
             result = client.stats() if args.command == "stats" else client.status()
@@ -341,8 +333,6 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _workload(args: argparse.Namespace, spec: dict[str, Any]) -> int:
-    from nicmodel.mgmt import MgmtError
-
     with _connect(args.mgmt) as client:
         try:
             started = client.start_workload(spec)

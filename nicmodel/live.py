@@ -27,8 +27,9 @@ from netbase.packet_socket import KernelDrops
 from nicmodel.mgmt import MgmtError
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.roce import BTH_LEN, ICRC_LEN, IMM_LEN, IPV4_HLEN, RETH_LEN, UDP_HLEN
+from nicmodel.settings import NicSettings
 from nicmodel.stats import RunStats
-from nicmodel.workloads import Endpoint, NicSettings, WorkloadSpec, nic_counters
+from nicmodel.workloads import Endpoint, WorkloadSpec, nic_counters
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4

@@ -22,12 +22,10 @@ Methods (params -> result):
 
 ``status`` {} -> {ip, mac, line_rate_bps, time_dilation, now_ns, config, qps, workload,
     counters}
-``configure`` {cc?: "none"|"dcqcn"|"hpcc"|"timely", cc_params?: {...}, reliability?:
-    "gbn"|"sr", loss_detection?: "rack"|"count" (selective repeat: time-based or duplicate
-    threshold, see nicmodel/README.md), reorder_window_rtt?: (0, 16], mtu?: 256..4096,
-    dscp?: 0..63, priority?: 0..7, ecn?: bool (data packets ECN-capable), base_rtt_ns?: int}
-    -> {config}. Validated as a whole (nothing changes on error); applies to the next
-    workload.
+``configure`` {any fields of ``nicmodel.settings.NicSettings``: cc, cc_params, reliability,
+    loss_detection, reorder_window_rtt, mtu, dscp, priority, ecn, base_rtt_ns; their allowed
+    values are declared there once (``NicSettings.describe()`` lists them)} -> {config}.
+    Validated as a whole (nothing changes on error); applies to the next workload.
 ``start_workload`` {spec} -> {started: true, rank, kind}. ``spec`` = {kind: p2p|incast|
     alltoall|allreduce|poisson, rank, peers: [{rank, ip, mac}], size, ...} (all fields:
     ``nicmodel.workloads.WorkloadSpec``). The same spec goes to every host with its own

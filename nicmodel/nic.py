@@ -27,9 +27,9 @@ from __future__ import annotations
 import dataclasses
 import heapq
 from collections import deque
+from collections.abc import Iterable, Mapping
 from itertools import count
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 from netbase import pfc
 from netbase.ethernet import wire_time_ns
@@ -39,8 +39,17 @@ from nicmodel.cc.base import CongestionControl, LineRate
 from nicmodel.counters import NicCounters
 from nicmodel.qp import QueuePair
 from nicmodel.roce import Malformed
-from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, QpState, Reliability,
-                            VerbsError, parse_ip, parse_mac)
+from nicmodel.verbs import (
+    Access,
+    Completion,
+    MemoryRegion,
+    QpConfig,
+    QpState,
+    Reliability,
+    VerbsError,
+    parse_ip,
+    parse_mac,
+)
 
 __all__ = ["Nic", "parse_mac", "parse_ip"]
 

@@ -23,8 +23,18 @@ from nicmodel.cc.base import CongestionControl
 from nicmodel.counters import QpCounters
 from nicmodel.requester import Requester
 from nicmodel.responder import Responder
-from nicmodel.verbs import (Completion, MemoryRegion, QpConfig, QpState, Reliability,
-                            VerbsError, WcOpcode, WcStatus, parse_ip, parse_mac)
+from nicmodel.verbs import (
+    Completion,
+    MemoryRegion,
+    QpConfig,
+    QpState,
+    Reliability,
+    VerbsError,
+    WcOpcode,
+    WcStatus,
+    parse_ip,
+    parse_mac,
+)
 
 if TYPE_CHECKING:
     from nicmodel.nic import Nic

@@ -25,8 +25,7 @@ from nicmodel.cc.base import AckInfo, CongestionControl
 from nicmodel.counters import QpCounters
 from nicmodel.loss_detection import detector_for
 from nicmodel.psn import PSN_WINDOW, unwrap
-from nicmodel.verbs import (Completion, MemoryRegion, QpConfig, Reliability, WcOpcode,
-                            WcStatus)
+from nicmodel.verbs import Completion, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
 
 _U32 = struct.Struct("!I")
 HEADER_BYTES = roce.DATA_HEADER_BYTES

@@ -17,14 +17,13 @@ even when packets are placed early. Sans-IO: ``on_data`` returns an ``Actions``
 from __future__ import annotations
 
 from collections import deque
-from typing import Mapping
+from collections.abc import Mapping
 
 from nicmodel import int_md, roce
 from nicmodel.actions import Actions
 from nicmodel.counters import QpCounters
 from nicmodel.psn import to_wire, unwrap
-from nicmodel.verbs import (Access, Completion, MemoryRegion, QpConfig, Reliability, WcOpcode,
-                            WcStatus)
+from nicmodel.verbs import Access, Completion, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
 
 RecvWqe = tuple[int, MemoryRegion, int, int]  # wr_id, region, offset, length
 

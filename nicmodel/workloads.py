@@ -1,8 +1,8 @@
 """Traffic: flow-size distributions, Poisson arrivals, and the workload runners.
 
-Flow-size CDFs are the HPCC paper's data in ``<repo>/../shared/data/flow_size_cdf``
-(override with ``$RNIC_FLOW_CDF_DIR``). Sampling follows that folder's README: draw u in
-[0, 100) and interpolate linearly between the two CDF points around it. Poisson arrivals at
+Flow-size CDFs are the HPCC paper's data, shipped in ``nicmodel/data/flow_size_cdf`` (its
+README gives their provenance); a CDF of one's own is a file path. Sampling follows that
+README: draw u in [0, 100) and interpolate linearly between the two CDF points around it. Poisson arrivals at
 load L on hosts of bandwidth B: mean inter-arrival = mean flow size * 8 / (L * B), per
 source host, destinations uniform among the other hosts.
 """
@@ -10,23 +10,21 @@ source host, destinations uniform among the other hosts.
 from __future__ import annotations
 
 import bisect
-import dataclasses
-import os
 import random
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from nicmodel.cc import CongestionControl, create_cc
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.qp import QueuePair
+from nicmodel.settings import NicSettings
 from nicmodel.stats import MessageRecord, RunStats
-from nicmodel.verbs import (Completion, LossDetection, MemoryRegion, QpConfig, Reliability, WcOpcode,
-                            WcStatus)
+from nicmodel.verbs import Completion, MemoryRegion, WcOpcode, WcStatus
 
-CDF_ENV = "RNIC_FLOW_CDF_DIR"
 CDF_FILES = {
     "websearch": "WebSearch_distribution.txt",
     "fbhdp": "FbHdp_distribution.txt",
@@ -35,12 +33,7 @@ CDF_FILES = {
 }
 
 
-def cdf_dir() -> Path:
-    """Where the flow-size CDFs live: ``$RNIC_FLOW_CDF_DIR`` or ``<repo>/../shared/...``."""
-    env = os.environ.get(CDF_ENV)
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "flow_size_cdf"
+CDF_PACKAGE_DIR = ("data", "flow_size_cdf")  # inside the nicmodel package
 
 
 @dataclass(frozen=True)
@@ -56,19 +49,11 @@ class FlowSizeCdf:
         """Load by short name (websearch, fbhdp, alistorage, googlerpc) or file path."""
         key = name_or_path.lower()
         if key in CDF_FILES:
-            path = cdf_dir() / CDF_FILES[key]
-            if not path.is_file():
-                raise FileNotFoundError(
-                    f"flow-size CDF {path} not found; the data folder is expected at "
-                    f"{cdf_dir()} (set ${CDF_ENV} to point elsewhere)"
-                )
-        else:
-            path = Path(name_or_path)
-            if not path.is_file():
-                raise ValueError(
-                    f"unknown flow-size CDF {name_or_path!r}: give one of {sorted(CDF_FILES)} or a file path"
-                )
-        return cls.parse(path.read_text(), name=key if key in CDF_FILES else path.stem)
+            return cls.parse(files("nicmodel").joinpath(*CDF_PACKAGE_DIR, CDF_FILES[key]).read_text(), name=key)
+        path = Path(name_or_path)
+        if not path.is_file():
+            raise ValueError(f"unknown flow-size CDF {name_or_path!r}: give one of {sorted(CDF_FILES)} or a file path")
+        return cls.parse(path.read_text(), name=path.stem)
 
     @classmethod
     def parse(cls, text: str, name: str = "custom") -> FlowSizeCdf:
@@ -294,52 +279,6 @@ _SPEC_TYPES: dict[str, type] = {
     "seed": int, "verify": bool, "stagger_ns": int, "start_delay_ns": int,
 }
 _OPTIONAL = {"bandwidth_bps", "duration_ns", "flows_per_host"}
-
-
-@dataclass
-class NicSettings:
-    """Per-NIC transport settings a workload's queue pairs are created with."""
-
-    cc: str = "none"
-    cc_params: dict[str, Any] = field(default_factory=dict)
-    reliability: str = "gbn"
-    loss_detection: str = QpConfig.loss_detection.value  # selective repeat: "rack" or "count"
-    reorder_window_rtt: float = QpConfig.reorder_window_rtt  # RACK's initial window, in min RTTs
-    mtu: int = 1024
-    dscp: int = 26
-    priority: int = 3
-    ecn: bool = True  # data packets ECN-capable; False: switches never mark them
-    base_rtt_ns: int = 10_000
-
-    def validate(self, line_rate_bps: float) -> None:
-        Reliability(self.reliability)  # ValueError for anything but gbn / sr
-        LossDetection(self.loss_detection)  # ValueError for anything but rack / count
-        self.qp_config().validate()
-        create_cc(self.cc, line_rate_bps, self._cc_params())
-
-    def _cc_params(self) -> dict[str, Any]:
-        """CC parameters with the fabric's base RTT and MTU filled in where they apply."""
-        params = dict(self.cc_params)
-        if self.cc == "hpcc":
-            params.setdefault("base_rtt_ns", self.base_rtt_ns)
-            params.setdefault("mtu_bytes", self.mtu)
-        elif self.cc == "timely":
-            params.setdefault("min_rtt_ns", self.base_rtt_ns)
-        return params
-
-    def qp_config(self) -> QpConfig:
-        if not isinstance(self.ecn, bool):
-            raise ValueError(f"ecn must be true or false, got {self.ecn!r}")
-        return QpConfig(mtu=self.mtu, reliability=Reliability(self.reliability), dscp=self.dscp,
-                        priority=self.priority, ecn=self.ecn, base_rtt_ns=self.base_rtt_ns,
-                        loss_detection=LossDetection(self.loss_detection),
-                        reorder_window_rtt=self.reorder_window_rtt)
-
-    def make_cc(self, line_rate_bps: float) -> CongestionControl:
-        return create_cc(self.cc, line_rate_bps, self._cc_params())
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def pattern(rank: int, size: int, seed: int = 1) -> bytes:

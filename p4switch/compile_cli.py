@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from google.protobuf import json_format
 from p4.config.v1 import p4info_pb2
 
+from p4switch.frontend import CompileError, compile_file
 from p4switch.p4info import IdError, P4InfoError, generate_p4info, p4info_to_text
 from p4switch.p4info.device_config import encode
 
@@ -84,7 +85,6 @@ def _write_p4info(p4info: p4info_pb2.P4Info, files: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Exit status 0 on success, 1 on any error (printed, never a traceback)."""
     args = _parser().parse_args(argv)
-    from p4switch.frontend import CompileError, compile_file
 
     if args.arch != "v1model":
         print(f"error: architecture {args.arch!r} is not supported (only v1model)", file=sys.stderr)

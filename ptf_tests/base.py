@@ -1,6 +1,6 @@
 """Base class of the PTF tests: a P4Runtime session per test plus the runtime CLI words.
 
-Target-agnostic: tests talk to the switch only over P4Runtime (:mod:`ptf_tests.p4rt`) and
+Target-agnostic: tests talk to the switch only over P4Runtime (:mod:`lab.p4rt_client`) and
 through the runtime-CLI words both targets share (``set_queue_rate``, ``mirroring_add``, ...),
 sent to ``p4switch-cli`` for our target or ``simple_switch_CLI`` for BMv2. Parameters come from
 the harness through ``--test-params`` (``grpc_addr``, ``device_id``, ``p4info``, ``cpu_port``,
@@ -18,8 +18,8 @@ import ptf
 from ptf import testutils
 from ptf.base_tests import BaseTest
 
-from controller.p4info import P4InfoIndex, load_p4info
-from ptf_tests.p4rt import P4RuntimeClient
+from lab.p4rt_client import P4RuntimeClient
+from p4rt.p4info import P4InfoIndex, load_p4info
 
 
 class P4RuntimeTest(BaseTest):

@@ -23,11 +23,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ptf_tests.targets import (REPO, TARGETS, TargetUnavailable, compile_program, free_tcp_port, push_pipeline,
-                               start_switch, switch_command)
-from ptf_tests.veth import VethPairs
+from lab.targets import (
+    TARGETS,
+    TargetUnavailable,
+    compile_program,
+    free_tcp_port,
+    push_pipeline,
+    start_switch,
+    switch_command,
+)
+from lab.veth import VethPairs
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 DEVICE_ID = 1
 CPU_PORT = 255
 NUM_PORTS = 4

@@ -16,7 +16,10 @@ in parallel) never share an interface name.
 
 from __future__ import annotations
 
-from topo.spec import Host, Link, Switch, Topology, validate
+import argparse
+import sys
+
+from topo.spec import Host, Link, Switch, Topology, TopologyError, dump, load, validate
 
 SPINE_ID_BASE = 100
 
@@ -73,11 +76,6 @@ def _switch_mac(device_id: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m topo.builder``: write a leaf/spine topology file, or check one."""
-    import argparse
-    import sys
-
-    from topo.spec import TopologyError, dump, load
-
     ap = argparse.ArgumentParser(prog="python -m topo.builder",
                                  description="Write an N-spine x M-leaf x K-host topology file (YAML or JSON by "
                                              "suffix), or validate an existing one with --check.")

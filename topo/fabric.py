@@ -16,6 +16,8 @@ import logging
 import os
 from pathlib import Path
 
+from lab.targets import free_tcp_port
+from p4rt.runtime_cli import CliClient
 from topo.spec import Topology
 
 log = logging.getLogger(__name__)
@@ -34,11 +36,12 @@ class FabricNet:
 
     # -- lifecycle ----------------------------------------------------------------------
     def start(self) -> None:
+        # Mininet (and the nodes built on it) is a Debian package installed only where the
+        # fabric can run (as root): imported here so the rest of the package works without it.
         from mininet.log import setLogLevel
         from mininet.net import Mininet
 
-        from ptf_tests.targets import free_tcp_port
-        from topo.p4node import P4Switch
+        from topo.p4node import P4Switch  # Mininet nodes
         from topo.rnic_host import RnicHost
 
         setLogLevel(os.environ.get("MININET_LOG", "warning"))
@@ -85,8 +88,6 @@ class FabricNet:
         if self.target != "ours":
             log.warning("target %s: link rates and delays are not modelled (BMv2 has no link model)", self.target)
             return
-        from p4switch.switch.runtime_cli import CliClient
-
         for s in self.topo.switches:
             cli = CliClient(self.thrift_ports[s.name])
             try:
@@ -132,25 +133,18 @@ class FabricNet:
 
     def cli(self) -> None:
         """The Mininet CLI on this fabric (its command output needs Mininet's "output" log level)."""
-        from mininet.cli import CLI
+        from mininet.cli import CLI  # optional dependency, as in start()
         from mininet.log import setLogLevel
 
         setLogLevel("output")
         CLI(self.net)
 
-    # -- state file ---------------------------------------------------------------------
-    def state(self, p4info: str, device_config: str, profile: str, out_dir: str):
-        from controller.state import FabricState, NicInfo, SwitchInfo
+    def switch_pid(self, name: str) -> int:
+        """PID of a switch's process (0 when it is not running)."""
+        node = self.net.get(name) if self.net else None
+        return node.process.proc.pid if node is not None and node.process is not None else 0
 
-        switches = {}
-        for s in self.topo.switches:
-            node = self.net.get(s.name) if self.net else None
-            pid = node.process.proc.pid if node is not None and node.process is not None else 0
-            switches[s.name] = SwitchInfo(f"127.0.0.1:{s.grpc_port}", s.device_id, pid, self.thrift_ports.get(s.name, 0))
-        nics = {}
-        for h in self.topo.hosts:
-            node = self.net.get(h.name) if self.net else None
-            pid = node.nic_proc.pid if node is not None and node.nic_proc is not None else 0
-            nics[h.name] = NicInfo(str(self.mgmt_path(h.name)), h.ip, pid)
-        return FabricState(self.topo.to_dict(), self.target, p4info, device_config, switches, nics,
-                           profile=profile, out_dir=out_dir)
+    def nic_pid(self, host: str) -> int:
+        """PID of a host's NIC process (0 when it is not running)."""
+        node = self.net.get(host) if self.net else None
+        return node.nic_proc.pid if node is not None and node.nic_proc is not None else 0

@@ -2,7 +2,7 @@
 host whose interfaces suit a software switch.
 
 ``P4Switch`` starts our target (``p4switch``) or BMv2's ``simple_switch_grpc`` with the same
-command line (see ``ptf_tests/targets.py``): one ``-i PORT@INTF`` per Mininet link, gRPC port,
+command line (see ``lab/targets.py``): one ``-i PORT@INTF`` per Mininet link, gRPC port,
 device id, CPU port, priority queues, time dilation. It needs no OpenFlow controller and no
 Open vSwitch: build the network with ``Mininet(topo, controller=None, switch=P4Switch, host=P4Host)``.
 The switch process is stopped by its PID in ``stop()``; nothing is killed by name.
@@ -16,8 +16,8 @@ from typing import Any
 
 from mininet.node import Host, Switch
 
-from ptf_tests.targets import SwitchProcess, free_tcp_port, start_switch, switch_command
-from ptf_tests.veth import OFFLOADS_OFF, quiet
+from lab.targets import SwitchProcess, free_tcp_port, start_switch, switch_command
+from lab.veth import OFFLOADS_OFF, quiet
 
 
 class P4Switch(Switch):

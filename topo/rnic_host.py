@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from nicmodel.mgmt import NicClient
 from topo.p4node import P4Host
 
 
@@ -56,8 +57,6 @@ class RnicHost(P4Host):
 
     def wait_nic(self, timeout: float = 60.0) -> None:
         """Until the management socket answers; raises with the NIC's log if it died."""
-        from nicmodel.mgmt import NicClient
-
         path = self.params["mgmt_path"]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

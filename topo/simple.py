@@ -3,7 +3,7 @@
     python -m topo.simple [--target ours|bmv2] [--cli]
 
 h1 (10.0.1.1/24) -- port 1 [ s1 ] port 2 -- h2 (10.0.2.2/24). The switch runs
-``ptf_tests/basic/basic.p4``; a P4Runtime client pushes it and one route per host; each host
+``lab/programs/basic.p4``; a P4Runtime client pushes it and one route per host; each host
 reaches the other through its gateway (the switch's MAC). Until the fabric topology replaces it,
 this is what brings up a working network in one command.
 """
@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mininet.cli import CLI
 from mininet.net import Mininet
 from mininet.topo import Topo
 
-from ptf_tests.basic_program import BASIC_P4, FORWARD, SWITCH_MAC, TABLE
-from ptf_tests.p4rt import P4RuntimeClient
-from ptf_tests.targets import TargetUnavailable, compile_program, push_pipeline
+from lab.basic_program import BASIC_P4, FORWARD, SWITCH_MAC, TABLE
+from lab.p4rt_client import P4RuntimeClient
+from lab.targets import TargetUnavailable, compile_program, push_pipeline
 from topo.p4node import P4Host, P4Switch
 
 
@@ -96,8 +97,6 @@ def main(argv: list[str] | None = None) -> int:
         print(out)
         ok = " 0% packet loss" in out
         if args.cli:
-            from mininet.cli import CLI
-
             CLI(net)
         return 0 if ok else 1
     finally:

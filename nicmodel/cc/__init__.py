@@ -8,7 +8,8 @@ algorithms' parameter dataclasses, so a misspelt parameter fails loudly everywhe
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from nicmodel.cc.base import AckInfo, CongestionControl, HopInt, LineRate, NoOpEvents
 from nicmodel.cc.dcqcn import Dcqcn, DcqcnParams

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nicmodel.nic import Nic
+from nicmodel.settings import NicSettings
 from nicmodel.sim.engine import Simulator
 from nicmodel.sim.host import SimHost
 from nicmodel.sim.link import Link, LinkConfig
 from nicmodel.sim.switch import Switch, SwitchConfig
 from nicmodel.stats import RunStats
-from nicmodel.workloads import Endpoint, NicSettings, Peer, WorkloadSpec, nic_counters
+from nicmodel.workloads import Endpoint, Peer, WorkloadSpec, nic_counters
 
 
 @dataclass

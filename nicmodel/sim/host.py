@@ -4,7 +4,7 @@ at every ``next_wakeup``, call ``poll_transmit`` until it returns nothing."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from nicmodel.nic import Nic
 from nicmodel.sim.engine import Simulator

@@ -11,8 +11,8 @@ frame is chosen to be overtaken).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from netbase.ethernet import wire_time_ns
 from nicmodel.sim.engine import Simulator

@@ -26,8 +26,8 @@ from __future__ import annotations
 import random
 import struct
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from netbase import pfc
 from netbase.ipv4 import set_checksum as set_ipv4_checksum

@@ -19,7 +19,18 @@ from scapy.layers.inet import IP, UDP, IPOption_NOP  # noqa: E402
 from scapy.layers.l2 import ARP, Ether  # noqa: E402
 
 from ptf_tests.fabric.fabric_packets import (  # noqa: E402
-    ECT0, OP_ACK, OP_CNP, Hop, IntStack, pfc, report, roce, routed, udp, with_int)
+    ECT0,
+    OP_ACK,
+    OP_CNP,
+    Hop,
+    IntStack,
+    pfc,
+    report,
+    roce,
+    routed,
+    udp,
+    with_int,
+)
 
 HERE = Path(__file__).resolve().parent
 SW_MAC = "02:00:00:00:00:01"      # the switch's MAC, as hosts address it

@@ -18,10 +18,11 @@ int arithmetic and attribute access, not as a walk over the AST. Design choices:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from p4switch.entries import ActionCall, Exact, Lpm, MatchKind, Optional, Range, TableEntry, Ternary
+from p4rt.entries import ActionCall, Exact, Lpm, MatchKind, Optional, Range, TableEntry, Ternary
 from p4switch.exec import hashes, runtime
 from p4switch.exec.bits import bytes_of_bits, div_s, mod_s, sat_add_s, sat_sub_s, shr_s, to_signed
 from p4switch.exec.codegen import Lines, TypeClasses, attr, is_aggregate, is_signed, scalar_width, underlying
@@ -38,7 +39,6 @@ from p4switch.exec.tables import (
 from p4switch.frontend import ast as A
 from p4switch.frontend import types as T
 from p4switch.frontend.pretty import expr_text
-
 
 PARSER_LOOP_LIMIT = 1024
 

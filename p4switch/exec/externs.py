@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from p4switch.entries import CounterData, InvalidEntryError, MeterConfig, NotFoundError, ResourceExhaustedError
+from p4rt.entries import CounterData, InvalidEntryError, MeterConfig, NotFoundError, ResourceExhaustedError
 
 GREEN, YELLOW, RED = 0, 1, 2
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random as _random
 import zlib
-from typing import Callable
+from collections.abc import Callable
 
 
 def _reflected_table(poly: int, width: int) -> list[int]:

@@ -3,14 +3,16 @@ objects (tables, action profiles, counters, meters, registers, replication engin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from p4switch.entries import NotFoundError
+from p4rt.entries import NotFoundError
 from p4switch.exec.compile import Compiled, compile_checked
 from p4switch.exec.externs import Counter, DirectCounter, DirectMeter, Meter, Register, ValueSet
 from p4switch.exec.replication import PacketReplicationEngine
 from p4switch.exec.tables import ActionInfo, ActionProfile, Table
+from p4switch.frontend import compile_file, compile_source
 
 
 class LoadedProgram:
@@ -40,15 +42,11 @@ class LoadedProgram:
     @classmethod
     def from_file(cls, path: str | Path, include_dirs: list[str] | None = None,
                   defines: dict[str, str] | None = None) -> "LoadedProgram":
-        from p4switch.frontend import compile_file
-
         return cls.from_checked(compile_file(str(path), include_dirs=list(include_dirs or []),
                                              defines=dict(defines or {})))
 
     @classmethod
     def from_source(cls, text: str, filename: str = "<prog>.p4") -> "LoadedProgram":
-        from p4switch.frontend import compile_source
-
         return cls.from_checked(compile_source(text, filename=filename))
 
     @property

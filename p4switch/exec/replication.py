@@ -3,7 +3,7 @@ configured by the control plane and used at the end of ingress/egress."""
 
 from __future__ import annotations
 
-from p4switch.entries import CloneSession, InvalidEntryError, NotFoundError, Replica
+from p4rt.entries import CloneSession, InvalidEntryError, NotFoundError, Replica
 
 MAX_PORT = (1 << 9) - 1
 

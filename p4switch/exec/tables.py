@@ -1,6 +1,6 @@
 """Match-action tables and action profiles/selectors, with BMv2's matching rules.
 
-A table keeps its entries (``TableEntry`` from p4switch.entries, keyed by match + priority)
+A table keeps its entries (``TableEntry`` from p4rt.entries, keyed by match + priority)
 and an index built for the match kinds it has, updated on every write:
 - only exact fields: one dict from the key tuple;
 - one lpm field (plus exact ones): one dict per prefix length, tried longest first;
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
-from p4switch.entries import (
+from p4rt.entries import (
     ActionCall,
     AlreadyExistsError,
     CounterData,

@@ -71,8 +71,9 @@ Declarations        ``.type`` on ``ConstDecl``, ``VarDecl``, ``Parameter``, ``In
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 
 @dataclass(frozen=True)

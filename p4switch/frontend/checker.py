@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import copy
 import difflib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from p4switch.frontend import ast
 from p4switch.frontend import types as T

@@ -14,8 +14,8 @@ from p4switch.frontend import types as T
 from p4switch.frontend.checker import Checker
 from p4switch.frontend.errors import CompileError
 from p4switch.frontend.parser import parse_program
-from p4switch.frontend.pretty import expr_text
 from p4switch.frontend.preprocess import preprocess
+from p4switch.frontend.pretty import expr_text
 
 # V1Switch parameters in order, by the stage names the executor uses.
 V1_STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")

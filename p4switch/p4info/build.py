@@ -7,6 +7,7 @@ from typing import Any
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
+from p4rt.bytestrings import padded as padded_bytes
 from p4switch.p4info import ids
 from p4switch.p4info.model import (
     Annotations,
@@ -14,7 +15,6 @@ from p4switch.p4info.model import (
     CounterlikeInfo,
     MatchFieldInfo,
     ProgramInfo,
-    padded_bytes,
 )
 
 _MATCH_TYPES = {

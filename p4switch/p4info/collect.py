@@ -16,6 +16,7 @@ from typing import Any
 
 from p4.config.v1 import p4types_pb2
 
+from p4rt.bytestrings import padded as padded_bytes
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
 from p4switch.frontend.pretty import expr_text
@@ -34,7 +35,6 @@ from p4switch.p4info.model import (
     RegisterInfo,
     TableInfo,
     ValueSetInfo,
-    padded_bytes,
 )
 
 STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")

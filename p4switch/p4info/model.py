@@ -12,17 +12,6 @@ from dataclasses import dataclass, field
 from p4.config.v1 import p4types_pb2
 
 
-def byte_width(width: int) -> int:
-    """Bytes of a P4Runtime byte string for a ``width``-bit value (at least one)."""
-    return max(1, (width + 7) // 8)
-
-
-def padded_bytes(value: int, width: int) -> bytes:
-    """``value`` as a full-width byte string: the form p4c writes into P4Info (initial
-    default action arguments, serializable enum members)."""
-    return value.to_bytes(byte_width(width), "big")
-
-
 @dataclass
 class Annotations:
     """Annotations as P4Info carries them: ``@name(body)`` strings (without @name/@id/@brief/

@@ -13,7 +13,7 @@ What a controller gets (module that implements it):
 * Write/Read of table entries (every match kind, default entries, direct counters and
   meters, one-shot action sets in ``oneshot.py``), action profile members and groups,
   counters, meters, registers, multicast groups, clone sessions, digest entries and parser
-  value sets of ``bit<W>``, with wildcard reads (``entities.py``, ``translate.py``).
+  value sets of ``bit<W>``, with wildcard reads (``entities.py``, with the codec of ``p4rt.codec``).
 
 Errors carry the statuses the P4Runtime spec names; a failed Write batch returns UNKNOWN with
 one p4.v1.Error per update in ``grpc-status-details-bin``. Not supported (UNIMPLEMENTED):

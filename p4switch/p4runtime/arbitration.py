@@ -20,12 +20,12 @@ The server owns the streams; this class only decides who is told what.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Hashable
 
 import grpc
 
-from p4switch.p4runtime.errors import P4RuntimeError
+from p4rt.errors import P4RuntimeError
 
 
 @dataclass(frozen=True)

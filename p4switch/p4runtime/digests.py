@@ -11,8 +11,8 @@ the switch's clock; with no primary connected they are dropped (nobody could ack
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from p4.v1 import p4data_pb2, p4runtime_pb2
 

@@ -9,17 +9,18 @@ ask for ``time_since_last_hit`` measure against it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from p4.v1 import p4runtime_pb2
 
-from p4switch import entries as E
-from p4switch.p4runtime import translate as X
-from p4switch.p4runtime.bytestrings import canonical, to_int
+from p4rt import codec as X
+from p4rt import entries as E
+from p4rt.bytestrings import canonical, to_int
+from p4rt.errors import Code, P4RuntimeError, invalid
+from p4rt.schema import Schema, TableSchema
 from p4switch.p4runtime.digests import DigestBatcher
-from p4switch.p4runtime.errors import Code, P4RuntimeError, invalid
 from p4switch.p4runtime.oneshot import OneShots
-from p4switch.p4runtime.schema import Schema, TableSchema
 
 Update = p4runtime_pb2.Update
 Entity = p4runtime_pb2.Entity

@@ -15,8 +15,8 @@ from typing import Any
 
 from p4.v1 import p4runtime_pb2
 
-from p4switch.p4runtime import translate as X
-from p4switch.p4runtime.schema import Schema
+from p4rt import codec as X
+from p4rt.schema import Schema
 
 
 def idle_notification(program: Any, schema: Schema, now_ns: int) -> p4runtime_pb2.IdleTimeoutNotification | None:

@@ -8,15 +8,16 @@ them from member and group reads, and gives the set back verbatim when the entry
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 from p4.v1 import p4runtime_pb2
 
-from p4switch import entries as E
-from p4switch.p4runtime import translate as X
-from p4switch.p4runtime.errors import invalid
-from p4switch.p4runtime.schema import Schema, TableSchema
+from p4rt import codec as X
+from p4rt import entries as E
+from p4rt.errors import invalid
+from p4rt.schema import Schema, TableSchema
 
 TOP_ID = 0xFFFFFFFF
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from p4switch.p4runtime.bytestrings import canonical, values_by_id
-from p4switch.p4runtime.errors import invalid
+from p4rt.bytestrings import canonical, values_by_id
+from p4rt.errors import invalid
 
 
 def header_bytes(header: p4info_pb2.ControllerPacketMetadata) -> int:

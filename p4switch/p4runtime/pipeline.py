@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from p4.v1 import p4runtime_pb2
 
-from p4switch import entries as E
+from p4rt import entries as E
+from p4rt.errors import Code, P4RuntimeError, invalid
+from p4rt.schema import Schema
+from p4switch.exec import LoadedProgram
+from p4switch.frontend import CompileError, compile_source
 from p4switch.p4info import device_config
 from p4switch.p4runtime.digests import DigestBatcher
-from p4switch.p4runtime.errors import Code, P4RuntimeError, invalid
 from p4switch.p4runtime.oneshot import OneShots
-from p4switch.p4runtime.schema import Schema
 
 log = logging.getLogger("p4switch.p4runtime")
 Req = p4runtime_pb2.SetForwardingPipelineConfigRequest
@@ -30,9 +33,6 @@ Get = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
 def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
     """Compile a device config to a LoadedProgram and check the P4Info names exist in it."""
-    from p4switch.exec import LoadedProgram
-    from p4switch.frontend import CompileError, compile_source
-
     if not config.p4info.ByteSize():  # a program without tables still has pkg_info and more
         raise invalid("the pipeline config has no P4Info")
     try:

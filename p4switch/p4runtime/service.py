@@ -15,18 +15,15 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
 from p4.v1 import p4data_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 
-from p4switch import entries as E
-from p4switch.p4runtime import packetio
-from p4switch.p4runtime.arbitration import Arbiter, Notice
-from p4switch.p4runtime.bytestrings import canonical
-from p4switch.p4runtime.digests import DigestBatcher
-from p4switch.p4runtime.entities import Entities
-from p4switch.p4runtime.errors import (
+from p4rt import entries as E
+from p4rt.bytestrings import canonical
+from p4rt.errors import (
     DETAILS_KEY,
     Code,
     P4RuntimeError,
@@ -35,9 +32,13 @@ from p4switch.p4runtime.errors import (
     rpc_code,
     update_error,
 )
+from p4rt.schema import Schema
+from p4switch.p4runtime import packetio
+from p4switch.p4runtime.arbitration import Arbiter, Notice
+from p4switch.p4runtime.digests import DigestBatcher
+from p4switch.p4runtime.entities import Entities
 from p4switch.p4runtime.idle import idle_notification
 from p4switch.p4runtime.pipeline import PipelineManager
-from p4switch.p4runtime.schema import Schema
 
 log = logging.getLogger("p4switch.p4runtime")
 

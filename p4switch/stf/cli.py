@@ -8,6 +8,8 @@ import argparse
 import sys
 
 from p4switch.compile_cli import parse_defines
+from p4switch.exec import LoadedProgram
+from p4switch.frontend import CompileError
 from p4switch.stf.runner import StfError, run_stf_file
 
 
@@ -20,8 +22,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stats", action="store_true", help="print the pipeline counters (drops by reason)")
     ap.add_argument("--dump-python", metavar="FILE", help="write the generated Python code to FILE")
     args = ap.parse_args(argv)
-    from p4switch.exec import LoadedProgram
-    from p4switch.frontend import CompileError
 
     defines = parse_defines(args.define)
     try:

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from p4switch.entries import (ActionCall, CloneSession, CounterData, EntryError, Replica, TableEntry,
-                              priority_from_cli)
+from p4rt.entries import ActionCall, CloneSession, CounterData, EntryError, Replica, TableEntry, priority_from_cli
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.exec.externs import Counter
 from p4switch.stf.values import ValueError_, parse_int, parse_match

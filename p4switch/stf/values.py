@@ -1,4 +1,4 @@
-"""Parsing of STF key and argument values into p4switch.entries matches.
+"""Parsing of STF key and argument values into p4rt.entries matches.
 
 Forms (as p4c's BMv2 STF runner accepts them): ``0x0a0b``, ``10``, ``0b101``; ternary
 ``V&&&M`` or hex/binary digits with ``*`` wildcard nibbles/bits; lpm ``V/LEN`` or ``*``
@@ -6,7 +6,7 @@ wildcards; range ``LO->HI`` (BMv2 CLI) or ``LO..HI``; optional ``V`` or ``*``.""
 
 from __future__ import annotations
 
-from p4switch.entries import Exact, FieldMatch, Lpm, MatchKind, Optional, Range, Ternary
+from p4rt.entries import Exact, FieldMatch, Lpm, MatchKind, Optional, Range, Ternary
 
 
 class ValueError_(ValueError):

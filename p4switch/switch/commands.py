@@ -18,13 +18,25 @@ from __future__ import annotations
 import ipaddress
 import re
 import shlex
-from pathlib import Path
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Collection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from p4switch.entries import (ActionCall, CloneSession, CounterData, EntryAction, EntryError, Exact, FieldMatch, GroupRef,
-                              Lpm, MatchKind, MemberRef, Range, Replica, TableEntry, Ternary,
-                              priority_from_cli)
+from p4rt.entries import (
+    ActionCall,
+    CloneSession,
+    CounterData,
+    EntryError,
+    FieldMatch,
+    MatchKind,
+    Replica,
+    TableEntry,
+    priority_from_cli,
+)
+from p4rt.formatting import cli_action_text, cli_match_text
+from p4rt.runtime_cli import CommandError
+from p4switch.stf.values import parse_match
 from p4switch.switch.pfc import NUM_CLASSES, WatchdogConfig
 
 if TYPE_CHECKING:  # the client side imports this module and needs no executor
@@ -33,10 +45,6 @@ if TYPE_CHECKING:  # the client side imports this module and needs no executor
     from p4switch.switch.device import Device
 
 MAC_RE = re.compile(r"(?:[0-9a-fA-F]{1,2}:){5}[0-9a-fA-F]{1,2}")
-
-
-class CommandError(Exception):
-    pass
 
 
 def _int(text: str, what: str) -> int:
@@ -66,8 +74,6 @@ def _number_text(text: str) -> str:
 def _cli_match(text: str, kind: MatchKind, width: int) -> FieldMatch:
     """A key value in simple_switch_CLI notation: ``V``, ``V/LEN``, ``V&&&MASK``, ``LO->HI``;
     values may be MAC or IP addresses."""
-    from p4switch.stf.values import parse_match
-
     for sep in ("&&&", "->", "/"):
         if sep in text:
             a, b = text.split(sep, 1)
@@ -98,29 +104,6 @@ def _options(args: list[str], allowed: set[str]) -> dict[str, str]:
             raise CommandError(f"expected one of {', '.join(sorted(k + '=' for k in allowed))}, got {a!r}")
         opts[key] = value
     return opts
-
-
-def _match_text(m: FieldMatch) -> str:
-    """A match as simple_switch_CLI shows it (hex values)."""
-    if isinstance(m, Exact):
-        return f"EXACT     {m.value:x}"
-    if isinstance(m, Lpm):
-        return f"LPM       {m.value:x}/{m.prefix_len}"
-    if isinstance(m, Ternary):
-        return f"TERNARY   {m.value:x} &&& {m.mask:x}"
-    if isinstance(m, Range):
-        return f"RANGE     {m.low:x} -> {m.high:x}"
-    return "OPTIONAL  *" if m.value is None else f"OPTIONAL  {m.value:x}"
-
-
-def _action_text(a: EntryAction | None) -> str:
-    if isinstance(a, ActionCall):
-        return f"{a.name} - " + ", ".join(f"{k}={v:x}" for k, v in a.params.items()) if a.params else a.name
-    if isinstance(a, MemberRef):
-        return f"member {a.member_id}"
-    if isinstance(a, GroupRef):
-        return f"group {a.group_id}"
-    return "(none)"
 
 
 @dataclass
@@ -336,12 +319,12 @@ class Commands:
             lines.append(f"Dumping entry {i:#x}")
             lines.append("Match key:")
             for key_name, m in e.match.items():
-                lines.append(f"* {key_name:<20}: {_match_text(m)}")
+                lines.append(f"* {key_name:<20}: {cli_match_text(m)}")
             if e.priority:
                 lines.append(f"Priority: {priority_from_cli(e.priority)}")
-            lines.append(f"Action entry: {_action_text(e.action)}")
+            lines.append(f"Action entry: {cli_action_text(e.action)}")
         lines.append("==========")
-        lines.append(f"Dumping default entry\nAction entry: {_action_text(table.default_action)}")
+        lines.append(f"Dumping default entry\nAction entry: {cli_action_text(table.default_action)}")
         lines.append("==========")
         return "\n".join(lines)
 

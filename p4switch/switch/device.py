@@ -19,12 +19,15 @@ import logging
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from netbase.clock import Clock, DilatedClock
 from netbase.pfc import is_mac_control
 from p4switch.exec import LoadedProgram, QueueMeta, V1Pipeline
+from p4switch.frontend import compile_source
+from p4switch.p4info import device_config as dc
 from p4switch.switch.link import Link
 from p4switch.switch.pcap import PcapWriter
 from p4switch.switch.tm import DEFAULT_CAPACITY, DEFAULT_NOMINAL_SPEED_BPS, TrafficManager
@@ -37,9 +40,6 @@ POLL_BUDGET = 256
 
 def check_device_config(device_config: bytes) -> Any:
     """The checked program of a device config; raises ValueError or CompileError."""
-    from p4switch.frontend import compile_source
-    from p4switch.p4info import device_config as dc
-
     cfg = dc.decode(device_config)
     return compile_source(cfg.source, filename=cfg.name)
 

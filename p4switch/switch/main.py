@@ -22,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from netbase.clock import DilatedClock
+from p4switch.exec import LoadedProgram
+from p4switch.frontend import compile_file
+from p4switch.p4info import generate_p4info
+from p4switch.p4runtime import P4RuntimeServer
 from p4switch.switch.device import Device, check_device_config
 from p4switch.switch.loop import SwitchLoop
 from p4switch.switch.ports import RawPort, parse_interface
@@ -67,10 +71,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def load_program(device: Device, path: str, include_dirs: list[str]) -> None:
     """Install PROGRAM at start-up, with its P4Info when we can generate one."""
-    from p4switch.exec import LoadedProgram
-    from p4switch.frontend import compile_file
-    from p4switch.p4info import generate_p4info
-
     p = Path(path)
     if p.suffix == ".p4":
         checked = compile_file(str(p), include_dirs=include_dirs)
@@ -127,8 +127,6 @@ def main(argv: list[str] | None = None) -> int:
         try:
             resources.append(CliServer(device, args.thrift_port))
             log.info("Runtime CLI server started on 127.0.0.1:%d", args.thrift_port)
-            from p4switch.p4runtime import P4RuntimeServer
-
             resources.append(P4RuntimeServer(device, args.grpc_server_addr).start())
             log.info("P4Runtime server listening on %s", args.grpc_server_addr)
         except (OSError, RuntimeError) as e:

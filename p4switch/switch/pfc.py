@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from netbase import pfc as wire
 
 NUM_CLASSES = wire.PRIORITIES
-WATCHDOG_DEFAULT_NS = 200_000_000
 WATCHDOG_ACTIONS = ("drop", "forward")
 
 
@@ -39,8 +38,8 @@ class WatchdogConfig:
     """Watchdog settings of one class on one port (fabric time); validated at construction so
     a bad CLI command changes nothing."""
 
-    detection_ns: int = WATCHDOG_DEFAULT_NS
-    restoration_ns: int = WATCHDOG_DEFAULT_NS
+    detection_ns: int = wire.WATCHDOG_DEFAULT_NS
+    restoration_ns: int = wire.WATCHDOG_DEFAULT_NS
     action: str = "drop"
 
     def __post_init__(self) -> None:

@@ -23,8 +23,9 @@ its watchdog, and counters.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from p4switch.switch.pfc import ClassState, PfcPort, WatchdogConfig

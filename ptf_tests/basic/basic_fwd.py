@@ -1,4 +1,4 @@
-"""PTF tests of basic L3 forwarding (ptf_tests/basic/basic.p4), for ours and BMv2 alike."""
+"""PTF tests of basic L3 forwarding (lab/programs/basic.p4), for ours and BMv2 alike."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from ptf import testutils
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
+from lab.basic_program import FORWARD, PORT_COUNTER, QDEPTH_REGISTER, SWITCH_MAC, TABLE, TO_CPU, routed, udp_frame
 from ptf_tests.base import P4RuntimeTest
-from ptf_tests.basic_program import (FORWARD, PORT_COUNTER, QDEPTH_REGISTER, SWITCH_MAC, TABLE, TO_CPU, routed,
-                                     udp_frame)
 
 H1_MAC = "00:00:00:00:01:01"
 H2_MAC = "00:00:00:00:02:02"

@@ -9,13 +9,15 @@ in tearDown.
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Callable
 
 from p4.v1 import p4runtime_pb2
 from ptf import testutils
 
+from p4rt.p4info import encode
 from ptf_tests.base import P4RuntimeTest
-from controller.p4info import encode
 from ptf_tests.fabric.fabric_packets import routed
 
 SW_MAC = "02:00:00:00:00:01"
@@ -125,6 +127,33 @@ class FabricTest(P4RuntimeTest):
 
     def counter(self, name: str, index: int) -> int:
         return self.client.read_counter(name, index)[0]
+
+    def register(self, name: str, index: int) -> int:
+        """One register cell, through the runtime CLI both targets speak."""
+        out = self.cli(f"register_read {name} {index}")
+        found = re.search(rf"{name}\[{index}\]\s*=\s*(\d+)", out)
+        self.assertIsNotNone(found, out)
+        return int(found.group(1))
+
+    def wait_until(self, condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+        """Until ``condition()`` holds; fails naming ``what`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            self.assertLess(time.monotonic(), deadline, f"timed out waiting until {what}")
+            time.sleep(0.02)
+
+    def ingress_seen(self, port: int, count: int, since: int) -> None:
+        """Until ingress has taken ``count`` more frames from ``port`` than the ``rx_port``
+        counter read ``since``: their forwarding decisions are made."""
+        self.wait_until(lambda: self.counter("FabricIngress.counters.rx_port", port) - since >= count,
+                        f"ingress took {count} frames from port {port}")
+
+    @staticmethod
+    def wait_past(start: float, seconds: float) -> None:
+        """Until ``seconds`` of wall time have passed since ``start`` (time.monotonic()): for
+        the program's own timers (flowlet gap, pause refresh, stale time), where elapsed time
+        is the condition."""
+        time.sleep(max(0.0, start + seconds - time.monotonic()))
 
     # ---- data plane ------------------------------------------------------------------------
     def send(self, port: int, frame: bytes) -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import time
 
-from ptf_tests.fabric.fabric_base import (INT_REPORT_SESSION, NEIGHBOUR, PORT_MAC, PRIO_ROCE, SW_MAC,
-                                          FabricTest)
-from ptf_tests.fabric.fabric_packets import (OP_ACK, Hop, IntStack, parse_int, parse_report, roce, with_int)
+from ptf_tests.fabric.fabric_base import INT_REPORT_SESSION, NEIGHBOUR, PORT_MAC, PRIO_ROCE, SW_MAC, FabricTest
+from ptf_tests.fabric.fabric_packets import OP_ACK, Hop, IntStack, parse_int, parse_report, roce, with_int
 
 SWITCH_ID = 0x51
 RATE_MBPS = 100_000

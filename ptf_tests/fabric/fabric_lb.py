@@ -10,8 +10,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from ptf_tests.fabric.fabric_base import (FAST_PPS, LB_DLB, LB_SPRAY_BEST_OF_TWO, LB_SPRAY_RANDOM,
-                                          LB_SPRAY_RR, SW_MAC, FabricTest)
+from ptf_tests.fabric.fabric_base import (
+    FAST_PPS,
+    LB_DLB,
+    LB_SPRAY_BEST_OF_TWO,
+    LB_SPRAY_RANDOM,
+    LB_SPRAY_RR,
+    SW_MAC,
+    FabricTest,
+)
 from ptf_tests.fabric.fabric_packets import roce
 
 FLOWLET_TIMEOUT_US = 400_000
@@ -75,16 +82,19 @@ class SprayBestOfTwoTest(SprayTest):
         self.spray_setup(LB_SPRAY_BEST_OF_TWO, [2, 3])
         self.route_to_port("10.0.9.2/32", 2)
         self.route_to_port("10.0.9.3/32", 3)
-        # a fresh, empty-queue sample on port 3, then a backlog of 15 packets on port 2
-        self.send(1, roce(dst_ip="10.0.9.3", dst_mac=SW_MAC))
-        self.collect(1)
+        # fresh, empty-queue samples on ports 3 and 2, then a backlog of 15 packets on port 2
+        for dst in ("10.0.9.3", "10.0.9.2"):
+            self.send(1, roce(dst_ip=dst, dst_mac=SW_MAC))
+            self.collect(1)
         self.queue_rate(2, 1)
         for i in range(15):
             self.send(1, roce(dst_ip="10.0.9.2", psn=1000 + i, dst_mac=SW_MAC))
-        time.sleep(1.5)   # port 2 dequeues one packet and records its backed-up queue depth
+        self.wait_until(lambda: self.register("port_qdepth", 2) > 0,
+                        "port 2 dequeued a packet and recorded its backed-up queue depth")
+        rx0 = self.counter("FabricIngress.counters.rx_port", 1)
         for psn in range(10):
             self.send(1, roce(psn=psn, dst_mac=SW_MAC))
-        time.sleep(0.5)
+        self.ingress_seen(1, 10, rx0)  # sprayed while port 2 is still backed up
         self.cli(f"set_queue_rate {FAST_PPS} 2")
         got = self.collect(25)
         sprayed_ports = [port for port, frame in got if psn_of(frame) < 1000]
@@ -116,10 +126,14 @@ class DlbFlowletTest(FabricTest):
         self.queue_rate(loaded, 2)
         for psn in range(1, 11):
             self.send(1, roce(psn=psn, dst_mac=SW_MAC))
-        time.sleep(1.0)   # > flowlet timeout; the slow member dequeues and records its depth
+        last_sent = time.monotonic()
+        self.wait_until(lambda: self.register("port_qdepth", loaded) > 0,
+                        f"port {loaded} dequeued a packet and recorded its backed-up queue depth")
+        self.wait_past(last_sent, FLOWLET_TIMEOUT_US / 1e6 * 1.25)  # the flowlet has ended
+        rx0 = self.counter("FabricIngress.counters.rx_port", 1)
         for psn in range(11, 17):
             self.send(1, roce(psn=psn, dst_mac=SW_MAC))
-        time.sleep(0.5)
+        self.ingress_seen(1, 6, rx0)  # placed while the loaded member is still backed up
         self.cli(f"set_queue_rate {FAST_PPS} {loaded}")
         got = self.collect(16)
         by_psn = {psn_of(frame): port for port, frame in got}

@@ -81,7 +81,7 @@ class Hop:
                          self.egress_tstamp, self.egress_tx_bytes, self.egress_link_rate)
 
     @classmethod
-    def unpack(cls, data: bytes) -> "Hop":
+    def unpack(cls, data: bytes) -> Hop:
         sw, ip, ep, lat, q, its, ets, tx, rate = _HOP.unpack(data[:HOP_BYTES])
         return cls(sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, tx, rate)
 

@@ -4,10 +4,9 @@ slow egress queue passes XOFF: the switch sends an 802.1Qbb pause for priority 3
 
 from __future__ import annotations
 
-import re
 import time
 
-from ptf_tests.fabric.fabric_base import (FAST_PPS, PFC_SESSION_BASE, PRIO_ROCE, SW_MAC, FabricTest)
+from ptf_tests.fabric.fabric_base import FAST_PPS, PFC_SESSION_BASE, PRIO_ROCE, SW_MAC, FabricTest
 from ptf_tests.fabric.fabric_packets import parse_pfc, pfc, roce
 
 XOFF = 8
@@ -65,10 +64,14 @@ class PfcRefreshTest(PfcTest):
 
     def runTest(self) -> None:
         self.pfc_setup()
+        index = 1 * 8 + PRIO_ROCE
+        pauses0 = self.counter("FabricIngress.pfc.pfc_pauses_sent", index)
         self.queue_rate(2, 1)
         for psn in range(XOFF + 2):
             self.send(1, roce(psn=psn, dst_mac=SW_MAC))
-        time.sleep(0.6)
+        self.wait_until(lambda: self.counter("FabricIngress.pfc.pfc_pauses_sent", index) > pauses0,
+                        "the first pause was sent")
+        self.wait_past(time.monotonic(), self.refresh_us / 1e6 * 1.5)  # the refresh interval has passed
         for psn in range(XOFF + 2, XOFF + 4):
             self.send(1, roce(psn=psn, dst_mac=SW_MAC))
         self.cli(f"set_queue_rate {FAST_PPS} 2")
@@ -87,12 +90,6 @@ class PfcLostPacketsForgottenTest(PfcTest):
     refresh_us = 300_000
     stale_us = 400_000
 
-    def register(self, name: str, index: int) -> int:
-        out = self.cli(f"register_read {name} {index}")
-        found = re.search(rf"{name}\[{index}\]\s*=\s*(\d+)", out)
-        self.assertIsNotNone(found, out)
-        return int(found.group(1))
-
     def drain(self) -> list[tuple[int, bytes]]:
         got = []
         while (item := self.receive(timeout=1.0)) is not None:
@@ -109,10 +106,7 @@ class PfcLostPacketsForgottenTest(PfcTest):
             self.queue_rate(2, 1)
             for psn in range(self.burst):
                 self.send(1, roce(psn=psn, dst_mac=SW_MAC))
-            deadline = time.monotonic() + 10
-            while self.counter("FabricIngress.counters.rx_port", 1) - rx0 < self.burst:
-                self.assertLess(time.monotonic(), deadline, "the burst did not reach the switch")
-                time.sleep(0.05)
+            self.ingress_seen(1, self.burst, rx0)
             last_arrival = time.monotonic()
             self.cli(f"set_queue_rate {FAST_PPS} 2")
             got = self.drain()
@@ -125,7 +119,7 @@ class PfcLostPacketsForgottenTest(PfcTest):
         self.assertTrue(times and all(t == QUANTA for t in times), times)
         self.assertGreaterEqual(self.register("pfc_buffered", index), self.xoff)  # the lost packets
 
-        time.sleep(max(0.0, last_arrival + 2 * self.stale_us / 1e6 + 0.2 - time.monotonic()))
+        self.wait_past(last_arrival, 2 * self.stale_us / 1e6 + 0.2)  # the lost packets are forgotten
         self.send(1, roce(psn=self.burst, dst_mac=SW_MAC))
         got = self.collect(2)
         self.assertEqual(sorted(port for port, _ in got), [1, 2])

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from controller.fabric_rules import build_intents
-from controller.p4info import P4InfoIndex
 from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import settings_for
+from lab.targets import SwitchProcess, free_tcp_port, start_switch, switch_command
+from p4rt.p4info import P4InfoIndex
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_file
-from ptf_tests.targets import SwitchProcess, free_tcp_port, start_switch, switch_command
 from topo.builder import leaf_spine
 from topo.spec import Topology
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
+import shlex
+from pathlib import Path
 
 import pytest
 
-from controller.cli import COMMANDS, build_parser, main
+from controller.cli import COMMANDS, build_parser, main, parse_set
+from controller.profiles import settings_for
 from controller.results import Message, RunResult
 from controller.state import FabricState, NicInfo, SwitchInfo
+from controller.textfmt import ProgressBar
 from topo.builder import leaf_spine
 
 
@@ -120,12 +125,6 @@ def test_missing_pipeline_and_nics_are_clear_failures(state_file, tmp_path, caps
 
 def test_readme_cli_examples_are_valid():
     """Every `fabricctl ...` line in README.md parses, and every `set` there is a valid change."""
-    import shlex
-    from pathlib import Path
-
-    from controller.cli import parse_set
-    from controller.profiles import settings_for
-
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     examples = [line.split("#")[0].strip() for line in readme.splitlines() if line.startswith("fabricctl ")]
     assert len(examples) >= 10
@@ -139,10 +138,6 @@ def test_readme_cli_examples_are_valid():
 
 def test_progress_bar_into_a_log_prints_a_line_per_quarter():
     """Not a terminal (CI, `make run > log`): five lines per run, not one per update."""
-    import io
-
-    from controller.textfmt import ProgressBar
-
     out = io.StringIO()
     bar = ProgressBar("all-reduce (baseline)", out)
     for i in range(101):
@@ -151,18 +146,3 @@ def test_progress_bar_into_a_log_prints_a_line_per_quarter():
     lines = out.getvalue().splitlines()
     assert [line.split("]")[1].split()[0] for line in lines] == ["0%", "25%", "50%", "75%", "100%"]
     assert lines[-1].startswith("all-reduce (baseline) [" + "#" * 30 + "]")
-
-
-def test_addresses_print_as_addresses():
-    """`fabricctl tables` shows 10.2.0.0/16 and 02:aa:..., not 0xa020000 (other values stay decimal)."""
-    from controller.p4info import KeyInfo, format_match, format_value
-    from p4switch.entries import Exact, Lpm, Ternary
-
-    dst = KeyInfo(1, "hdr.ipv4.dst_addr", 32, 0)
-    assert format_match(Lpm(0x0A020000, 16), dst) == "10.2.0.0/16"
-    assert format_match(Ternary(0x0A010102, 0xFFFFFF00), dst) == "10.1.1.2&&&255.255.255.0"
-    assert format_match(Exact(3), KeyInfo(2, "standard_metadata.egress_spec", 9, 0)) == "3"
-    assert format_match(Lpm(0x0A020000, 16)) == "0xa020000/16"  # no P4Info field: a number
-    assert format_value("dst_mac", 48, 0x02AA00000065) == "02:aa:00:00:00:65"
-    assert format_value("src_ip", 32, 0x0A00FFFE) == "10.0.255.254"
-    assert format_value("stale_us", 32, 200_000) == "200000"

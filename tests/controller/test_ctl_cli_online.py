@@ -3,6 +3,7 @@ rejected command leaves the switches exactly as they were."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -13,6 +14,8 @@ from controller.controller import FabricController
 from controller.profiles import settings_for
 from controller.state import FabricState, SwitchInfo
 from topo.builder import leaf_spine
+
+pytestmark = pytest.mark.net  # switch processes
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +145,6 @@ def test_telemetry_samples_every_switch(fabric, capsys):
         for port in topo.ports_of(s.name):
             assert f"{s.name}:{port} " in out
     assert main(["--state", str(state), "telemetry", "--count", "1", "--interval", "0.1", "--json"]) == 0
-    import json
 
     sample = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert {p["port"] for p in sample["ports"]} == {f"{s.name}:{p}" for s in topo.switches for p in topo.ports_of(s.name)}

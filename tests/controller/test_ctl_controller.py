@@ -9,11 +9,13 @@ import pytest
 
 from controller.controller import FabricController
 from controller.fabric_rules import UPLINK_GROUP
-from controller.p4info import format_match
-from controller.switch_conn import P4RuntimeError
 from controller.profiles import settings_for
-from p4switch.entries import ActionCall, GroupRef
+from p4rt.entries import ActionCall, GroupRef
+from p4rt.errors import P4RuntimeError
+from p4rt.formatting import format_match
 from topo.builder import leaf_spine
+
+pytestmark = pytest.mark.net  # switch processes
 
 
 def _entries(ctl: FabricController, switch: str, short: str) -> dict[str, object]:

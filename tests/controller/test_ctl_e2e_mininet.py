@@ -12,14 +12,21 @@ import os
 import secrets
 import subprocess
 
+import pytest
+
 from controller.cli import main
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
 from controller.run_demo import free_grpc_base
+from controller.state import FabricState
 from controller.telemetry import Telemetry
 from controller.workloads import run_workload
+from nicmodel.mgmt import NicClient
 from topo.builder import leaf_spine
+from topo.fabric import FabricNet
+
+pytestmark = pytest.mark.net  # Mininet, as root
 
 DILATION = 20000
 SIZE = 64 * 1024
@@ -44,8 +51,6 @@ def _links_with(prefix: str) -> list[str]:
 
 
 def test_fabric_end_to_end(tmp_path, capsys):
-    from topo.fabric import FabricNet
-
     prefix = "c" + secrets.token_hex(1)
     ids = [s.device_id for s in leaf_spine().switches]
     topo = leaf_spine(prefix=prefix, time_dilation=DILATION, grpc_base=free_grpc_base(ids))
@@ -57,9 +62,7 @@ def test_fabric_end_to_end(tmp_path, capsys):
         fab.start()
         pids = fab.pids()
         assert len(pids) == 4 + 4 + 4  # switch processes, NIC processes, host shells
-        state = fab.state(str(pipe.p4info_path), str(pipe.config_path), "baseline", str(tmp_path / "out"))
-        from nicmodel.mgmt import NicClient
-
+        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), "baseline", str(tmp_path / "out"))
         nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
         ctl = FabricController(topo, pipe, settings_for("baseline"), nics=nics, profile="baseline")
         tel = Telemetry(ctl)

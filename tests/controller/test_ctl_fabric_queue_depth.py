@@ -7,9 +7,13 @@ and each switch's own ``queue_stats`` shows the queue capacity and port rate it 
 
 from __future__ import annotations
 
-from p4switch.switch.runtime_cli import CliClient
+import pytest
+
+from p4rt.runtime_cli import CliClient
 from topo.builder import leaf_spine
 from topo.fabric import PRIORITY_QUEUES, FabricNet
+
+pytestmark = pytest.mark.net  # Mininet, as root
 
 
 def queue_stats(thrift_port: int, port: int) -> list[list[str]]:

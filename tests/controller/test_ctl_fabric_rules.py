@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from controller.fabric_rules import bytes_to_pkts, build_intents
-from controller.p4info import P4InfoIndex
+from controller.fabric_rules import build_intents, bytes_to_pkts, describe_index
+from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import settings_for
 from controller.settings import INT_SINK_MODES, SettingsError
-from p4switch.entries import ActionCall, GroupRef
+from p4rt.entries import ActionCall, GroupRef
+from p4rt.p4info import P4InfoIndex
 from topo.builder import leaf_spine
 
 
@@ -101,8 +102,6 @@ def test_profiles_differ_where_they_should(p4):
 
 def test_cell_indices_read_as_ports_priorities_and_reasons():
     """`fabricctl counters/registers` label each cell the way p4src/README.md defines its index."""
-    from controller.fabric_rules import describe_index
-
     topo = leaf_spine()
     assert describe_index(topo, "leaf1", "FabricEgress.ecn.ecn_marks", 3 * 8 + 3) == "port 3 (spine1) prio 3"
     assert describe_index(topo, "leaf1", "FabricEgress.counters.tx_queue", 255 * 8 + 6) == "port 255 (cpu) prio 6"
@@ -122,8 +121,6 @@ def test_pfc_sessions_carry_a_class_of_service_only_where_the_target_takes_one(p
 
 
 def test_the_pipeline_tells_whether_clone_sessions_take_a_class_of_service(tmp_path):
-    from controller.pipeline import Pipeline, compile_fabric
-
     ours = compile_fabric("ours", tmp_path)
     assert ours.clone_cos_supported
     bmv2_json = b'{"header_types": [], "pipelines": [], "__meta__": {"version": [2, 23]}}'

@@ -10,7 +10,7 @@ from controller.fabric_rules import configure_nic
 from controller.profiles import settings_for
 from controller.settings import Settings, SettingsError
 from nicmodel import LossDetection
-from nicmodel.workloads import NicSettings
+from nicmodel.settings import NicSettings
 from topo.builder import leaf_spine
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from controller.report import comparison_table, plot
 from controller.results import LinkSeries, Message, RunResult
-from controller.workloads import workload_specs
+from controller.telemetry import Telemetry
+from controller.workloads import build_result, workload_specs
 from topo.builder import leaf_spine
 
 
@@ -77,11 +79,6 @@ def test_workload_specs_give_each_host_its_rank_and_gateway():
 def test_selective_repeat_story_reaches_the_table(tmp_path):
     """Retransmissions, spurious ones, out-of-order packets kept and dropped and the reorder peak
     come from the NICs' counters (summed over hosts; the peak is the worst host's) into the table."""
-    from types import SimpleNamespace
-
-    from controller.telemetry import Telemetry
-    from controller.workloads import build_result
-
     def nic(retx: int, spurious: int, ooo: int, ooo_dropped: int, peak_ns: int) -> dict:
         counters = {"retransmitted_pkts": retx, "spurious_retransmits": spurious, "out_of_order_received": ooo,
                     "out_of_order_dropped": ooo_dropped, "reorder_peak_ns": peak_ns}

@@ -6,7 +6,7 @@ import pytest
 
 from controller.cli import UsageError, parse_set
 from controller.profiles import PROFILES, settings_for
-from controller.settings import Settings, SettingsError, parse_value
+from controller.settings import PFC_STALE_MIN_US, Settings, SettingsError, parse_value
 
 
 def test_profiles_are_what_the_readme_says():
@@ -63,8 +63,6 @@ def test_set_grammar():
 def test_pfc_stale_time_is_a_setting_no_shorter_than_the_watchdog():
     """fabric.p4's PFC stale time comes from pfc.stale_us; shorter than the watchdog's detection
     time it would forget packets a pause legitimately holds, so it is refused."""
-    from controller.settings import PFC_STALE_MIN_US
-
     assert Settings().pfc.stale_us == 200_000 == PFC_STALE_MIN_US
     assert settings_for("baseline", {"pfc": {"stale_us": 500_000}}).pfc.stale_us == 500_000
     with pytest.raises(SettingsError, match=r"pfc.stale_us: 1000 is below the PFC watchdog's detection time"):

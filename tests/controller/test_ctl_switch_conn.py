@@ -15,8 +15,11 @@ from p4.v1 import p4runtime_pb2
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
-from controller.switch_conn import P4RuntimeError, SwitchConnection
+from p4rt.errors import P4RuntimeError
+from p4rt.switch_conn import SwitchConnection
 from topo.builder import leaf_spine
+
+pytestmark = pytest.mark.net  # switch processes
 
 
 @pytest.fixture
@@ -131,7 +134,7 @@ def test_digests_are_delivered_and_acked(one_switch, tmp_path):
     src.write_text(DIGEST_P4)
     pipe = compile_fabric("ours", tmp_path / "build", program=src)
     [info] = pipe.p4info.digests
-    lists: "queue.Queue[p4runtime_pb2.DigestList]" = queue.Queue()
+    lists: queue.Queue[p4runtime_pb2.DigestList] = queue.Queue()
     conn = SwitchConnection("spine1", addr, spine.device_id, on_digest=lists.put)
     conn.connect(10)
     try:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from topo import spec
-from topo.builder import leaf_spine
+from topo.builder import leaf_spine, main
 
 
 def test_default_fabric_shape_and_addressing():
@@ -98,8 +98,6 @@ def test_leaf_without_uplink_and_spine_to_spine_rejected():
 
 
 def test_builder_command_writes_and_checks(tmp_path, capsys):
-    from topo.builder import main
-
     out = tmp_path / "f.json"
     assert main(["--spines", "3", "--leaves", "2", "--hosts-per-leaf", "1", "--time-dilation", "500", "-o", str(out)]) == 0
     t = spec.load(out)

@@ -4,7 +4,7 @@ the parser set is 0 in the clone unless it is preserved; standard_metadata keeps
 instance_type and packet_length (ingress_port and the ingress timestamp read 0). E2E clones
 get the same reset. The egress control writes what it sees into a trailer header."""
 
-from p4switch.entries import CloneSession, Replica
+from p4rt.entries import CloneSession, Replica
 from p4switch.exec import LoadedProgram, V1Pipeline
 
 PROGRAM = """

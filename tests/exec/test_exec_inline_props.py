@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.entries import ActionCall, Exact, GroupRef, MemberRef, TableEntry
+from p4rt.entries import ActionCall, Exact, GroupRef, MemberRef, TableEntry
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_file
 from p4switch.p4info import generate_p4info

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.entries import (
+from p4rt.entries import (
     ActionCall,
     CloneSession,
     CounterData,

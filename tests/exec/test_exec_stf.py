@@ -10,6 +10,8 @@ import pytest
 from p4switch.exec import LoadedProgram
 from p4switch.stf import run_stf_file
 
+pytestmark = pytest.mark.slow  # the whole STF corpus through the executor
+
 HERE = Path(__file__).parent / "programs"
 STFS = sorted(HERE.glob("*.stf"))
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.entries import Exact
+from p4rt.entries import Exact
 from p4switch.exec import LoadedProgram
 from p4switch.stf import StfError, run_stf
 from p4switch.stf.cli import main

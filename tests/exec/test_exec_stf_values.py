@@ -2,7 +2,7 @@
 
 import pytest
 
-from p4switch.entries import Exact, Lpm, MatchKind, Optional, Range, Ternary
+from p4rt.entries import Exact, Lpm, MatchKind, Optional, Range, Ternary
 from p4switch.stf.values import ValueError_, parse_int, parse_match
 
 

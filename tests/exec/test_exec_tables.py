@@ -1,8 +1,10 @@
 """Table matching and control-plane validation, without a P4 program."""
 
+import random
+
 import pytest
 
-from p4switch.entries import (
+from p4rt.entries import (
     ActionCall,
     AlreadyExistsError,
     CounterData,
@@ -175,8 +177,6 @@ def test_action_selector_picks_member_by_hash():
 def test_ternary_range_lookup_agrees_with_a_linear_scan():
     """Entries grouped by mask must pick what a priority-ordered scan picks, also after
     deletes; ties in priority go to the entry inserted first."""
-    import random
-
     rng = random.Random(4)
     t = table([KeyField("a", MatchKind.TERNARY, 8), KeyField("r", MatchKind.RANGE, 8)], size=500)
     live = []

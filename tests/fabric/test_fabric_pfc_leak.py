@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from netbase.clock import ManualClock
-from p4switch.entries import ActionCall, CloneSession, Exact, Lpm, Replica, TableEntry, Ternary
+from p4rt.entries import ActionCall, CloneSession, Exact, Lpm, Replica, TableEntry, Ternary
 from p4switch.exec import LoadedProgram
 from p4switch.frontend import compile_file
 from p4switch.switch.device import Device

@@ -8,7 +8,11 @@ import re
 import subprocess
 import sys
 
-from ptf_tests.targets import REPO
+import pytest
+
+from ptf_tests.harness import REPO
+
+pytestmark = pytest.mark.net  # PTF on veths, as root
 
 SUITE_TESTS = 23
 

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.entries import ActionCall, Exact, GroupRef, TableEntry
+from p4rt.entries import ActionCall, Exact, GroupRef, TableEntry
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_file
 from p4switch.stf import run_stf_file
 from ptf_tests.fabric.fabric_packets import roce, udp
+
+pytestmark = pytest.mark.slow  # fabric.p4's STF tests, one compile each
 
 REPO = Path(__file__).resolve().parents[2]
 FABRIC = REPO / "p4src" / "fabric.p4"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from p4switch.frontend import compile_file
+
 PROGRAMS = Path(__file__).parent / "programs"
 
 TEMPLATE = """#include <core.p4>
@@ -79,7 +81,6 @@ def find_line():
 def sample():
     """The checked sample program ``programs/<name>.p4``, compiled once per session
     (tests only read the annotated AST)."""
-    from p4switch.frontend import compile_file
     cache: dict = {}
 
     def get(name: str):

@@ -12,6 +12,8 @@ from p4switch.frontend import CompileError, ast, compile_file
 from p4switch.frontend import types as T
 from p4switch.stf import run_stf_file
 
+pytestmark = pytest.mark.slow  # the p4c conformance corpus
+
 HERE = Path(__file__).parent / "conformance"
 STFS = sorted(HERE.glob("*.stf"))
 

@@ -16,6 +16,8 @@ import pytest
 from p4switch.frontend import CompileError, compile_source
 from p4switch.frontend.preprocess import preprocess
 
+pytestmark = pytest.mark.slow  # mutation fuzzing of programs
+
 PROGRAM = Path(__file__).parent / "programs" / "externs.p4"
 FILLERS = ["bit<8>", "1", "8w1", "true", ";", "{", "}", "(", ")", ".", ",", "=", "<", ">",
            "apply", "state", "_", "default", "&&&", "..", "++", "{#}", "[0]", "[3:0]",

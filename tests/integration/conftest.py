@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from p4switch.entries import ActionCall, CloneSession, Exact, Lpm, Replica, TableEntry, Ternary
+from p4rt.entries import ActionCall, CloneSession, Exact, Lpm, Replica, TableEntry, Ternary
 from p4switch.exec import LoadedProgram, QueueMeta, V1Pipeline
+from p4switch.frontend import compile_file
 
 ROOT = Path(__file__).resolve().parents[2]
 FABRIC_P4 = ROOT / "p4src" / "fabric.p4"
@@ -29,8 +30,6 @@ EG = "FabricEgress"
 @pytest.fixture(scope="session")
 def fabric_checked() -> Any:
     """fabric.p4 through the front end, once per test session (about a second)."""
-    from p4switch.frontend import compile_file
-
     return compile_file(str(FABRIC_P4))
 
 

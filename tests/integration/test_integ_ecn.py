@@ -14,7 +14,7 @@ from scapy.layers.l2 import Ether
 from nicmodel import Nic, QpConfig, roce
 from nicmodel.cc import create_cc
 from nicmodel.nic import parse_ip
-from p4switch.entries import Exact, Ternary
+from p4rt.entries import Exact, Ternary
 
 MAC_A = bytes.fromhex("02000000a001")
 MAC_B = bytes.fromhex("02000000b002")

@@ -15,7 +15,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from nicmodel import roce
-from p4switch.entries import Exact
+from p4rt.entries import Exact
 
 SW_MAC = "02:00:00:00:01:01"
 IP_A, IP_B = "10.0.1.1", "10.0.2.2"

@@ -19,7 +19,6 @@ import ipaddress
 from dataclasses import dataclass
 
 import pytest
-
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
@@ -28,7 +27,7 @@ from nicmodel import Nic, QpConfig, int_md, roce
 from nicmodel.cc.base import AckInfo, HopInt, LineRate
 from nicmodel.nic import parse_ip
 from nicmodel.verbs import WcStatus
-from p4switch.entries import ActionCall, Exact
+from p4rt.entries import ActionCall, Exact
 
 MAC_A = bytes.fromhex("02000000a001")
 MAC_B = bytes.fromhex("02000000b002")

@@ -25,12 +25,13 @@ import pytest
 from scapy.utils import RawPcapReader
 
 from controller.telemetry import parse_report
+from lab.p4rt_client import P4RuntimeClient
+from lab.targets import SwitchProcess, compile_program, free_tcp_port, push_pipeline, start_switch, switch_command
+from lab.veth import quiet
 from nicmodel import int_md, roce
 from nicmodel.mgmt import NicClient
-from ptf_tests.p4rt import P4RuntimeClient
-from ptf_tests.targets import (SwitchProcess, compile_program, free_tcp_port, push_pipeline,
-                               start_switch, switch_command)
-from ptf_tests.veth import quiet
+
+pytestmark = pytest.mark.net  # switch and NIC processes on veths, as root
 
 REPO = Path(__file__).resolve().parents[2]
 FABRIC_P4 = REPO / "p4src" / "fabric.p4"
@@ -329,7 +330,7 @@ def test_pfc_pauses_live_sender_and_loses_nothing(make_lab) -> None:
                                {"enable_mask_value": 1 << 3, "xoff_pkts": XOFF, "xon_pkts": XON,
                                 "pause_quanta": 0xFFFF, "refresh_us": 100, "stale_us": 200_000}))
     ctl.insert(ctl.clone_session(PFC_SESSION, [1]))
-    cli = subprocess.run([sys.executable, "-m", "p4switch.switch.runtime_cli", "--thrift-port",
+    cli = subprocess.run([sys.executable, "-m", "p4rt.runtime_cli", "--thrift-port",
                           str(sw.thrift_port)], input="set_port_rate 2 10000000000\n",
                          capture_output=True, text=True, timeout=30)
     assert cli.returncode == 0, cli.stdout + cli.stderr

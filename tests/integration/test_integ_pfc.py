@@ -10,11 +10,11 @@ from scapy.contrib.mac_control import MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 
 from netbase import pfc
+from netbase.clock import ManualClock
 from nicmodel import Nic, QpConfig
 from nicmodel.nic import parse_ip
-from p4switch.entries import Exact
+from p4rt.entries import Exact
 from p4switch.exec import QueueMeta
-from netbase.clock import ManualClock
 from p4switch.switch.device import Device
 
 MAC_A = bytes.fromhex("02000000a001")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from nicmodel import Nic, QpConfig, Reliability
 from nicmodel.verbs import WcStatus
-from p4switch.entries import Exact, Lpm, Ternary
+from p4rt.entries import Exact, Lpm, Ternary
 
 MAC_A, MAC_B = "02:00:00:00:00:0a", "02:00:00:00:00:0b"
 LEAF_MAC = {1: "02:00:00:00:01:01", 3: "02:00:00:00:01:03", 4: "02:00:00:00:01:04"}

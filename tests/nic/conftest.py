@@ -8,13 +8,12 @@ drop, two entries = duplicate), so tests state exactly which packet is lost or l
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Callable
 
 import pytest
 
-from nicmodel import Nic, QpConfig, Reliability
-from nicmodel import roce
+from nicmodel import Nic, QpConfig, Reliability, roce
 
 MAC_A = bytes.fromhex("020000000001")
 MAC_B = bytes.fromhex("020000000002")

@@ -95,7 +95,7 @@ def test_cnp_interval_is_settable_and_per_qp(net):
         pairs.append((qa, qb))
     w = net.Wire(a, b, rewrite=mark_ce)
     w.run()
-    for qa, qb in pairs:
+    for qa, _ in pairs:
         mine = [t for t, f in zip(w.sent_ns["ba"], w.sent["ba"])
                 if f[42] == 0x81 and roce.parse(f).dqpn == qa.qpn]
         assert len(mine) >= 5 and qa.counters.cnps_received == len(mine)

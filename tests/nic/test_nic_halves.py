@@ -9,8 +9,7 @@ from nicmodel.counters import QpCounters
 from nicmodel.loss_detection import DuplicateThreshold, NakOnly, Rack, detector_for
 from nicmodel.requester import Requester, Sent
 from nicmodel.responder import Responder
-from nicmodel.verbs import (Access, LossDetection, MemoryRegion, QpConfig, Reliability, WcOpcode,
-                            WcStatus)
+from nicmodel.verbs import Access, LossDetection, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
 
 MAC_A, MAC_B = bytes.fromhex("020000000001"), bytes.fromhex("020000000002")
 IP_A, IP_B = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])

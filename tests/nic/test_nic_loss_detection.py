@@ -10,9 +10,8 @@ import random
 
 import pytest
 
-from nicmodel import LossDetection, QpConfig, Reliability, VerbsError, WcStatus
-from nicmodel import roce
-from nicmodel.workloads import NicSettings
+from nicmodel import LossDetection, QpConfig, Reliability, VerbsError, WcStatus, roce
+from nicmodel.settings import NicSettings
 
 GBN = Reliability.GO_BACK_N
 SR = Reliability.SELECTIVE_REPEAT

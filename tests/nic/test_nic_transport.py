@@ -7,8 +7,7 @@ import random
 
 import pytest
 
-from nicmodel import QpState, Reliability, WcOpcode, WcStatus
-from nicmodel import roce
+from nicmodel import Nic, QpConfig, QpState, Reliability, VerbsError, WcOpcode, WcStatus, roce
 
 GBN = Reliability.GO_BACK_N
 SR = Reliability.SELECTIVE_REPEAT
@@ -304,8 +303,6 @@ def test_coalesced_acks(net):
 
 
 def test_bad_verbs_calls_raise_and_post_nothing(net):
-    from nicmodel import Nic, QpConfig, VerbsError
-
     a, b, qa, qb = net.make_pair()
     ma = a.register_mr(bytearray(100))
     bad_calls = [

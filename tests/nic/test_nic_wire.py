@@ -4,8 +4,8 @@ dissector), INT and PFC formats, PSN arithmetic, and malformed input counted and
 from __future__ import annotations
 
 import random
-import subprocess
 import struct
+import subprocess
 
 import pytest
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl, MACControlPause
@@ -16,7 +16,7 @@ from scapy.packet import raw
 from scapy.utils import wrpcap
 
 from netbase import pfc
-from nicmodel import Reliability, int_md, roce
+from nicmodel import Nic, Reliability, int_md, roce
 from nicmodel.cc.base import HopInt
 from nicmodel.psn import psn_add, psn_diff, to_wire, unwrap
 
@@ -215,8 +215,6 @@ def test_pfc_frames_match_scapy():
 
 
 def test_link_pause_frames_match_scapy_and_pause_every_priority():
-    from nicmodel import Nic
-
     f = pfc.build_pause(b"\x02\0\0\0\0\x09", 1000)
     assert len(f) == 60 and Ether(f)[MACControlPause].pause_time == 1000
     theirs = raw(Ether(dst="01:80:c2:00:00:01", src="02:00:00:00:00:09", type=0x8808)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nicmodel.cc import (AckInfo, Dcqcn, DcqcnParams, HopInt, Hpcc, HpccParams, Timely,
-                         TimelyParams, create_cc, params_of)
+from nicmodel.cc import AckInfo, Dcqcn, DcqcnParams, HopInt, Hpcc, HpccParams, Timely, TimelyParams, create_cc, params_of
 
 G100 = 100e9
 B = 150 * 1024

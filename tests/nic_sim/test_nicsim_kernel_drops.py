@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
+from lab.veth import VethPairs
 from nicmodel.live import LiveNic, RawPort
-from ptf_tests.veth import VethPairs
+
+pytestmark = pytest.mark.net  # veths, as root
 
 BURST = 400
 

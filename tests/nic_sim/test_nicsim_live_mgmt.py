@@ -10,6 +10,7 @@ import time
 import pytest
 
 from netbase.clock import DilatedClock
+from nicmodel import Nic, QpConfig
 from nicmodel.live import DatagramPort, LiveNic
 from nicmodel.mgmt import MgmtError, MgmtServer, NicClient
 from nicmodel.workloads import pattern
@@ -163,8 +164,6 @@ def test_interface_mtu_check_admits_the_largest_frame_the_nic_builds(tmp_path) -
     """A WRITE-only-with-immediate of a full MTU carries both RETH and ImmDt: the largest
     IP packet the NIC sends. An interface MTU the live NIC accepts must carry it (else the
     kernel refuses the frame and the QP retries until it fails)."""
-    from nicmodel import Nic, QpConfig
-
     mtu = 1024
     a = Nic("02:00:00:00:00:01", "10.0.0.1")
     b = Nic("02:00:00:00:00:02", "10.0.0.2")

@@ -12,9 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 
 from nicmodel.mgmt import NicClient
 
+pytestmark = pytest.mark.net  # veths, as root
 
 
 def sh(*args: str) -> None:

@@ -7,12 +7,17 @@ import bisect
 import csv
 import json
 
+import pytest
+
 from nicmodel.cc.dcqcn import TABLE_PARAMS
+from nicmodel.settings import NicSettings
 from nicmodel.sim.fabric import FabricConfig, SimFabric
 from nicmodel.sim.link import LinkConfig
 from nicmodel.sim.switch import SwitchConfig
 from nicmodel.stats import SeriesPoint
-from nicmodel.workloads import NicSettings, allreduce_expected, pattern
+from nicmodel.workloads import allreduce_expected, pattern
+
+pytestmark = pytest.mark.slow  # whole simulated fabrics per test
 
 MB = 1024 * 1024
 QPN_TO_H3 = 0x102  # every rank's QP towards rank 2 (QPN_BASE + rank)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import math
 import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+import nicmodel
+from nicmodel.settings import NicSettings
 from nicmodel.sim.fabric import FabricConfig, SimFabric
 from nicmodel.stats import RunStats, percentile
-from nicmodel.workloads import (CDF_ENV, FlowSizeCdf, NicSettings, WorkloadSpec, cdf_dir,
-                                poisson_arrivals)
+from nicmodel.workloads import CDF_FILES, FlowSizeCdf, WorkloadSpec, poisson_arrivals
 
 PEERS = [{"rank": i, "ip": f"10.0.0.{i + 1}", "mac": f"02:00:00:00:00:0{i + 1}"} for i in range(3)]
 
@@ -41,13 +46,28 @@ def test_cdf_mean_of_a_hand_made_distribution(tmp_path) -> None:
         FlowSizeCdf.parse("0 0\nbig 100\n")
 
 
-def test_cdf_dir_env_override_and_clear_error_when_missing(tmp_path, monkeypatch) -> None:
-    assert cdf_dir().name == "flow_size_cdf" and cdf_dir().parent.parent.name == "shared"
-    monkeypatch.setenv(CDF_ENV, str(tmp_path))
-    with pytest.raises(FileNotFoundError, match=CDF_ENV):
-        FlowSizeCdf.load("websearch")
-    (tmp_path / "WebSearch_distribution.txt").write_text("0 0\n10 100\n")
-    assert FlowSizeCdf.load("websearch").sizes == (0.0, 10.0)
+def test_the_cdfs_ship_inside_the_package_with_their_provenance() -> None:
+    data = Path(nicmodel.__file__).parent / "data" / "flow_size_cdf"
+    assert sorted(p.name for p in data.glob("*.txt")) == sorted(CDF_FILES.values())
+    assert "HPCC" in (data / "README.md").read_text()
+    for name in CDF_FILES:
+        assert FlowSizeCdf.load(name).percents[-1] == 100
+    with pytest.raises(ValueError, match="websearch"):
+        FlowSizeCdf.load("no-such-workload")
+
+
+def test_a_copy_of_the_package_with_nothing_beside_it_has_its_cdfs(tmp_path) -> None:
+    """A user's clone or an installed package: no ../shared, no data folder next to it."""
+    for pkg in ("nicmodel", "netbase"):
+        shutil.copytree(Path(nicmodel.__file__).parent.parent / pkg, tmp_path / pkg,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import nicmodel.workloads as w; "
+            "assert w.__file__.startswith(sys.argv[1]), w.__file__; "
+            "print(w.FlowSizeCdf.load('websearch').size_at(15))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "10000"
 
 
 def test_poisson_arrivals_match_load_and_spread_destinations() -> None:

@@ -20,6 +20,8 @@ from netbase.clock import ManualClock
 from p4switch.frontend import compile_file
 from p4switch.p4info import generate_p4info, p4info_to_text
 from p4switch.p4info.device_config import encode
+from p4switch.p4runtime import P4RuntimeServer
+from p4switch.switch.device import Device
 
 PROGRAM = Path(__file__).parent / "programs" / "p4rt_idle.p4"
 DEVICE_ID = 1
@@ -43,9 +45,6 @@ class Rig:
     """A switch on a manual clock with the P4Runtime server and a primary raw-gRPC client."""
 
     def __init__(self, rt, config: p4runtime_pb2.ForwardingPipelineConfig) -> None:
-        from p4switch.p4runtime import P4RuntimeServer
-        from p4switch.switch.device import Device
-
         self.clock = ManualClock()
         self.device = Device(device_id=DEVICE_ID, clock=self.clock)
         self.ports = {p: Port() for p in (1, 2, 3)}

@@ -10,14 +10,14 @@ from pathlib import Path
 from p4.v1 import p4runtime_pb2
 from scapy.layers.l2 import Ether
 
+from p4switch.frontend import compile_file
+from p4switch.p4info import generate_p4info
+from p4switch.p4info.device_config import encode
+
 PROGRAM = Path(__file__).parent / "programs" / "p4rt_names.p4"
 
 
 def _config() -> p4runtime_pb2.ForwardingPipelineConfig:
-    from p4switch.frontend import compile_file
-    from p4switch.p4info import generate_p4info
-    from p4switch.p4info.device_config import encode
-
     checked = compile_file(str(PROGRAM))
     return p4runtime_pb2.ForwardingPipelineConfig(p4info=generate_p4info(checked),
                                                   p4_device_config=encode(PROGRAM.name, checked.source_text))

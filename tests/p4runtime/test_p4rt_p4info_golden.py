@@ -6,6 +6,7 @@ from pathlib import Path
 
 from p4.config.v1 import p4info_pb2
 
+from p4switch.exec import LoadedProgram
 from p4switch.frontend import compile_file
 from p4switch.p4info import generate_p4info, ids, p4info_to_text
 
@@ -175,8 +176,6 @@ V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
 
 
 def test_nested_controls_are_named_by_instance_path_like_the_executor(tmp_path):
-    from p4switch.exec import LoadedProgram
-
     (tmp_path / "nested.p4").write_text(NESTED)
     checked = compile_file(str(tmp_path / "nested.p4"))
     p4info = generate_p4info(checked)

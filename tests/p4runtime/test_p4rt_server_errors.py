@@ -47,7 +47,7 @@ def test_batch_reports_each_update(controller, rt):
                          rt.update(DELETE, table_entry=l2_entry(5)))
     assert info.value.code() == C.UNKNOWN
     assert [code for code, _ in rt.batch_errors(info.value)] == [
-        C.OK, C.ALREADY_EXISTS, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.NOT_FOUND]
+        C.OK, C.ALREADY_EXISTS, C.OUT_OF_RANGE, C.INVALID_ARGUMENT, C.NOT_FOUND]
     # the good update took effect, the rest changed nothing
     read = controller.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(
         table_id=ids.hashed_id(ids.TABLE, "MyIngress.l2"))))

@@ -1,11 +1,18 @@
 """SetForwardingPipelineConfig actions and GetForwardingPipelineConfig response types."""
 
+import socket
+from pathlib import Path
+
 import grpc
 import pytest
-from p4.v1 import p4runtime_pb2
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from p4switch.p4info import ids
-from p4switch.p4info.device_config import encode
+from p4switch.exec import LoadedProgram
+from p4switch.frontend import compile_file
+from p4switch.p4info import generate_p4info, ids
+from p4switch.p4info.device_config import decode, encode
+from p4switch.p4runtime import P4RuntimeServer, serve
+from p4switch.switch.device import Device
 
 Set = p4runtime_pb2.SetForwardingPipelineConfigRequest
 Get = p4runtime_pb2.GetForwardingPipelineConfigRequest
@@ -121,15 +128,6 @@ def test_only_the_primary_sets_the_pipeline(controller, switch, switch_program, 
 
 def test_switch_started_with_a_program_serves_its_config(rt):
     """Like ``simple_switch_grpc prog.json``: the pipeline is there before any controller."""
-    from p4switch.exec import LoadedProgram
-    from p4switch.frontend import compile_file
-    from p4switch.p4info import generate_p4info
-    from p4switch.p4info.device_config import decode
-    from p4switch.p4runtime import P4RuntimeServer
-    from p4switch.switch.device import Device
-
-    from pathlib import Path
-
     checked = compile_file(str(Path(__file__).parent / "programs" / "basic_l3.p4"))
     device = Device(device_id=1)
     device.set_program(LoadedProgram.from_checked(checked), generate_p4info(checked))
@@ -147,13 +145,6 @@ def test_switch_started_with_a_program_serves_its_config(rt):
 
 
 def test_serve_returns_a_running_grpc_server():
-    from p4.v1 import p4runtime_pb2_grpc
-
-    from p4switch.p4runtime import serve
-    from p4switch.switch.device import Device
-
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

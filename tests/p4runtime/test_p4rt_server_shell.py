@@ -7,6 +7,8 @@ from scapy.layers.l2 import Ether
 
 from p4switch.p4info import p4info_to_text
 
+pytestmark = pytest.mark.slow  # p4runtime-shell sessions
+
 
 @pytest.fixture
 def shell(switch, switch_program, tmp_path):

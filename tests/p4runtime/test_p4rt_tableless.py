@@ -5,14 +5,14 @@ from pathlib import Path
 
 from p4.v1 import p4runtime_pb2
 
+from p4switch.frontend import compile_file
+from p4switch.p4info import generate_p4info
+from p4switch.p4info.device_config import encode
+
 PROGRAM = Path(__file__).parent.parent / "exec" / "programs" / "replication.p4"
 
 
 def test_push_tableless_program_and_program_multicast(switch, rt):
-    from p4switch.frontend import compile_file
-    from p4switch.p4info import generate_p4info
-    from p4switch.p4info.device_config import encode
-
     checked = compile_file(str(PROGRAM))
     p4info = generate_p4info(checked)
     assert not p4info.tables and not p4info.actions

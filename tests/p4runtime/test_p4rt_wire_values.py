@@ -1,34 +1,15 @@
-"""Byte strings, controller packet headers and arbitration decisions."""
+"""Controller packet headers and arbitration decisions."""
 
 import grpc
 import pytest
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from p4switch.p4runtime import bytestrings, packetio
+from p4rt.errors import P4RuntimeError
+from p4switch.p4runtime import packetio
 from p4switch.p4runtime.arbitration import Arbiter, Notice
-from p4switch.p4runtime.errors import P4RuntimeError
 
 OK, EXISTS = grpc.StatusCode.OK, grpc.StatusCode.ALREADY_EXISTS
-
-
-def test_canonical_and_padded_forms_are_both_accepted():
-    assert bytestrings.to_int(b"\x01", 9, "port") == 1
-    assert bytestrings.to_int(b"\x00\x01", 9, "port") == 1
-    assert bytestrings.canonical(0) == b"\x00"
-    assert bytestrings.canonical(0x1234) == b"\x12\x34"
-    assert bytestrings.padded(1, 9) == b"\x00\x01"
-
-
-@pytest.mark.parametrize("data, width, message", [
-    (b"", 8, "empty"),
-    (b"\x02\x00", 9, "does not fit in 9 bits"),
-    (b"\x00\x00\x01", 9, "too long"),
-])
-def test_bad_bytestrings_are_invalid_argument(data, width, message):
-    with pytest.raises(P4RuntimeError, match=message) as info:
-        bytestrings.to_int(data, width, "f")
-    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def _header(name, fields):

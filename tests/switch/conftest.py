@@ -6,17 +6,20 @@ they share is offered as fixtures."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from p4switch.entries import ActionCall, Lpm, TableEntry
+from lab.basic_program import BASIC_P4, FORWARD, TABLE
 from netbase.clock import ManualClock
+from p4rt.entries import ActionCall, Lpm, TableEntry
+from p4rt.runtime_cli import CliClient
+from p4switch.exec import LoadedProgram
+from p4switch.frontend import compile_file
 from p4switch.switch.device import Device
-from p4switch.switch.runtime_cli import CliClient, CliServer
-from ptf_tests.basic_program import BASIC_P4, FORWARD, TABLE
+from p4switch.switch.runtime_cli import CliServer
 
 # An Ethernet-only v1model program; the tests fill in the ingress and egress controls.
 ETH_PROGRAM = """
@@ -54,16 +57,12 @@ class MemoryPort:
 
 @pytest.fixture(scope="session")
 def basic_checked():
-    from p4switch.frontend import compile_file
-
     return compile_file(str(BASIC_P4))
 
 
 @pytest.fixture()
 def basic_program(basic_checked):
     """A fresh LoadedProgram of basic.p4 with a route 10.0.2.0/24 -> port 2 (MAC ...02:02)."""
-    from p4switch.exec import LoadedProgram
-
     prog = LoadedProgram.from_checked(basic_checked)
     prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000200, 24)},
                                          ActionCall(FORWARD, {"dstAddr": 0x000000000202, "port": 2})))
@@ -73,8 +72,6 @@ def basic_program(basic_checked):
 @pytest.fixture()
 def eth_program(tmp_path: Path) -> Callable[..., Any]:
     """``eth_program(ingress, egress="apply { }")``: ETH_PROGRAM with those control bodies, loaded."""
-    from p4switch.exec import LoadedProgram
-
     def load(ingress: str, egress: str = "apply { }") -> Any:
         path = tmp_path / "eth_program.p4"
         path.write_text(ETH_PROGRAM % {"ingress": ingress, "egress": egress})

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from p4switch.switch.commands import CommandError
+from lab.basic_program import routed, udp_frame
+from p4rt.runtime_cli import CommandError
 
 
 @pytest.fixture()
@@ -100,8 +102,6 @@ def test_p4switch_cli_reports_an_unreachable_switch() -> None:
 
 
 def test_junk_on_the_cli_socket_gets_errors_and_the_server_keeps_serving(cli) -> None:
-    import socket
-
     _, client, server = cli
     with socket.create_connection(("127.0.0.1", server.port)) as raw:
         raw.sendall(b"\xff\xfe\xfd\n" + b"x" * 70000 + b"\nshow_ports\n")
@@ -115,8 +115,6 @@ def test_junk_on_the_cli_socket_gets_errors_and_the_server_keeps_serving(cli) ->
 
 
 def test_table_words_program_the_switch_like_simple_switch_cli(basic_program, make_switch, cli_to) -> None:
-    from ptf_tests.basic_program import routed, udp_frame
-
     basic_program.tables["BasicIngress.ipv4_lpm"].clear()
     device, ports = make_switch(basic_program, cpu_port=255)
     client, _ = cli_to(device)

@@ -9,10 +9,10 @@ import pytest
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 
+from lab.basic_program import CPU_PORT, PORT_COUNTER, QDEPTH_REGISTER, TABLE, TO_CPU, routed, udp_frame
+from p4rt.entries import ActionCall, Lpm, TableEntry
 from p4switch.switch.pcap import read_pcap
 from p4switch.switch.pfc import WatchdogConfig
-from p4switch.entries import ActionCall, Lpm, TableEntry
-from ptf_tests.basic_program import CPU_PORT, PORT_COUNTER, QDEPTH_REGISTER, TABLE, TO_CPU, routed, udp_frame
 
 MS = 1_000_000
 H2_MAC = "00:00:00:00:02:02"

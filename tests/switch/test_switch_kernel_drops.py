@@ -9,10 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from lab.veth import VethPairs
 from p4switch.switch.commands import Commands
 from p4switch.switch.device import Device
 from p4switch.switch.ports import RawPort
-from ptf_tests.veth import VethPairs
+
+pytestmark = pytest.mark.net  # veths, as root
 
 BURST = 400
 TINY_RCVBUF = 1  # the kernel rounds it up to its minimum (a few KiB): a handful of frames fit

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from topo import simple
+
+pytestmark = pytest.mark.net  # Mininet, as root
 
 
 def test_two_hosts_ping_through_the_p4_switch(tmp_path) -> None:

@@ -8,18 +8,22 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 
+from lab.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, routed, udp_frame
+from lab.p4rt_client import P4RuntimeClient
+from lab.targets import compile_program, free_tcp_port, start_switch, switch_command
+from lab.veth import VethPairs
+from p4rt.runtime_cli import CliClient
 from p4switch.switch.pcap import read_pcap
 from p4switch.switch.ports import RawPort
-from p4switch.switch.runtime_cli import CliClient
-from ptf_tests.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, routed, udp_frame
-from ptf_tests.p4rt import P4RuntimeClient
-from ptf_tests.targets import compile_program, free_tcp_port, start_switch, switch_command
-from ptf_tests.veth import VethPairs
+
+pytestmark = pytest.mark.net  # switch processes on veths, as root
 
 H1_MAC, H2_MAC = "00:00:00:00:01:01", "00:00:00:00:02:02"
 JUMBO_MTU = 9100
@@ -38,9 +42,18 @@ def receive(port: RawPort, count: int, timeout: float = 10.0) -> list[bytes]:
     return got
 
 
-def drain(ports: list[RawPort]) -> None:
-    """Forget frames left over from an earlier test (the switch is shared by the module)."""
-    time.sleep(0.05)
+def until(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    """Until ``condition()`` holds; fails naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.01)
+
+
+def drain(cli: CliClient, ports: list[RawPort]) -> None:
+    """Forget frames left over from an earlier test (the switch is shared by the module): once
+    the switch has handled every frame it received, what it sent is in the host sockets."""
+    until(lambda: accounted(s := stats(cli)) >= s.get("rx", 0), "the switch handled every frame it received")
     for p in ports:
         while p.recv() is not None:
             pass
@@ -120,7 +133,7 @@ def switch(tmp_path_factory):
 
 def test_forwards_between_veths_with_exact_bytes(switch) -> None:
     _, _, cli, hosts, _, _ = switch
-    drain(hosts)
+    drain(cli, hosts)
     frames = [udp_frame(f"10.0.2.{i}", payload=bytes([i]) * 30) for i in range(1, 21)]
     for f in frames:
         assert hosts[0].send(bytes(f))
@@ -135,7 +148,7 @@ def test_forwards_between_veths_with_exact_bytes(switch) -> None:
 
 def test_random_truncated_and_oversized_frames_leave_it_running_and_counted(switch) -> None:
     proc, _, cli, hosts, _, _ = switch
-    drain(hosts)
+    drain(cli, hosts)
     rng = random.Random(7)
     before = stats(cli)
     valid = bytes(udp_frame("10.0.2.2"))
@@ -159,28 +172,34 @@ def test_random_truncated_and_oversized_frames_leave_it_running_and_counted(swit
 
 
 def test_pcap_files_hold_what_crossed_each_port(switch) -> None:
-    _, _, _, hosts, veths, work = switch
-    drain(hosts)
+    _, _, cli, hosts, veths, work = switch
+    drain(cli, hosts)
     frame = udp_frame("10.0.2.77", payload=b"pcap-check")
     hosts[0].send(bytes(frame))
     assert receive(hosts[1], 1) != []
-    time.sleep(0.2)
-    ins = [f for _, f in read_pcap(work / "pcap" / f"{veths.switch_side[0]}_in.pcap")]
-    outs = [f for _, f in read_pcap(work / "pcap" / f"{veths.switch_side[1]}_out.pcap")]
-    assert bytes(frame) in ins
-    assert bytes(routed(frame, H2_MAC)) in outs
+
+    def captured(port_name: str, direction: str, wanted: bytes) -> bool:
+        path = work / "pcap" / f"{port_name}_{direction}.pcap"
+        return path.exists() and wanted in [f for _, f in read_pcap(path)]
+
+    until(lambda: captured(veths.switch_side[0], "in", bytes(frame)), "the frame is in port 1's input pcap")
+    until(lambda: captured(veths.switch_side[1], "out", bytes(routed(frame, H2_MAC))),
+          "the routed frame is in port 2's output pcap")
 
 
 def test_runtime_cli_register_and_counter_words_on_a_live_switch(switch) -> None:
     _, _, cli, hosts, _, _ = switch
-    drain(hosts)
+    drain(cli, hosts)
     cli.run("register_write BasicEgress.enq_qdepth_seen 7 1234")
     assert cli.run("register_read BasicEgress.enq_qdepth_seen 7") == "BasicEgress.enq_qdepth_seen[7]= 1234"
     before = cli.run("counter_read BasicIngress.port_rx 2")
     hosts[1].send(bytes(udp_frame("10.0.1.5")))
     assert receive(hosts[0], 1) != []
     after = cli.run("counter_read BasicIngress.port_rx 2")
-    count = lambda text: int(text.split("packets=")[1].split(",")[0])
+
+    def count(text: str) -> int:
+        return int(text.split("packets=")[1].split(",")[0])
+
     assert count(after) == count(before) + 1
     dump = cli.run("table_dump BasicIngress.ipv4_lpm")
     assert dump.count("Dumping entry") == 2
@@ -233,10 +252,8 @@ def test_bad_command_lines_are_refused_with_a_message(tmp_path) -> None:
 
 
 def test_pfc_frame_on_the_wire_holds_a_queue_until_resume(switch) -> None:
-    from scapy.contrib.mac_control import MACControlClassBasedFlowControl
-
     _, _, cli, hosts, _, _ = switch
-    drain(hosts)
+    drain(cli, hosts)
     cli.run("set_port_rate 2 1000000")  # 1 Mb/s: 0xffff quanta last 33 s of fabric time
     try:
         def pfc(quanta: int) -> bytes:
@@ -266,10 +283,15 @@ def test_an_interface_that_disappears_does_not_stop_the_switch(tmp_path) -> None
                                            thrift), grpc_addr, thrift, tmp_path / "log")
         try:
             proc.wait_ready()
-            subprocess.run(["ip", "link", "del", veths.switch_side[1]], check=True)
-            time.sleep(0.3)
-            assert proc.proc.poll() is None, proc.log_tail()
             cli = CliClient(thrift)
+            subprocess.run(["ip", "link", "del", veths.switch_side[1]], check=True)
+
+            def noticed() -> bool:  # the receive error on the vanished port is counted
+                port2 = next(line for line in cli.run("show_ports").splitlines() if veths.switch_side[1] in line)
+                return "rx_errors=0 " not in port2
+
+            until(noticed, "the switch counted the vanished interface")
+            assert proc.proc.poll() is None, proc.log_tail()
             assert veths.switch_side[0] in cli.run("show_ports")
             cli.close()
         finally:

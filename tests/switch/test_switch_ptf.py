@@ -9,8 +9,11 @@ import sys
 
 import pytest
 
-from ptf_tests.p4rt import P4RuntimeClient
-from ptf_tests.targets import REPO, free_tcp_port
+from lab.p4rt_client import P4RuntimeClient
+from lab.targets import free_tcp_port
+from ptf_tests.harness import REPO
+
+pytestmark = pytest.mark.net  # PTF on veths, as root
 
 
 def harness(*args: str) -> subprocess.CompletedProcess:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl, MACControlPause
 from scapy.layers.l2 import Ether
 
-from netbase.clock import ManualClock
-from p4switch.switch.pfc import WatchdogConfig
+from netbase.clock import DilatedClock, ManualClock
 from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from p4switch.switch.link import Link
+from p4switch.switch.pfc import WatchdogConfig
 from p4switch.switch.tm import TrafficManager
 
 MS = 1_000_000
@@ -196,8 +197,6 @@ def test_watchdog_needs_a_waiting_packet() -> None:
 
 
 def test_wall_clock_runs_dilated_fabric_time() -> None:
-    from netbase.clock import DilatedClock
-
     wall = [1_000_000]
     clock = DilatedClock(dilation=1000, source=lambda: wall[0])
     wall[0] += 5_000_000_000  # 5 s of wall time ...
@@ -206,8 +205,6 @@ def test_wall_clock_runs_dilated_fabric_time() -> None:
 
 
 def test_link_loss_is_seeded_and_delay_keeps_order() -> None:
-    from p4switch.switch.link import Link
-
     runs = []
     for _ in range(2):
         link = Link(delay_ns=100, loss=0.3, seed=42)

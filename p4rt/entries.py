@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Union
 
 
 class MatchKind(str, Enum):
@@ -52,7 +51,7 @@ class Optional:
     value: int | None
 
 
-FieldMatch = Union[Exact, Lpm, Ternary, Range, Optional]
+FieldMatch = Exact | Lpm | Ternary | Range | Optional
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ class GroupRef:
     group_id: int
 
 
-EntryAction = Union[ActionCall, MemberRef, GroupRef]
+EntryAction = ActionCall | MemberRef | GroupRef
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
-"""P4Info lookups and the translation between control-plane values and P4Runtime messages.
+"""P4Info lookups by name, and the name-level encoders a controller or a test writes with.
 
-The controller speaks in the project's shared vocabulary (``p4switch.entries``: TableEntry with
-Exact/Lpm/Ternary/... matches, ActionCall/MemberRef/GroupRef, CloneSession) and by P4Info
-*names*; this module is the one place that turns those into P4Runtime protobufs (ids, canonical
-byte strings) and back, so the rest of the controller never handles ids or byte encodings.
+Clients speak in the shared vocabulary (``p4rt.entries``: TableEntry with Exact/Lpm/Ternary/...
+matches, ActionCall/MemberRef/GroupRef, CloneSession) and by P4Info *names* (full names, aliases
+or unique suffixes); this module checks what they ask for against the P4Info (names, widths,
+prefix lengths) with errors that name the program's objects, then hands the values to the one
+codec (``p4rt.codec``) that our P4Runtime server uses too, so both ends encode alike.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from p4switch.entries import (
+from p4rt import codec
+from p4rt.bytestrings import canonical
+from p4rt.entries import (
     ActionCall,
     CloneSession,
-    CounterData,
     Exact,
     FieldMatch,
     GroupRef,
@@ -29,24 +31,15 @@ from p4switch.entries import (
     TableEntry,
     Ternary,
 )
-
-
-class P4InfoError(KeyError):
-    """A name the loaded P4 program does not have, or a value that does not fit."""
-
-    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
-        return str(self.args[0])
+from p4rt.errors import P4InfoError
+from p4rt.schema import Schema
 
 
 def encode(value: int, bitwidth: int) -> bytes:
-    """P4Runtime canonical byte string: big-endian, no leading zero bytes, at least one byte."""
+    """P4Runtime canonical byte string of a value that must fit in ``bitwidth`` bits."""
     if value < 0 or value >> bitwidth:
         raise P4InfoError(f"value {value} does not fit in {bitwidth} bits")
-    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
-
-
-def decode(data: bytes) -> int:
-    return int.from_bytes(data, "big")
+    return canonical(value)
 
 
 def load_p4info(path: str | Path) -> p4info_pb2.P4Info:
@@ -73,6 +66,7 @@ class P4InfoIndex:
 
     def __init__(self, info: p4info_pb2.P4Info) -> None:
         self.info = info
+        self.schema = Schema.build(info)
         self._by_name: dict[tuple[str, str], object] = {}
         self._by_id: dict[tuple[str, int], object] = {}
         for kind in ("tables", "actions", "action_profiles", "counters", "direct_counters",
@@ -135,16 +129,14 @@ class P4InfoIndex:
     # -- encoders ---------------------------------------------------------------------
     def action_pb(self, call: ActionCall) -> p4runtime_pb2.Action:
         a = self.get("actions", call.name)
-        params = {name: (pid, width) for pid, name, width in self.action_params(call.name)}
-        extra = set(call.params) - set(params)
-        missing = set(params) - set(call.params)
-        if extra or missing:
+        params = {name: width for _, name, width in self.action_params(call.name)}
+        if set(call.params) != set(params):
             raise P4InfoError(f"action {call.name}: expected parameters {sorted(params)},"
                               f" got {sorted(call.params)}")
-        msg = p4runtime_pb2.Action(action_id=a.preamble.id)
         for name, value in call.params.items():
-            pid, width = params[name]
-            msg.params.add(param_id=pid, value=encode(value, width))
+            encode(value, params[name])
+        msg = p4runtime_pb2.Action()
+        codec.action_call_into(self.schema, ActionCall(a.preamble.name, call.params), msg)
         return msg
 
     def table_entry_pb(self, table: str, entry: TableEntry | None, default: ActionCall | None = None
@@ -161,41 +153,13 @@ class P4InfoIndex:
         unknown = set(entry.match) - set(keys)
         if unknown:
             raise P4InfoError(f"table {table} has no key field(s) {sorted(unknown)} (keys: {sorted(keys)})")
-        for name, m in entry.match.items():
-            k = keys[name]
-            fm = msg.match.add(field_id=k.id)
-            if isinstance(m, Exact):
-                fm.exact.value = encode(m.value, k.bitwidth)
-            elif isinstance(m, Lpm):
-                if not 0 <= m.prefix_len <= k.bitwidth:
-                    raise P4InfoError(f"{table}.{name}: prefix length {m.prefix_len} > {k.bitwidth}")
-                if m.prefix_len == 0:  # P4Runtime: a /0 is expressed by leaving the field out
-                    msg.match.pop()
-                    continue
-                mask = ((1 << m.prefix_len) - 1) << (k.bitwidth - m.prefix_len)
-                fm.lpm.value = encode(m.value & mask, k.bitwidth)
-                fm.lpm.prefix_len = m.prefix_len
-            elif isinstance(m, Ternary):
-                fm.ternary.value = encode(m.value & m.mask, k.bitwidth)
-                fm.ternary.mask = encode(m.mask, k.bitwidth)
-            elif isinstance(m, Range):
-                fm.range.low = encode(m.low, k.bitwidth)
-                fm.range.high = encode(m.high, k.bitwidth)
-            elif isinstance(m, Optional):
-                if m.value is None:
-                    msg.match.pop()
-                    continue
-                fm.optional.value = encode(m.value, k.bitwidth)
-            else:
-                raise P4InfoError(f"unsupported match {m!r}")
+        match = {name: _fitted(f"{table}.{name}", m, keys[name].bitwidth) for name, m in entry.match.items()}
+        codec.match_into(self.schema.tables[t.preamble.id], match, msg.match)
         msg.priority = entry.priority
-        act = entry.action
-        if isinstance(act, ActionCall):
-            msg.action.action.CopyFrom(self.action_pb(act))
-        elif isinstance(act, MemberRef):
-            msg.action.action_profile_member_id = act.member_id
-        elif isinstance(act, GroupRef):
-            msg.action.action_profile_group_id = act.group_id
+        if isinstance(entry.action, ActionCall):
+            msg.action.action.CopyFrom(self.action_pb(entry.action))
+        elif entry.action is not None:  # None: a key alone, e.g. for a DELETE
+            codec.table_action_into(self.schema, entry.action, msg.action)
         return msg
 
     def member_pb(self, profile: str, member_id: int, call: ActionCall) -> p4runtime_pb2.ActionProfileMember:
@@ -244,70 +208,44 @@ class P4InfoIndex:
     # -- decoders ---------------------------------------------------------------------
     def table_entry_from_pb(self, msg: p4runtime_pb2.TableEntry) -> tuple[str, TableEntry | None, object]:
         """(table name, TableEntry or None for a default entry, action) for display and diffing."""
-        t = self.by_id("tables", msg.table_id)
-        keys = {m.id: m for m in t.match_fields}
-        match: dict[str, FieldMatch] = {}
-        for fm in msg.match:
-            name = keys[fm.field_id].name
-            kind = fm.WhichOneof("field_match_type")
-            if kind == "exact":
-                match[name] = Exact(decode(fm.exact.value))
-            elif kind == "lpm":
-                match[name] = Lpm(decode(fm.lpm.value), fm.lpm.prefix_len)
-            elif kind == "ternary":
-                match[name] = Ternary(decode(fm.ternary.value), decode(fm.ternary.mask))
-            elif kind == "range":
-                match[name] = Range(decode(fm.range.low), decode(fm.range.high))
-            elif kind == "optional":
-                match[name] = Optional(decode(fm.optional.value))
+        ts = self.schema.table(msg.table_id)
         which = msg.action.WhichOneof("type")
-        action: object
-        if which == "action":
-            a = self.by_id("actions", msg.action.action.action_id)
-            pnames = {p.id: p.name for p in a.params}
-            action = ActionCall(a.preamble.name, {pnames[p.param_id]: decode(p.value) for p in msg.action.action.params})
+        action: object = None
+        if which == "action":  # what a switch holds needs no check against the table's action refs
+            action = codec.action_call_from_proto(self.schema, msg.action.action)
         elif which == "action_profile_member_id":
             action = MemberRef(msg.action.action_profile_member_id)
         elif which == "action_profile_group_id":
             action = GroupRef(msg.action.action_profile_group_id)
-        else:
-            action = None
         if msg.is_default_action:
-            return t.preamble.name, None, action
-        entry = TableEntry(match=match, action=action, priority=msg.priority)  # type: ignore[arg-type]
+            return ts.name, None, action
+        entry = TableEntry(match=codec.match_from_proto(ts, msg.match), action=action,  # type: ignore[arg-type]
+                           priority=msg.priority)
         if msg.HasField("counter_data"):
-            entry.counter = CounterData(msg.counter_data.packet_count, msg.counter_data.byte_count)
-        return t.preamble.name, entry, action
+            entry.counter = codec.counter_from_proto(msg.counter_data)
+        return ts.name, entry, action
 
 
-def format_value(name: str, bitwidth: int, value: int) -> str:
-    """A key or parameter value the way an operator reads it: IPv4 addresses dotted, MAC
-    addresses colon-separated (recognised by width and name), everything else in decimal."""
-    leaf = name.rsplit(".", 1)[-1].lower()
-    if bitwidth == 32 and ("ipv4" in name.lower() or leaf.endswith("_ip") or leaf in ("src_addr", "dst_addr")):
-        return ".".join(str(value >> s & 0xFF) for s in (24, 16, 8, 0))
-    if bitwidth == 48 and ("mac" in leaf or "ethernet" in name.lower()):
-        return ":".join(f"{value >> s & 0xFF:02x}" for s in range(40, -1, -8))
-    return str(value)
-
-
-def format_match(m: FieldMatch, key: KeyInfo | None = None) -> str:
-    """Human form of one key field, the way the CLI prints it; with the field's P4Info ``key``
-    addresses read as addresses (``10.2.0.0/16``), without it values are numbers."""
-    if key is not None and isinstance(m, (Exact, Lpm, Ternary)) and m.value is not None:
-        text = format_value(key.name, key.bitwidth, m.value)
-        if text != str(m.value):  # an address
-            if isinstance(m, Lpm):
-                return f"{text}/{m.prefix_len}"
-            if isinstance(m, Ternary):
-                return f"{text}&&&{format_value(key.name, key.bitwidth, m.mask)}"
-            return text
+def _fitted(what: str, m: FieldMatch, width: int) -> FieldMatch:
+    """A key field checked against its width, with the bits P4Runtime wants cleared (past an
+    LPM prefix, outside a ternary mask) cleared."""
     if isinstance(m, Exact):
-        return str(m.value)
-    if isinstance(m, Lpm):
-        return f"{m.value:#x}/{m.prefix_len}"
-    if isinstance(m, Ternary):
-        return f"{m.value:#x}&&&{m.mask:#x}"
-    if isinstance(m, Range):
-        return f"{m.low}..{m.high}"
-    return "*" if m.value is None else str(m.value)
+        encode(m.value, width)
+    elif isinstance(m, Lpm):
+        if not 0 <= m.prefix_len <= width:
+            raise P4InfoError(f"{what}: prefix length {m.prefix_len} > {width}")
+        value = m.value & ((1 << m.prefix_len) - 1) << (width - m.prefix_len)
+        encode(value, width)
+        return Lpm(value, m.prefix_len)
+    elif isinstance(m, Ternary):
+        encode(m.mask, width)
+        return Ternary(m.value & m.mask, m.mask)
+    elif isinstance(m, Range):
+        encode(m.low, width)
+        encode(m.high, width)
+    elif isinstance(m, Optional):
+        if m.value is not None:
+            encode(m.value, width)
+    else:
+        raise P4InfoError(f"unsupported match {m!r}")
+    return m

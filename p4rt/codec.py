@@ -1,4 +1,4 @@
-"""P4Runtime protobuf entities <-> the control-plane values of ``p4switch.entries``.
+"""P4Runtime protobuf entities <-> the control-plane values of ``p4rt.entries``.
 
 All validation the P4Runtime spec asks of a server happens here, before the executor sees a
 value: ids must exist in the P4Info, byte strings must fit their bit width, LPM values must
@@ -9,15 +9,16 @@ optional fields.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from p4switch import entries as E
-from p4switch.p4runtime.bytestrings import canonical, to_int, values_by_id
-from p4switch.p4runtime.errors import Code, P4RuntimeError, invalid
-from p4switch.p4runtime.schema import Schema, TableSchema
+from p4rt import entries as E
+from p4rt.bytestrings import canonical, to_int, values_by_id
+from p4rt.errors import Code, P4RuntimeError, invalid
+from p4rt.schema import Schema, TableSchema
 
 MF = p4info_pb2.MatchField
 _KIND_OF = {MF.EXACT: "exact", MF.LPM: "lpm", MF.TERNARY: "ternary", MF.RANGE: "range", MF.OPTIONAL: "optional"}

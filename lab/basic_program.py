@@ -1,4 +1,4 @@
-"""The basic L3 program (``ptf_tests/basic/basic.p4``) and what it does to a packet, in one
+"""The basic L3 program (``lab/programs/basic.p4``) and what it does to a packet, in one
 place for the PTF suite, the switch tests, the Mininet demo and the switch benchmark."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-BASIC_P4 = Path(__file__).resolve().parent / "basic" / "basic.p4"
+BASIC_P4 = Path(__file__).resolve().parent / "programs" / "basic.p4"
 SWITCH_MAC = "00:00:00:00:aa:01"
 TABLE = "BasicIngress.ipv4_lpm"
 FORWARD = "BasicIngress.ipv4_forward"

@@ -21,12 +21,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ptf_tests.p4rt import P4RuntimeClient
+from lab.p4rt_client import P4RuntimeClient
+from p4rt.p4info import load_p4info
 
-REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 TARGETS = ("ours", "bmv2")
 
@@ -165,9 +163,6 @@ def start_switch(cmd: list[str], grpc_addr: str, thrift_port: int, log_path: str
 
 def push_pipeline(grpc_addr: str, device_id: int, compiled: Compiled, election_id: int = 1) -> P4RuntimeClient:
     """Connect as primary controller and install the program; returns the connected client."""
-    from controller.p4info import load_p4info
-    from ptf_tests.p4rt import P4RuntimeClient
-
     client = P4RuntimeClient(grpc_addr, device_id=device_id, election_id=election_id)
     client.set_pipeline(load_p4info(compiled.p4info_path), compiled.device_config_path.read_bytes())
     return client

@@ -4,12 +4,12 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
-from p4switch import entries as E
+from p4rt import codec as X
+from p4rt import entries as E
+from p4rt.errors import P4RuntimeError
+from p4rt.schema import Schema
 from p4switch.p4info import ids
 from p4switch.p4info.build import build_p4info
-from p4switch.p4runtime import translate as X
-from p4switch.p4runtime.errors import P4RuntimeError
-from p4switch.p4runtime.schema import Schema
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -51,13 +51,13 @@ def test_lpm_exact_entry_round_trip(schema):
 @pytest.mark.parametrize("mutate, message", [
     (lambda m: setattr(m.match[0].lpm, "value", b"\x0a\x00\x01\x01"), "past the /24 prefix"),
     (lambda m: setattr(m.match[0].lpm, "prefix_len", 0), "prefix length 0"),
-    (lambda m: setattr(m.match[1].exact, "value", b"\x02\x00"), "does not fit in 9 bits"),
     (lambda m: m.match.pop(), "exact match field meta.port is missing"),
     (lambda m: m.match.add(field_id=9).exact.SetInParent(), "unknown match field id 9"),
     (lambda m: setattr(m, "priority", 3), "priority must be 0"),
     (lambda m: m.action.action.params.pop(), "missing parameter"),
     (lambda m: setattr(m.action.action, "action_id", ids.hashed_id(ids.ACTION, "NoAction")), "not one of the table's actions"),
-    (lambda m: setattr(m.action.action, "action_id", ids.hashed_id(ids.ACTION, "MyIngress.set_port")) or m.action.action.ClearField("params") or m.action.action.params.add(param_id=1, value=b"\x01"), None),
+    (lambda m: setattr(m.action.action, "action_id", ids.hashed_id(ids.ACTION, "MyIngress.set_port"))
+     or m.action.action.ClearField("params") or m.action.action.params.add(param_id=1, value=b"\x01"), None),
 ])
 def test_malformed_entries_are_invalid_argument(schema, mutate, message):
     ts = _table(schema, "MyIngress.fwd")
@@ -71,6 +71,22 @@ def test_malformed_entries_are_invalid_argument(schema, mutate, message):
     with pytest.raises(P4RuntimeError, match=message) as info:
         X.entry_from_proto(schema, ts, msg, need_action=True)
     assert info.value.code == INVALID
+
+
+def test_values_are_taken_at_any_length_and_refused_when_they_do_not_fit(schema):
+    """P4Runtime 1.4.1 section 8.3: leading zero bytes are fine; a value too wide is OUT_OF_RANGE."""
+    ts = _table(schema, "MyIngress.fwd")
+    msg = _fwd_entry()
+    msg.match[0].lpm.value = b"\x00\x0a\x00\x01\x00"  # 5 bytes for a 32-bit field
+    msg.match[1].exact.value = b"\x00\x00\x01"  # 3 bytes for a 9-bit field
+    msg.action.action.params[0].value = b"\x00\x00\x00\x00\x00\x00\x00\x01"
+    entry = X.entry_from_proto(schema, ts, msg, need_action=True)
+    assert entry.match == {"hdr.ipv4.dstAddr": E.Lpm(0x0A000100, 24), "meta.port": E.Exact(1)}
+    assert entry.action.params["mac"] == 1
+    msg.match[1].exact.value = b"\x00\x02\x00"
+    with pytest.raises(P4RuntimeError, match="does not fit in 9 bits") as info:
+        X.entry_from_proto(schema, ts, msg, need_action=True)
+    assert info.value.code == grpc.StatusCode.OUT_OF_RANGE
 
 
 def _acl_entry(priority=10):

@@ -20,28 +20,25 @@ from google.rpc import code_pb2, status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from p4rt.errors import DETAILS_KEY, P4RuntimeError
+
 log = logging.getLogger(__name__)
 
 BATCH = 256  # updates per WriteRequest: bounded message size, still few round trips
 
 
-class P4RuntimeError(RuntimeError):
-    """A failed P4Runtime call. ``code`` is the gRPC status; ``details`` one line per failed update."""
-
-    def __init__(self, switch: str, what: str, code: grpc.StatusCode, message: str, details: list[str]) -> None:
-        self.code = code
-        self.details = details
-        text = f"{switch}: {what} failed: {code.name}: {message}"
-        if details:
-            text += "\n  " + "\n  ".join(details)
-        super().__init__(text)
+def _call_error(switch: str, what: str, err: grpc.RpcError) -> P4RuntimeError:
+    """The error a failed call raises: which switch, which call, the status, and the per-update
+    details the server sent."""
+    code = err.code()
+    return P4RuntimeError(code, f"{switch}: {what} failed: {code.name}: {err.details() or ''}", _error_details(err))
 
 
 def _error_details(err: grpc.RpcError) -> list[str]:
     """Per-update errors from the google.rpc.Status in the trailing metadata (P4Runtime spec 12)."""
     out: list[str] = []
     for key, value in (err.trailing_metadata() or ()):
-        if key != "grpc-status-details-bin":
+        if key != DETAILS_KEY:
             continue
         status = status_pb2.Status.FromString(value)
         for i, any_msg in enumerate(status.details):
@@ -178,7 +175,7 @@ class SwitchConnection:
         try:
             return fn(request, **kw)
         except grpc.RpcError as e:
-            raise P4RuntimeError(self.name, what, e.code(), e.details() or "", _error_details(e)) from None
+            raise _call_error(self.name, what, e) from None
 
     def set_pipeline(self, p4info: p4info_pb2.P4Info, device_config: bytes, cookie: int = 0) -> None:
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
@@ -212,7 +209,7 @@ class SwitchConnection:
         try:
             return [e for resp in self.stub.Read(req, timeout=30) for e in resp.entities]
         except grpc.RpcError as e:
-            raise P4RuntimeError(self.name, "Read", e.code(), e.details() or "", _error_details(e)) from None
+            raise _call_error(self.name, "Read", e) from None
 
     def packet_out(self, payload: bytes, metadata: list[tuple[int, bytes]]) -> None:
         if self._requests is None:

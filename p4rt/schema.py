@@ -7,7 +7,7 @@ from typing import Any
 
 from p4.config.v1 import p4info_pb2
 
-from p4switch.p4runtime.errors import invalid
+from p4rt.errors import invalid
 
 _PRIORITY_KINDS = (p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE, p4info_pb2.MatchField.OPTIONAL)
 
@@ -58,7 +58,7 @@ class Schema:
     packet_out: p4info_pb2.ControllerPacketMetadata | None = None
 
     @classmethod
-    def build(cls, p4info: p4info_pb2.P4Info) -> "Schema":
+    def build(cls, p4info: p4info_pb2.P4Info) -> Schema:
         s = cls(p4info)
         for a in p4info.actions:
             s.actions[a.preamble.id] = a

@@ -1,5 +1,7 @@
-"""P4Runtime error statuses: one exception type, the executor's errors mapped onto it, and the
-batch error format (google.rpc.Status with one p4.v1.Error per update in the details)."""
+"""P4Runtime error statuses: one exception type for both ends of the protocol (a server raises
+it to answer with a status, a client raises it when a call failed), the table-entry errors
+mapped onto it, the batch error format (google.rpc.Status with one p4.v1.Error per update in
+the details), and the error of names or values a P4Info does not have."""
 
 from __future__ import annotations
 
@@ -8,17 +10,28 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2
 
-from p4switch import entries
+from p4rt import entries
 
 Code = grpc.StatusCode
 
 
-class P4RuntimeError(Exception):
-    """A request (or one update of a batch) fails with ``code``; ``str(e)`` is the message."""
+class P4RuntimeError(RuntimeError):
+    """A request (or one update of a batch) fails with ``code``. ``details`` holds one line per
+    failed update of a batch, as a client received them; ``str(e)`` is the message followed by
+    those lines."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, code: grpc.StatusCode, message: str, details: list[str] | None = None) -> None:
         self.code = code
+        self.details = details or []
+        super().__init__("\n  ".join([message, *self.details]))
+
+
+class P4InfoError(KeyError):
+    """A name the loaded P4 program does not have, or a value that does not fit (found before
+    anything is sent)."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0])
 
 
 def invalid(message: str) -> P4RuntimeError:

@@ -1,31 +1,41 @@
 """P4Runtime binary strings <-> integers of a given bit width.
 
-The spec's canonical form is the shortest big-endian string (zero is one 0x00 byte); servers
-must also accept strings padded to the full ``ceil(width / 8)`` bytes, which many clients send.
-Anything longer than that, empty, or with bits set beyond ``width`` is INVALID_ARGUMENT.
+The spec's canonical form is the shortest big-endian string (zero is one 0x00 byte), and that is
+what we send. A receiver must accept any length as long as the value fits (P4Runtime 1.4.1,
+section 8.3: a ``bit<9>`` value may come as ``\x00\x00\x05``, so clients written for an older,
+narrower program keep working); an empty string, or a value with bits set beyond ``width``, is
+OUT_OF_RANGE.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from p4switch.p4info.model import byte_width
-from p4switch.p4info.model import padded_bytes as padded  # the full-width form, shared with P4Info
-from p4switch.p4runtime.errors import invalid
+from p4rt.errors import Code, P4RuntimeError, invalid
 
-__all__ = ["canonical", "padded", "to_int", "values_by_id"]
+__all__ = ["byte_width", "canonical", "padded", "to_int", "values_by_id"]
+
+
+def byte_width(width: int) -> int:
+    """Bytes of a full-width byte string for a ``width``-bit value (at least one)."""
+    return max(1, (width + 7) // 8)
+
+
+def padded(value: int, width: int) -> bytes:
+    """``value`` as a full-width byte string: the form p4c writes into P4Info (initial
+    default action arguments, serializable enum members)."""
+    return value.to_bytes(byte_width(width), "big")
 
 
 def to_int(data: bytes, width: int, what: str) -> int:
-    """The value of a byte string sent for a ``width``-bit field; ``what`` names the field
-    in the INVALID_ARGUMENT message."""
+    """The value of a byte string received for a ``width``-bit field, whatever its length;
+    ``what`` names the field in the OUT_OF_RANGE message."""
     if not data:
-        raise invalid(f"{what}: empty bytestring")
-    if len(data) > byte_width(width):
-        raise invalid(f"{what}: {len(data)} bytes is too long for bitwidth {width}")
+        raise P4RuntimeError(Code.OUT_OF_RANGE, f"{what}: empty bytestring")
     value = int.from_bytes(data, "big")
     if value >> width:
-        raise invalid(f"{what}: value 0x{value:x} does not fit in {width} bits")
+        raise P4RuntimeError(Code.OUT_OF_RANGE, f"{what}: value 0x{value:x} does not fit in {width} bits")
     return value
 
 

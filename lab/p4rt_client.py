@@ -1,8 +1,8 @@
 """The P4Runtime client of data-plane tests and tools: test notation over the controller's session.
 
 The session itself (arbitration, pipeline push, batched writes, reads, packet I/O, digest acks,
-errors with per-update details) is the controller's :class:`controller.switch_conn.SwitchConnection`,
-and names become ids and canonical byte strings in :class:`controller.p4info.P4InfoIndex`: one
+errors with per-update details) is the controller's :class:`p4rt.switch_conn.SwitchConnection`,
+and names become ids and canonical byte strings in :class:`p4rt.p4info.P4InfoIndex`: one
 P4Runtime client and one P4Info encoder in the project. What this module adds is what a test
 wants on top: values written the way a test reads them, packet-ins and digests in queues to
 wait on, and cleanup. It speaks only P4Runtime, so the same PTF tests run against our switch and
@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import ipaddress
 import queue
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from controller.p4info import P4InfoError, P4InfoIndex, decode, encode
-from controller.switch_conn import P4RuntimeError, SwitchConnection
-from p4switch.entries import (ActionCall, CloneSession, Exact, FieldMatch, Lpm, Optional, Range, Replica,
-                              TableEntry, Ternary)
+from p4rt.entries import ActionCall, CloneSession, Exact, FieldMatch, Lpm, Optional, Range, Replica, TableEntry, Ternary
+from p4rt.errors import P4InfoError, P4RuntimeError
+from p4rt.p4info import P4InfoIndex, encode
+from p4rt.switch_conn import SwitchConnection
 
 Value = int | str | bytes
 
@@ -184,4 +185,4 @@ class P4RuntimeClient:
         """Next packet-in: (payload, metadata by name). Raises queue.Empty on timeout."""
         pkt = self.packet_ins.get(timeout=timeout)
         names = {mid: name for mid, name, _ in self._info().packet_metadata("packet_in")}
-        return pkt.payload, {names.get(m.metadata_id, str(m.metadata_id)): decode(m.value) for m in pkt.metadata}
+        return pkt.payload, {names.get(m.metadata_id, str(m.metadata_id)): int.from_bytes(m.value, "big") for m in pkt.metadata}

@@ -28,7 +28,7 @@ class VethPairs:
         self.host_side = [f"{tag}h{i}" for i in range(count)]
         self._created: list[str] = []
 
-    def create(self) -> "VethPairs":
+    def create(self) -> VethPairs:
         try:
             for sw, host in zip(self.switch_side, self.host_side):
                 _run("ip", "link", "add", sw, "type", "veth", "peer", "name", host)
@@ -45,7 +45,7 @@ class VethPairs:
         while self._created:
             subprocess.run(["ip", "link", "del", self._created.pop()], capture_output=True)
 
-    def __enter__(self) -> "VethPairs":
+    def __enter__(self) -> VethPairs:
         return self.create()
 
     def __exit__(self, *exc: object) -> None:

@@ -1,0 +1,14 @@
+"""The P4Runtime side every party shares, independent of any one target.
+
+- ``entries``: table entries, actions, clone sessions and their errors, as plain values;
+- ``bytestrings``: P4Runtime binary strings <-> integers (spec section 8.3);
+- ``schema``: a P4Info indexed by id; ``p4info``: the same by name, with checked encoders;
+- ``codec``: the one translation between entries and P4Runtime protobufs, used by our
+  P4Runtime server and by clients alike;
+- ``errors``: the P4Runtime error type (with its status code) of both ends;
+- ``formatting``: entries as people read them;
+- ``switch_conn``: the client session with one switch; ``runtime_cli``: the runtime-CLI client.
+
+It depends only on netbase, the p4runtime protobufs and gRPC. Our switch (``p4switch``), the
+controller, the lab and the tests build on it; it builds on none of them.
+"""
