@@ -104,6 +104,14 @@ class _Scope:
     packet_out: str | None = None
 
 
+@dataclass
+class _BlockRef:
+    """A parser/control instance passed as a constructor argument: its generated function."""
+
+    fname: str
+    decl: Any
+
+
 class ProgramCompiler:
     def __init__(self, checked: Any) -> None:
         self.checked = checked
@@ -135,6 +143,8 @@ class ProgramCompiler:
         self.action_names: dict[int, str] = {}
         self.functions: dict[int, tuple[str, list[A.Parameter], bool]] = {}
         self.generated_blocks: dict[tuple[int, str], str] = {}
+        # (id(constructor parameter), prefix of the block instance) -> the block passed to it
+        self.block_params: dict[tuple[int, str], _BlockRef] = {}
         self.table_actions: dict[int, list[A.ActionDecl]] = {}
         # table -> action -> arguments of its directional parameters (``a(meta)`` in the list)
         self.table_action_args: dict[int, dict[int, list[A.Expression]]] = {}
@@ -355,7 +365,7 @@ class ProgramCompiler:
         o(f"def {name}(d, o, {', '.join(pnames + ['ctx'])}):")
         with o.indent():
             g = _Gen(self, scope, o, prefix=prefix, outs=outs)
-            self.bind_ctor_params(decl, scope, o, ctor_args)
+            self.bind_ctor_params(decl, scope, o, ctor_args, prefix)
             for loc in decl.locals:
                 if isinstance(loc, A.VarDecl):
                     g.var_decl(loc)
@@ -385,13 +395,17 @@ class ProgramCompiler:
         return name
 
     # ---- controls --------------------------------------------------------------------------
-    def bind_ctor_params(self, decl: Any, scope: _Scope, out: Lines, ctor_args: dict | None) -> None:
+    def bind_ctor_params(self, decl: Any, scope: _Scope, out: Lines, ctor_args: dict | None,
+                         prefix: str) -> None:
         """Constructor parameters of a parser/control instance become constants (or the
         instance passed) inside its generated function."""
         for p in getattr(decl, "ctor_params", []) or []:
             v = _const_value((ctor_args or {}).get(p.name, p.default))
             if isinstance(v, A.InstanceDecl) and id(v) in self.objects:
                 scope.names[id(p)] = self.objects[id(v)]
+                continue
+            if isinstance(v, _BlockRef):  # a parser/control instance: `c.apply()` calls it
+                self.block_params[(id(p), prefix)] = v
                 continue
             if isinstance(v, bool) or isinstance(v, int):
                 w = scalar_width(p.type)
@@ -429,7 +443,7 @@ class ProgramCompiler:
         body = Lines()
         body.depth = 1
         g = _Gen(self, scope, body, prefix=prefix, outs=outs)
-        self.bind_ctor_params(decl, scope, body, ctor_args)
+        self.bind_ctor_params(decl, scope, body, ctor_args, prefix)
         for loc in decl.locals:
             if isinstance(loc, A.VarDecl):
                 g.var_decl(loc)
@@ -448,10 +462,33 @@ class ProgramCompiler:
             decl = t.base.decl
         if decl is None:
             raise UnsupportedError(inst, f"cannot resolve the block type of {inst.name}")
-        sub_prefix = self.cp_name(inst, prefix)
+        args = dict(inst.ctor_args or {})
+        for k, v in args.items():  # an instance of a block declared beside this one
+            v = _const_value(v)
+            if isinstance(v, A.InstanceDecl) and isinstance(v.type, (T.ControlType, T.ParserType)):
+                args[k] = _BlockRef(*self.sub_block(v, prefix))
+        return self.gen_block(decl, self.cp_name(inst, prefix), args), decl
+
+    def gen_block(self, decl: A.ParserDecl | A.ControlDecl, prefix: str, ctor_args: dict | None) -> str:
         if isinstance(decl, A.ParserDecl):
-            return self.gen_parser(decl, sub_prefix, inst.ctor_args), decl
-        return self.gen_control(decl, sub_prefix, inst.ctor_args), decl
+            return self.gen_parser(decl, prefix, ctor_args)
+        return self.gen_control(decl, prefix, ctor_args)
+
+    def applied_block(self, c: A.MethodCall, prefix: str) -> tuple[str, Any]:
+        """The generated function and declaration of the block ``c`` (an ``apply`` call) runs:
+        a local instance, a constructor parameter bound to an instance, or ``T.apply()`` of a
+        type, which p4c turns into an instance named after the type in the calling block."""
+        d = c.decl
+        if isinstance(d, (A.ParserDecl, A.ControlDecl)):
+            return self.gen_block(d, f"{prefix}.{d.name}", None), d
+        if (id(d), prefix) in self.block_params:
+            ref = self.block_params[(id(d), prefix)]
+            return ref.fname, ref.decl
+        if not isinstance(d, A.InstanceDecl):
+            d = getattr(c.target.expr, "decl", None)
+        if not isinstance(d, A.InstanceDecl):
+            raise UnsupportedError(c, f"cannot resolve the {c.target.expr} being applied")
+        return self.sub_block(d, prefix)
 
     # ---- tables ----------------------------------------------------------------------------
     def build_table(self, decl: A.TableDecl, prefix: str) -> None:
@@ -1080,10 +1117,7 @@ class _Gen:
             raise UnsupportedError(None, f"cannot emit a value of type {t}")
 
     def call_block(self, c: A.MethodCall, args: list[A.Expression]) -> None:
-        inst = c.decl
-        if not isinstance(inst, A.InstanceDecl):
-            inst = getattr(c.target.expr, "decl", None)
-        fname, decl = self.pc.sub_block(inst, self.prefix)
+        fname, decl = self.pc.applied_block(c, self.prefix)
         params = decl.params
         codes = []
         outs = []
