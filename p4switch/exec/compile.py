@@ -1847,7 +1847,9 @@ class _Gen:
         return self.pc.types.default(e.type)
 
     def e_DontCare(self, e: A.DontCare) -> str:
-        return "None"
+        """``_`` as an argument (``extract<H>(_)``): a fresh value of its type, then dropped."""
+        t = getattr(e, "type", None)
+        return self.pc.types.default(t) if t is not None else "None"
 
     def e_TypeExpression(self, e: A.TypeExpression) -> str:
         return "None"
