@@ -773,6 +773,7 @@ class TableDecl(Declaration):
     entries_const: bool = False
     properties: list[TableProperty] = field(default_factory=list)
     has_key_property: bool = False
+    has_actions_property: bool = False  # `actions = { }` is allowed, a table without it is not
 
     def prop(self, name: str) -> TableProperty | None:
         for p in self.properties:

@@ -621,7 +621,7 @@ class Checker:
                                        f"enum, not {kt}")
             if k.match_kind not in self.match_kind_type.members:
                 raise self.err(k.match_kind_loc or k, f"'{k.match_kind}' is not a match_kind")
-        if not d.actions:
+        if not d.has_actions_property:
             raise self.err(d, f"table {d.name} has no actions property")
         names: dict[str, ast.ActionRef] = {}
         for ref in d.actions:

@@ -535,6 +535,7 @@ class _ToAst(Transformer):
                 t.has_key_property = True
             elif kind == "actions":
                 t.actions = p
+                t.has_actions_property = True
             elif kind == "entries":
                 t.entries, t.entries_const = p
             elif p.name == "default_action":

@@ -118,6 +118,10 @@ control c(inout bit<16> p) {
      "        entries = { 1 &&& 1 : a(); priority = 5 : 2 &&& 2 : a(); } }\n"
      "    apply { t.apply(); }\n}\n",
      "5:21", "the first entry must have a priority when other entries of the table have one"),
+    # p4c's ValidateParsedProgram: an empty actions list is fine, no actions property is not
+    ("#include <core.p4>\ncontrol c(inout bit<8> x) {\n    table t { key = { x : exact; } }\n"
+     "    apply { t.apply(); }\n}\n",
+     "3:11", "table t has no actions property"),
     ("#include <core.p4>\nerror { Oops }\ncontrol C() {\n  apply {\n"
      "    verify(8w0 == 8w1, error.Oops);\n  }\n}\n",
      "5:5", "verify may only be invoked in parsers"),
