@@ -18,6 +18,7 @@ int arithmetic and attribute access, not as a walk over the AST. Design choices:
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -41,6 +42,9 @@ from p4switch.frontend.pretty import expr_text
 
 
 PARSER_LOOP_LIMIT = 1024
+
+# generated code that names a value already computed: a literal or a temporary (``_r4[0]``)
+_STABLE = re.compile(r"-?\d+|True|False|None|_[A-Za-z]\w*(\[\d+\])?")
 
 
 class UnsupportedError(ValueError):
@@ -77,6 +81,19 @@ def _const_value(v: Any) -> Any:
     if isinstance(v, A.Expression):
         return v.value
     return v
+
+
+def _dynamic_indices(e: A.Expression) -> list[A.ArrayIndex]:
+    """Header-stack indices of an l-value known only at run time, in evaluation order."""
+    if isinstance(e, (A.Member, A.Slice)):
+        return _dynamic_indices(e.expr)
+    if isinstance(e, A.ArrayIndex):
+        found = _dynamic_indices(e.expr)
+        if not isinstance(underlying(e.expr.type), T.TupleType) and not (
+                e.index.is_const and e.index.value is not None):
+            found.append(e)
+        return found
+    return []
 
 
 def _has_ann(decl: Any, name: str) -> bool:
@@ -669,6 +686,8 @@ class _Gen:
         self.action_returns: list[list] = []
         self.state_index = 0
         self.pre: list[str] = []
+        # id(ArrayIndex) -> temporary holding its index, read before the right-hand side
+        self.fixed_index: dict[int, str] = {}
 
     # ---- statements ------------------------------------------------------------------------
     def flush(self) -> None:
@@ -707,7 +726,7 @@ class _Gen:
         elif isinstance(s, (A.ConstDecl, A.EmptyStatement)):
             pass
         elif isinstance(s, A.AssignmentStatement):
-            self.assign(s.lhs, s.rhs)
+            self.assign(s.lhs, s.rhs, s.compound)
         elif isinstance(s, A.MethodCallStatement):
             self.call_stmt(s.call)
         elif isinstance(s, A.IfStatement):
@@ -930,15 +949,56 @@ class _Gen:
             return f"{v}.copy()"
         return v
 
-    def assign(self, lhs: A.Expression, rhs: A.Expression) -> None:
-        lt = underlying(lhs.type)
-        if isinstance(rhs, A.ListExpression) and isinstance(lt, T.StructLikeType):
-            v = self.construct(lt, rhs.items)
-        elif isinstance(rhs, A.StructExpression) and isinstance(lt, T.StructLikeType):
-            v = self.struct_expr(rhs, lt)
-        else:
-            v = self.rvalue_copy(rhs)
-        self.store(lhs, v)
+    def assign(self, lhs: A.Expression, rhs: A.Expression, compound: bool = False) -> None:
+        """The l-value is evaluated first, once (run-time stack indices are read before the
+        right-hand side runs; ``a[f()] += x`` calls f once), then the right-hand side."""
+        twins = _dynamic_indices(rhs.left) if compound else []
+        fixed = []
+        for i, node in enumerate(_dynamic_indices(lhs)):
+            t = self.scope.tmp("ix")
+            self.pre.append(f"{t} = {self.expr(node.index)}")
+            fixed += [id(node)] + ([id(twins[i])] if i < len(twins) else [])
+            self.fixed_index.update((k, t) for k in fixed[-2:])
+        try:
+            lt = underlying(lhs.type)
+            if isinstance(rhs, A.ListExpression) and isinstance(lt, T.StructLikeType):
+                v = self.construct(lt, rhs.items)
+            elif isinstance(rhs, A.StructExpression) and isinstance(lt, T.StructLikeType):
+                v = self.struct_expr(rhs, lt)
+            else:
+                v = self.rvalue_copy(rhs)
+            self.store(lhs, v)
+        finally:
+            for k in fixed:
+                self.fixed_index.pop(k, None)
+
+    def keep_order(self, codes: list[str], kinds: list[bool | None], mark: int) -> None:
+        """Operands are evaluated left to right. When the code of a later one needed
+        statements (``pre[mark:]``: a call with out arguments, a table apply), the earlier
+        operands in ``codes`` are read into temporaries ahead of them. ``kinds``: None to
+        leave a code alone (an aggregate passed by reference), True to copy an aggregate."""
+        if len(self.pre) == mark:
+            return
+        frozen = []
+        for i, (c, k) in enumerate(zip(codes, kinds)):
+            if k is None or _STABLE.fullmatch(c):
+                continue
+            t = self.scope.tmp("v")
+            frozen.append(f"{t} = {c}{'.copy()' if k else ''}")
+            codes[i] = t
+        self.pre[mark:mark] = frozen
+
+    def operands(self, es: list[A.Expression], copy: bool = False) -> list[str]:
+        """Codes of ``es`` evaluated left to right (``rvalue_copy`` for aggregates when ``copy``)."""
+        codes: list[str] = []
+        kinds: list[bool | None] = []
+        for e in es:
+            mark = len(self.pre)
+            c = self.rvalue_copy(e) if copy else self.expr(e)
+            self.keep_order(codes, kinds, mark)
+            codes.append(c)
+            kinds.append(not copy and is_aggregate(underlying(e.type)))
+        return codes
 
     def store(self, lhs: A.Expression, value: str) -> None:
         """Emit ``lhs = value`` (value already evaluated code)."""
@@ -987,6 +1047,7 @@ class _Gen:
             return
         if k == "function":
             self.call_function(c, statement=True)
+            self.flush()
             return
         if k in ("control_apply", "parser_apply"):
             self.call_block(c, args)
@@ -1165,20 +1226,24 @@ class _Gen:
         aggregate starts as a fresh (invalid) value and is copied out after the call."""
         fname, params, has_ret = self.pc.functions[id(c.decl)]
         args = [a.value for a in c.args]
-        codes = []
+        codes: list[str] = []
+        kinds: list[bool | None] = []
         outs = []
         agg_outs = []
         for p, a in zip(params, args):
             agg = is_aggregate(underlying(p.type))
+            mark = len(self.pre)
             if p.direction == "out" and agg:
-                t = self.scope.tmp("o")
-                self.pre.append(f"{t} = {self.pc.types.default(p.type)}")
-                codes.append(t)
-                agg_outs.append((a, t))
+                c = self.scope.tmp("o")
+                self.pre.append(f"{c} = {self.pc.types.default(p.type)}")
+                agg_outs.append((a, c))
             elif p.direction == "out":
-                codes.append(self.pc.types.default(p.type))
+                c = self.pc.types.default(p.type)
             else:
-                codes.append(self.rvalue_copy(a) if p.direction in (None, "in") else self.expr(a))
+                c = self.rvalue_copy(a) if p.direction in (None, "in") else self.expr(a)
+            self.keep_order(codes, kinds, mark)
+            codes.append(c)
+            kinds.append(None if agg and p.direction == "inout" else False)
             if p.direction in ("out", "inout") and not agg:
                 outs.append(a)
         call = f"{fname}({', '.join(codes + ['ctx'])})"
@@ -1190,10 +1255,10 @@ class _Gen:
         t = self.scope.tmp("r")
         self.pre.append(f"{t} = {call}")
         base = 1 if has_ret else 0
-        for i, a in enumerate(outs):
-            self.store(a, f"{t}[{base + i}]")
+        for i, a in enumerate(outs):  # copy-out: still pending, the value may be read before
+            self.deferred(self.store, a, f"{t}[{base + i}]")
         for a, tv in agg_outs:
-            self.store(a, tv)
+            self.deferred(self.store, a, tv)
         if not has_ret:
             return "None"
         return f"{t}[0]" if outs else t
@@ -1593,7 +1658,7 @@ class _Gen:
     def e_Member(self, e: A.Member) -> str:
         k = e.kind
         if k == "apply_result":
-            ai = self.table_apply(e.expr)
+            ai = self.deferred(self.table_apply, e.expr)
             if e.name == "hit":
                 return self.last_hit
             if e.name == "miss":
@@ -1629,7 +1694,8 @@ class _Gen:
             return f"{self.expr(e.expr)}[{self.expr(e.index)}]"
         if e.index.is_const and e.index.value is not None:
             return f"{self.expr(e.expr)}.h[{int(e.index.value)}]"
-        return f"{self.expr(e.expr)}.at({self.expr(e.index)})"
+        base = self.expr(e.expr)
+        return f"{base}.at({self.fixed_index.get(id(e)) or self.expr(e.index)})"
 
     def e_Slice(self, e: A.Slice) -> str:
         w = e.hi_value - e.lo_value + 1
@@ -1665,7 +1731,11 @@ class _Gen:
             self.pre.extend("    " + x for x in lines)
             self.pre.append(f"    {t} = {v}")
             return t
+        mark = len(self.pre)
         b = self.expr(e.right)
+        codes = [a]
+        self.keep_order(codes, [is_aggregate(underlying(e.left.type))], mark)
+        a = codes[0]
         lt = underlying(e.left.type)
         t = underlying(e.type)
         if op == "++":
@@ -1706,6 +1776,21 @@ class _Gen:
                 return f"shr_s({a}, {b}, {w})"
             return f"({a} >> {b})"
         raise UnsupportedError(e, f"operator {op} is not supported")
+
+    def deferred(self, gen: Callable, *args: Any) -> Any:
+        """Run a statement generator inside an expression: the statements it emits become
+        pending (``pre``) instead of being written out, so that ``keep_order`` can still read
+        operands evaluated before it ahead of them. Returns what ``gen`` returns."""
+        saved_o, saved_pre = self.o, self.pre
+        self.o, self.pre = Lines(), []
+        try:
+            result = gen(*args)
+            self.flush()
+            lines = self.o.lines
+        finally:
+            self.o, self.pre = saved_o, saved_pre
+        self.pre.extend(lines)
+        return result
 
     def _captured(self, e: A.Expression) -> tuple[str, list[str]]:
         """Evaluate ``e`` with its side-effect statements (table applies, calls with out
@@ -1778,7 +1863,7 @@ class _Gen:
         if k == "function":
             return self.call_function(c, statement=False)
         if k == "table_apply":
-            self.table_apply(c)
+            self.deferred(self.table_apply, c)
             return "None"
         if k == "packet_in" or (k == "extern_method" and self._target_extern(c) == "packet_in"):
             if name == "lookahead":
@@ -1807,7 +1892,7 @@ class _Gen:
         if k == "extern_function" and name in ("hash",):
             raise UnsupportedError(c, "hash() has no value")
         if k in ("extern_method", "extern_function"):
-            self.call_stmt(c)
+            self.deferred(self.call_stmt, c)
             return "None"
         raise UnsupportedError(c, f"call {name} is not supported here")
 
@@ -1815,13 +1900,13 @@ class _Gen:
         t = underlying(e.type)
         if isinstance(t, T.StructLikeType):
             return self.construct(t, e.items)
-        return "(" + "".join(self.rvalue_copy(x) + ", " for x in e.items) + ")"
+        return "(" + "".join(c + ", " for c in self.operands(e.items, copy=True)) + ")"
 
     def e_StructExpression(self, e: A.StructExpression) -> str:
         t = underlying(e.type)
         if isinstance(t, T.StructLikeType):
             return self.struct_expr(e, t)
-        return "(" + "".join(self.rvalue_copy(f.value) + ", " for f in e.fields) + ")"
+        return "(" + "".join(c + ", " for c in self.operands([f.value for f in e.fields], copy=True)) + ")"
 
     def struct_expr(self, e: A.StructExpression, t: T.StructLikeType) -> str:
         by_name = {f.name: f.value for f in e.fields}
@@ -1830,17 +1915,20 @@ class _Gen:
 
     def construct(self, t: T.StructLikeType, items: list) -> str:
         cls = self.pc.types.cls(t)
-        codes = []
+        codes: list[str] = []
         for f, it in zip(t.fields, items):
             ft = underlying(f.type)
+            mark = len(self.pre)
             if it is None:
-                codes.append(self.pc.types.default(f.type))
+                c = self.pc.types.default(f.type)
             elif isinstance(it, A.ListExpression) and isinstance(ft, T.StructLikeType):
-                codes.append(self.construct(ft, it.items))
+                c = self.construct(ft, it.items)
             elif isinstance(it, A.StructExpression) and isinstance(ft, T.StructLikeType):
-                codes.append(self.struct_expr(it, ft))
+                c = self.struct_expr(it, ft)
             else:
-                codes.append(self.rvalue_copy(it))
+                c = self.rvalue_copy(it)
+            self.keep_order(codes, [False] * len(codes), mark)
+            codes.append(c)
         return f"{cls}.mk({', '.join(codes)})"
 
     def e_InvalidHeader(self, e: A.InvalidHeader) -> str:

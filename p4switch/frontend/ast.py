@@ -405,8 +405,12 @@ class BlockStatement(Statement):
 
 @dataclass(eq=False)
 class AssignmentStatement(Statement):
+    """``lhs = rhs``; ``lhs op= x`` is ``lhs = lhs op x`` with ``compound`` set (``rhs.left``
+    is a copy of ``lhs``, which is evaluated once)."""
+
     lhs: Expression
     rhs: Expression
+    compound: bool = False
 
 
 @dataclass(eq=False)
