@@ -96,6 +96,30 @@ def _dynamic_indices(e: A.Expression) -> list[A.ArrayIndex]:
     return []
 
 
+def _root_decl(e: A.Expression) -> Any:
+    """The variable or parameter an l-value is part of (``h`` for ``h.s[i].f``)."""
+    while isinstance(e, (A.Member, A.ArrayIndex, A.Slice)):
+        e = e.expr
+    return e.decl if isinstance(e, A.NameRef) else None
+
+
+def _names_used(ad: A.ActionDecl) -> set[int]:
+    """ids of the declarations an action's body (and the actions it calls) refers to."""
+    used: set[int] = set()
+    todo, seen = [ad], set()
+    while todo:
+        a = todo.pop()
+        if id(a) in seen:
+            continue
+        seen.add(id(a))
+        for n in a.body.walk():
+            if isinstance(n, A.NameRef) and n.decl is not None:
+                used.add(id(n.decl))
+            elif isinstance(n, A.MethodCall) and n.kind == "action" and isinstance(n.decl, A.ActionDecl):
+                todo.append(n.decl)
+    return used
+
+
 def _has_ann(decl: Any, name: str) -> bool:
     return A.find_annotation(getattr(decl, "annotations", None) or [], name) is not None
 
@@ -145,6 +169,7 @@ class ProgramCompiler:
             "ExitControl": runtime.ExitControl,
             "AssertionFailed": runtime.AssertionFailed,
             "Stack": runtime.Stack,
+            "assign_into": runtime.assign_into,
             "pack_bits": bytes_of_bits,
             "_s": to_signed,
             "sat_add_s": sat_add_s,
@@ -686,6 +711,8 @@ class _Gen:
         self.action_returns: list[list] = []
         self.state_index = 0
         self.pre: list[str] = []
+        # per inlined action being generated: its copy-outs, which an `exit` also performs
+        self.exit_copy_outs: list[list[tuple[A.Expression, str]]] = []
         # id(ArrayIndex) -> temporary holding its index, read before the right-hand side
         self.fixed_index: dict[int, str] = {}
 
@@ -746,6 +773,9 @@ class _Gen:
             self.flush()
             self.ret_stmt(v)
         elif isinstance(s, A.ExitStatement):
+            for outs in reversed(self.exit_copy_outs):  # exit still copies out (P4-16 12.5)
+                for a, n in outs:
+                    self.store(a, n)
             o("raise ExitControl()")
         elif isinstance(s, (A.ForStatement, A.ForInStatement)):
             self.loop(s)
@@ -1017,6 +1047,11 @@ class _Gen:
             return
         target = self.lvalue(lhs)
         self.flush()
+        if (isinstance(lhs, A.NameRef) and isinstance(lhs.decl, A.Parameter)
+                and lhs.decl.direction in ("out", "inout") and is_aggregate(underlying(lhs.type))):
+            # the caller's object, passed by reference: it takes the value in place
+            self.o(f"assign_into({target}, {value})")
+            return
         self.o(f"{target} = {value}")
 
     def lvalue(self, e: A.Expression) -> str:
@@ -1276,6 +1311,10 @@ class _Gen:
             pairs = list(zip(ad.params, args))
         else:
             pairs = list(zip([p for p in ad.params if p.direction is not None], bound or []))
+        # an inout aggregate is passed by reference unless the body can also reach it by
+        # another name (the control's own `hdr`, another argument): then copy-in/copy-out
+        roots = [id(_root_decl(a)) for p, a in pairs if p.direction in ("out", "inout")]
+        reached = _names_used(ad) if pairs else set()
         if pairs:
             for p, a in pairs:
                 n = self.scope.bind(p, p.name)
@@ -1284,10 +1323,15 @@ class _Gen:
                     o(f"{n} = {self.pc.types.default(p.type)}")
                     if is_aggregate(underlying(p.type)):
                         outs.append((a, n))
-                elif p.direction in ("out", "inout"):
+                elif p.direction == "inout":
                     v = self.expr(a)
                     self.flush()
-                    o(f"{n} = {v}")
+                    r = id(_root_decl(a))
+                    if is_aggregate(underlying(p.type)) and (r in reached or roots.count(r) > 1):
+                        o(f"{n} = {v}.copy()")
+                        outs.append((a, n))
+                    else:
+                        o(f"{n} = {v}")
                 else:
                     v = self.rvalue_copy(a)
                     self.flush()
@@ -1308,7 +1352,9 @@ class _Gen:
             o("while True:")
             o.depth += 1
         self.in_action += 1
+        self.exit_copy_outs.append(outs)
         self.block(ad.body)
+        self.exit_copy_outs.pop()
         self.in_action -= 1
         if has_return:
             self.action_returns.pop()
