@@ -1156,20 +1156,23 @@ class _Gen:
         o = self.o
         if name == "extract":
             target = args[0]
-            h = self.expr(target)
-            stack_next = isinstance(target, A.Member) and target.kind == "stack" and target.name == "next"
             parent = target.expr if isinstance(target, A.Member) and target.kind == "field" else None
+            union = parent is not None and isinstance(underlying(parent.type), T.HeaderUnionType)
+            elem = parent if union else target  # a header, or the union holding it
+            stack_next = isinstance(elem, A.Member) and elem.kind == "stack" and elem.name == "next"
+            elem_code = self.expr(elem)
             nbits = self.expr(args[1]) if len(args) > 1 else None
             self.flush()
-            if stack_next:
+            if stack_next:  # the element at nextIndex (StackOutOfBounds past the end)
                 tmp = self.scope.tmp("h")
-                o(f"{tmp} = {h}")
-                h = tmp
-            if parent is not None and isinstance(underlying(parent.type), T.HeaderUnionType):
-                o(f"{self.expr(parent)}.inval()")
+                o(f"{tmp} = {elem_code}")
+                elem_code = tmp
+            h = f"{elem_code}.{attr(target.name)}" if union else elem_code
+            if union:
+                o(f"{elem_code}.inval()")
             o(f"o = {h}.ext(d, o{', ' + nbits if nbits else ''})")
             if stack_next:
-                o(f"{self.expr(target.expr)}.nxt += 1")
+                o(f"{self.expr(elem.expr)}.nxt += 1")
         elif name == "advance":
             n = self.expr(args[0])
             self.flush()
@@ -1919,11 +1922,15 @@ class _Gen:
                     self.pre.append(f"{h} = {self.pc.types.cls(t)}()")
                     self.pre.append(f"{h}.ext(d, o)")
                     return h
-                w = scalar_width(t) or 0
+                w = t.bit_width() if isinstance(t, T.StructType) else scalar_width(t) or 0
                 nb = (w + 7) // 8
                 short = self.pc.errors["PacketTooShort"]
                 self.pre.append(f"if o + {nb} > len(d): raise ParserError({short})")
                 v = f"(int.from_bytes(d[o:o + {nb}], 'big') >> {nb * 8 - w})"
+                if isinstance(t, T.StructType):
+                    bits = self.scope.tmp("la")
+                    self.pre.append(f"{bits} = {v}")
+                    return self.unpack(c, t, bits, w)
                 return f"({v} != 0)" if isinstance(t, T.BoolType) else v
             if name == "length":
                 return "len(d)"
@@ -1941,6 +1948,24 @@ class _Gen:
             self.deferred(self.call_stmt, c)
             return "None"
         raise UnsupportedError(c, f"call {name} is not supported here")
+
+    def unpack(self, c: A.MethodCall, t: T.StructType, bits: str, end: int) -> str:
+        """A struct of bit fields whose wire bits end ``end`` bits into the int ``bits``
+        (``lookahead<S>()``): the value built field by field, most significant first."""
+        codes = []
+        for f in t.fields:
+            ft = underlying(f.type)
+            if isinstance(ft, T.StructType):
+                codes.append(self.unpack(c, ft, bits, end))
+                end -= ft.bit_width()
+                continue
+            w = scalar_width(f.type)
+            if w is None:
+                raise UnsupportedError(c, f"lookahead of a struct with a {f.type} field is not supported")
+            end -= w
+            v = f"(({bits} >> {end}) & {(1 << w) - 1})"
+            codes.append(f"({v} != 0)" if isinstance(ft, T.BoolType) else v)
+        return f"{self.pc.types.cls(t)}.mk({', '.join(codes)})"
 
     def e_ListExpression(self, e: A.ListExpression) -> str:
         t = underlying(e.type)

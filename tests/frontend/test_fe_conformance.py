@@ -23,6 +23,7 @@ def test_conformance_program(stf: Path):
     res = run_stf_file(prog, stf, out)
     assert res.ok, out.getvalue()
     assert res.packets_sent > 0
+    assert not res.stats.get("dropped_internal_error"), "a packet hit a fault in the generated code"
 
 
 # -- front-end-only programs (p4test accepts them; any architecture, or none) ---------------
