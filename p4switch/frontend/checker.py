@@ -19,6 +19,9 @@ from p4switch.frontend.errors import CompileError, SourceLines
 from p4switch.frontend.pretty import expr_text
 
 # Built-in parser states every parser may transition to.
+# widest bit<>/int<> (and widest constant a shift may make), as in p4c
+MAX_WIDTH = 2048
+
 ACCEPT = ast.ParserState("accept")
 REJECT = ast.ParserState("reject")
 
@@ -177,6 +180,8 @@ class Checker:
                 return T.VarbitType(w)
             if w <= 0 or (k == "int" and w < 1):
                 raise self.err(tr, f"invalid width {w} for {k}<>")
+            if w > MAX_WIDTH:
+                raise self.err(tr, f"{k}<{w}>: this implementation supports widths up to {MAX_WIDTH} bits")
             return T.BitsType(w, k == "int")
         if isinstance(tr, ast.NamedTypeRef):
             decls = self.lookup(scope, tr)
@@ -846,7 +851,11 @@ class Checker:
                 raise self.err(e, f"cannot select on a value of type {e.type}")
         for c in sel.cases:
             ks = c.keyset
-            if len(types) > 1 or (isinstance(ks, ast.ListExpression) and len(ks.items) > 1):
+            if not types:  # `select () { default: s; }`: only default/_ can match nothing
+                if not isinstance(ks, (ast.DefaultExpr, ast.DontCare)):
+                    raise self.err(ks, "a select without expressions only has 'default' or '_' cases")
+                ks.type = T.DONT_CARE
+            elif len(types) > 1 or (isinstance(ks, ast.ListExpression) and len(ks.items) > 1):
                 if isinstance(ks, (ast.DefaultExpr, ast.DontCare)):
                     ks.type = T.DONT_CARE
                 elif isinstance(ks, ast.NameRef) and isinstance(
@@ -1399,7 +1408,12 @@ class Checker:
                 e.right = self.coerce(e.right, T.BitsType(max(e.right.value.bit_length(), 1)),
                                       "shift amount") if lt != T.INT else e.right
             if op == "<<":
-                fn = (lambda a, b: lt.fit(a << b)) if lt != T.INT else (lambda a, b: a << b)
+                if lt == T.INT and e.left.is_const and e.right.is_const and \
+                        abs(e.left.value).bit_length() + e.right.value > MAX_WIDTH:
+                    raise self.err(e, f"the result of this shift is wider than the {MAX_WIDTH} "
+                                      f"bits this implementation supports")
+                fn = (lambda a, b: lt.fit(a << b) if b < lt.width else 0) if lt != T.INT \
+                    else (lambda a, b: a << b)
             else:
                 fn = lambda a, b: a >> b  # noqa: E731  (Python >> is arithmetic, as P4's int<>)
             self._fold(e, lt, fn, e.left, e.right)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.exec import LoadedProgram
+from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import CompileError, ast, compile_file
 from p4switch.frontend import types as T
 from p4switch.stf import run_stf_file
@@ -119,6 +119,15 @@ control c(inout bit<16> p) {
      "        entries = { 1 &&& 1 : a(); priority = 5 : 2 &&& 2 : a(); } }\n"
      "    apply { t.apply(); }\n}\n",
      "5:21", "the first entry must have a priority when other entries of the table have one"),
+    # p4c: "this implementation does not support bitstrings this large" (each was a crash)
+    ("const bit<12301923123132> big = 0;\n", "1:7",
+     "bit<12301923123132>: this implementation supports widths up to 2048 bits"),
+    ("control c(inout bit<16> x) {\n    apply { x = 1985245330 << 903012108; }\n}\n", "2:17",
+     "the result of this shift is wider than the 2048 bits this implementation supports"),
+    ("const string s = { t = { 0, 0 } };\n", "1:18",
+     "constant 's': cannot use a value of type { tuple<int, int> t } where string is expected"),
+    ("parser p(in bit<8> x) {\n    state start { transition select() { 1: accept; } }\n}\n", "2:41",
+     "a select without expressions only has 'default' or '_' cases"),
     # p4c's ValidateParsedProgram: an empty actions list is fine, no actions property is not
     ("#include <core.p4>\ncontrol c(inout bit<8> x) {\n    table t { key = { x : exact; } }\n"
      "    apply { t.apply(); }\n}\n",
@@ -131,6 +140,24 @@ def test_errors_p4c_also_reports(tmp_path, text, where, message):
     with pytest.raises(CompileError) as info:
         _compile(tmp_path, text)
     assert str(info.value).splitlines()[0] == f"{tmp_path}/prog.p4:{where}: error: {message}"
+
+
+def test_select_without_expressions_takes_its_default(tmp_path):
+    """p4c accepts `select () { default: s; }` (issue1291-bmv2 crashed the front end)."""
+    text = ("#include <core.p4>\n#include <v1model.p4>\n"
+            "header h_t { bit<8> k; }\nstruct headers_t { h_t h; }\nstruct meta_t { }\n"
+            "parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+            "    state start { transition select() { default: parse_h; } }\n"
+            "    state parse_h { pkt.extract(hdr.h); transition accept; }\n}\n"
+            "control VC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+            "control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+            "    apply { sm.egress_spec = 2; hdr.h.k = hdr.h.k + 1; }\n}\n"
+            "control Eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }\n"
+            "control CC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+            "control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }\n"
+            "V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;\n")
+    path, _ = _compile(tmp_path, text)
+    assert V1Pipeline(LoadedProgram.from_file(path)).process(0, b"\x07\xaa") == [(2, b"\x08\xaa")]
 
 
 def test_typedef_of_a_struct_declaration_declares_both_names(tmp_path):
