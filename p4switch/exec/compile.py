@@ -1141,9 +1141,9 @@ class _Gen:
         in_union = parent is not None and isinstance(underlying(parent.type), T.HeaderUnionType)
         self.flush()
         if name == "setValid":
-            if in_union:
-                o(f"{self.expr(parent)}.inval()")
-            o(f"{h}.v_ = True")
+            if in_union:  # the other members become invalid
+                o(f"if not {h}.v_: {self.expr(parent)}.inval()")
+            o(f"{h}.setv()")
         elif name == "setInvalid":
             if isinstance(underlying(target.type), T.HeaderUnionType):
                 o(f"{h}.inval()")

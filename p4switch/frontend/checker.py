@@ -142,9 +142,19 @@ class Checker:
             for a in anns:
                 for i, arg in enumerate(a.args):
                     try:
-                        a.args[i] = self.expr(arg, self.top)
+                        a.args[i] = self.expr(self._type_names_in_annotation(arg), self.top)
                     except CompileError:
                         pass
+
+    def _type_names_in_annotation(self, e: ast.Expression) -> ast.Expression:
+        """Annotation bodies are parsed apart from the program, so ``E.member`` of an enum
+        (``@field_list(FieldLists.resubmit_FL)``) arrives as a value name: make it a type."""
+        if isinstance(e, ast.Member) and isinstance(e.expr, ast.NameRef):
+            found = self.top.lookup(e.expr.name)
+            if found and isinstance(found[0], ast.EnumDecl):
+                ref = ast.NamedTypeRef(name=e.expr.name, top_level=e.expr.top_level, loc=e.expr.loc)
+                e.expr = ast.TypeExpression(type_ref=ref, loc=e.expr.loc)
+        return e
 
     def check_declaration(self, d: ast.Node, scope: Scope) -> None:
         handler: Callable | None = getattr(self, "decl_" + type(d).__name__, None)
