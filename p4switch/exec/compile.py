@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from p4switch.entries import ActionCall, Exact, Lpm, MatchKind, Optional, Range, TableEntry, Ternary
+from p4switch.entries import ActionCall, EntryError, Exact, Lpm, MatchKind, Optional, Range, TableEntry, Ternary
 from p4switch.exec import hashes, runtime
 from p4switch.exec.bits import bytes_of_bits, div_s, mod_s, sat_add_s, sat_sub_s, shr_s, to_signed
 from p4switch.exec.codegen import Lines, TypeClasses, attr, is_aggregate, is_signed, scalar_width, underlying
@@ -537,7 +537,9 @@ class ProgramCompiler:
         name = self.cp_name(decl, prefix)
         key = []
         for k in decl.key:
-            width = scalar_width(k.expr.type) or 1
+            width = scalar_width(k.expr.type)
+            if width is None:  # error, a plain enum: p4c's BMv2 back end refuses them too
+                raise UnsupportedError(k.expr, f"a table key of type {k.expr.type} is not supported")
             key.append(KeyField(self.checked.key_name(k), MatchKind(k.match_kind), width))
         action_decls: list[A.ActionDecl] = []
         scopes: dict[str, str] = {}
@@ -598,7 +600,10 @@ class ProgramCompiler:
             prio = 0
             if table.needs_priority:
                 prio = ent.match_priority if ent.match_priority is not None else n - i
-            table.insert_const(TableEntry(match, self.action_call(ent.action, prefix), prio))
+            try:
+                table.insert_const(TableEntry(match, self.action_call(ent.action, prefix), prio))
+            except EntryError as e:  # a duplicate, a priority missing, bits beyond an lpm prefix
+                raise UnsupportedError(ent, f"entry {i + 1} of table {decl.name}: {e}") from None
         self.result.tables[name] = table
         self.objects[id(decl)] = self.add_object(table, name)
         self.ns[self.objects[id(decl)] + "_apply"] = table.apply
@@ -1047,6 +1052,9 @@ class _Gen:
             return
         target = self.lvalue(lhs)
         self.flush()
+        if target.endswith(")"):  # a stack element chosen at run time (`s[i]`, `s.next`)
+            self.o(f"assign_into({target}, {value})")
+            return
         if (isinstance(lhs, A.NameRef) and isinstance(lhs.decl, A.Parameter)
                 and lhs.decl.direction in ("out", "inout") and is_aggregate(underlying(lhs.type))):
             # the caller's object, passed by reference: it takes the value in place

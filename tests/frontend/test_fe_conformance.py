@@ -193,3 +193,43 @@ def test_table_implementation_of_another_architecture(tmp_path):
                  "wrongkind.p4")
     assert "table property 'implementation' must be an instance of action_profile or " \
            "action_selector, not direct_counter" in str(info.value)
+
+
+V1_TAIL = ("control VC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+           "control Eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }\n"
+           "control CC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+           "control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr); } }\n"
+           "V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;\n")
+V1_HEAD = ("#include <core.p4>\n#include <v1model.p4>\n"
+           "header h_t { bit<8> k; }\nstruct headers_t { h_t h; }\nstruct meta_t { }\n"
+           "parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+           "    state start { pkt.extract(hdr.h); transition accept; }\n}\n")
+
+
+@pytest.mark.parametrize("table, where, message", [
+    # p4c's BMv2 back end has no table keys of type error (issue1062-bmv2 crashed the executor)
+    ("table t { key = { sm.parser_error : exact; } actions = { NoAction; } }", "10:23",
+     "a table key of type error is not supported"),
+    # const entries p4c refuses (raised a bare table error out of the executor)
+    ("table t { key = { hdr.h.k : exact; } actions = { NoAction; }\n"
+     "        const entries = { 1 : NoAction(); 1 : NoAction(); } }", "11:43",
+     "entry 2 of table t: table Ing.t: entry exists"),
+])
+def test_executor_refuses_tables_bmv2_cannot_have_with_a_position(tmp_path, table, where, message):
+    text = (V1_HEAD + "control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+            f"    {table}\n    apply {{ t.apply(); }}\n}}\n" + V1_TAIL)
+    path, _ = _compile(tmp_path, text)
+    with pytest.raises(ValueError) as info:
+        LoadedProgram.from_file(path)
+    assert str(info.value) == f"{path}:{where}: {message}"
+
+
+def test_a_package_named_v1switch_that_is_not_v1models_is_not_run(tmp_path):
+    """issue793 declares its own one-parameter V1Switch: the front end accepts it, running it
+    is refused with a diagnostic (was a KeyError in the executor)."""
+    path, checked = _compile(tmp_path, "control C(inout bit<8> x);\npackage V1Switch(C c);\n"
+                                       "control c(inout bit<8> x) { apply { } }\nV1Switch(c()) main;\n")
+    with pytest.raises(CompileError) as info:
+        LoadedProgram.from_file(path)
+    assert str(info.value).startswith(f"{path}:4:15: error: 'main' must be v1model's V1Switch, with 6 "
+                                      f"parameters, not a package of 1")
