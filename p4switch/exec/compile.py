@@ -537,8 +537,9 @@ class ProgramCompiler:
         name = self.cp_name(decl, prefix)
         key = []
         for k in decl.key:
-            width = scalar_width(k.expr.type)
-            if width is None:  # error, a plain enum: p4c's BMv2 back end refuses them too
+            # an error is its code, 32 bits wide in BMv2
+            width = 32 if isinstance(underlying(k.expr.type), T.ErrorType) else scalar_width(k.expr.type)
+            if width is None:
                 raise UnsupportedError(k.expr, f"a table key of type {k.expr.type} is not supported")
             key.append(KeyField(self.checked.key_name(k), MatchKind(k.match_kind), width))
         action_decls: list[A.ActionDecl] = []
@@ -643,6 +644,8 @@ class ProgramCompiler:
         v = e.value
         if isinstance(v, bool):
             v = int(v)
+        elif isinstance(v, str):  # error.X
+            v = self.errors[v.split(".")[-1]]
         v = int(v) & full
         if kf.match_kind == MatchKind.OPTIONAL:
             return Optional(v)

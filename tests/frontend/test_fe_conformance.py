@@ -207,15 +207,12 @@ V1_HEAD = ("#include <core.p4>\n#include <v1model.p4>\n"
 
 
 @pytest.mark.parametrize("table, where, message", [
-    # p4c's BMv2 back end has no table keys of type error (issue1062-bmv2 crashed the executor)
-    ("table t { key = { sm.parser_error : exact; } actions = { NoAction; } }", "10:23",
-     "a table key of type error is not supported"),
     # const entries p4c refuses (raised a bare table error out of the executor)
     ("table t { key = { hdr.h.k : exact; } actions = { NoAction; }\n"
      "        const entries = { 1 : NoAction(); 1 : NoAction(); } }", "11:43",
      "entry 2 of table t: table Ing.t: entry exists"),
 ])
-def test_executor_refuses_tables_bmv2_cannot_have_with_a_position(tmp_path, table, where, message):
+def test_executor_refuses_const_entries_with_a_position(tmp_path, table, where, message):
     text = (V1_HEAD + "control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
             f"    {table}\n    apply {{ t.apply(); }}\n}}\n" + V1_TAIL)
     path, _ = _compile(tmp_path, text)
