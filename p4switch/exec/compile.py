@@ -1578,37 +1578,43 @@ class _Gen:
         if cond is None and isinstance(e, A.Member) and e.kind == "field" \
                 and isinstance(underlying(e.expr.type), T.HeaderType):
             cond = f"{self.expr(e.expr)}.v_"  # BMv2 leaves out fields of invalid headers
-        return self._flatten_code(code, t, cond)
+        return self._flatten_code(code, t, cond, e)
 
-    def _flatten_code(self, code: str, t: T.P4Type, cond: str | None) -> list[tuple[str, str, str | None]]:
+    def _flatten_code(self, code: str, t: T.P4Type, cond: str | None, node: A.Node | None = None
+                      ) -> list[tuple[str, str, str | None]]:
         if isinstance(t, T.HeaderType):
             c = f"{code}.v_" if cond is None else f"({cond} and {code}.v_)"
             out = []
             for f in t.fields:
-                out.extend(self._flatten_code(f"{code}.{attr(f.name)}", underlying(f.type), c))
+                out.extend(self._flatten_code(f"{code}.{attr(f.name)}", underlying(f.type), c, node))
             return out
         if isinstance(t, (T.StructType, T.HeaderUnionType)):
             out = []
             for f in t.fields:
-                out.extend(self._flatten_code(f"{code}.{attr(f.name)}", underlying(f.type), cond))
+                out.extend(self._flatten_code(f"{code}.{attr(f.name)}", underlying(f.type), cond, node))
             return out
         if isinstance(t, T.StackType):
             out = []
             for i in range(t.size):
-                out.extend(self._flatten_code(f"{code}.h[{i}]", underlying(t.elem), cond))
+                out.extend(self._flatten_code(f"{code}.h[{i}]", underlying(t.elem), cond, node))
             return out
         if isinstance(t, T.TupleType):
             out = []
             for i, et in enumerate(t.elems):
-                out.extend(self._flatten_code(f"{code}[{i}]", underlying(et), cond))
+                out.extend(self._flatten_code(f"{code}[{i}]", underlying(et), cond, node))
             return out
         if isinstance(t, T.VarbitType):
             return [(f"{code}[1]", f"{code}[0]", cond)]
         if isinstance(t, T.BoolType):
             return [(f"int({code})", "1", cond)]
+        if isinstance(t, T.ErrorType):  # 32-bit codes in BMv2
+            return [(code, "32", cond)]
+        if isinstance(t, T.EnumType) and not isinstance(t, T.SerEnumType):
+            # p4c's v1model mid end gives a plain enum's members 32-bit values in order
+            return [(f"{tuple(t.members)!r}.index({code})", "32", cond)]
         w = scalar_width(t)
         if w is None:
-            raise UnsupportedError(None, f"cannot use a value of type {t} as hash or checksum data")
+            raise UnsupportedError(node, f"cannot use a value of type {t} as hash or checksum data")
         return [(code, str(w), cond)]
 
     def pack(self, e: A.Expression, payload: bool = False, int_algo: list | None = None) -> str:
