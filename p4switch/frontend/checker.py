@@ -90,6 +90,8 @@ class Checker:
         self.in_parser = False
         self.loop_depth = 0  # enclosing for loops: break/continue are allowed inside one
         self.in_action: ast.ActionDecl | None = None
+        self.in_function: ast.FunctionDecl | None = None
+        self.switch_subject: ast.Expression | None = None
 
     # ------------------------------------------------------------------------------ errors
     def err(self, node: ast.Node | ast.SourceLoc, msg: str) -> CompileError:
@@ -257,6 +259,10 @@ class Checker:
             seen.add(p.name)
             t = self.resolve_type(p.type_ref, scope)
             p.type = t
+            if p.direction is not None and t in (T.STRING, T.INT):
+                raise self.err(p, f"'{p.name}': a parameter of type {t} cannot have a direction")
+            if p.default is not None and p.direction in ("out", "inout"):
+                raise self.err(p, f"'{p.name}': {p.direction} parameters cannot have default values")
             default = None
             if p.default is not None:
                 p.default = self.coerce(self.expr(p.default, scope, t), t, "default value")
@@ -349,6 +355,8 @@ class Checker:
                                       f"bool or a serializable enum, not {ft}")
             elif cls is T.HeaderUnionType and not isinstance(ft, T.HeaderType):
                 raise self.err(f, f"header_union field '{f.name}' must be a header, not {ft}")
+            elif ft in (T.STRING, T.INT):  # compile-time-only types (p4c: type-error)
+                raise self.err(f, f"field '{f.name}' of {d.name} cannot have type {ft}")
             t.fields.append(T.Field(f.name, ft, f.annotations))
         if cls is T.HeaderType and sum(isinstance(f.type, T.VarbitType) for f in t.fields) > 1:
             raise self.err(d, f"header {d.name} has more than one varbit field")
@@ -422,10 +430,10 @@ class Checker:
         body_scope = Scope(scope, d)
         d.type = self._function_type(d.name, d.return_type, d.type_params, d.params, scope, d,
                                      body_scope)
-        saved = self.return_type
-        self.return_type = d.type.return_type
+        saved = (self.return_type, self.in_function)
+        self.return_type, self.in_function = d.type.return_type, d
         self.check_block(d.body, body_scope)  # before declaring it: P4 has no recursion
-        self.return_type = saved
+        self.return_type, self.in_function = saved
         self.declare(scope, d.name, d)
 
     def decl_ActionDecl(self, d: ast.ActionDecl, scope: Scope) -> None:
@@ -433,6 +441,8 @@ class Checker:
         params = self.make_params(d.params, body_scope, body_scope)
         seen_dirless = False
         for p in params:
+            if p.direction is None and p.type == T.INT:  # no width for the control plane
+                raise self.err(p.decl, f"'{p.name}': action parameters cannot have type int")
             if p.direction is None:
                 seen_dirless = True
             elif seen_dirless:
@@ -516,7 +526,7 @@ class Checker:
 
     def decl_VarDecl(self, d: ast.VarDecl, scope: Scope) -> None:
         t = self.resolve_type(d.type_ref, scope)
-        if isinstance(t, (T.ExternType, T.BlockType, T.SpecializedType)):
+        if isinstance(t, (T.ExternType, T.BlockType, T.SpecializedType)) or t == T.INT:
             raise self.err(d, f"cannot declare a variable of type {t}")
         d.type = t
         if d.init is not None:
@@ -994,6 +1004,7 @@ class Checker:
         self.stmt(s, Scope(scope, scope.owner))
 
     def check_switch(self, s: ast.SwitchStatement, scope: Scope) -> None:
+        self.switch_subject = s.expr  # where `t.apply().action_run` may stand
         s.expr = self.expr(s.expr, scope)
         t = s.expr.type
         seen: set = set()
@@ -1300,6 +1311,8 @@ class Checker:
                 e.type = t.elem
                 return
             if e.name in ("lastIndex", "size"):
+                if e.name == "lastIndex" and not self.in_parser:
+                    raise self.err(e, "'lastIndex' of a header stack is only allowed in parsers")
                 e.kind = "stack"
                 if e.name == "size":
                     self._const(e, T.BitsType(32), t.size)
@@ -1314,6 +1327,8 @@ class Checker:
             ft = t.field_type(e.name)
             if ft is None:
                 raise self.err(e, f"table apply result has no member '{e.name}'")
+            if e.name == "action_run" and e is not self.switch_subject:
+                raise self.err(e, "'action_run' may only be used as the expression of a switch statement")
             e.kind = "apply_result"
             e.type = ft
             return
@@ -1624,6 +1639,8 @@ class Checker:
             if isinstance(d, ast.ActionDecl):
                 if self.in_parser:
                     raise self.err(e, "actions cannot be called from a parser")
+                if self.in_function is not None:
+                    raise self.err(e, "functions cannot call actions")
                 target.type = d.type
                 e.kind, e.decl, e.method_name = "action", d, d.name
                 sig = T.FunctionType(d.name, [], d.type.params, T.VOID, d)
@@ -1704,6 +1721,8 @@ class Checker:
             if isinstance(ot, (T.ControlType, T.ParserType)):
                 if name != "apply":
                     raise self.err(e, f"{ot.name} has no method '{name}'")
+                if self.in_action is not None:
+                    raise self.err(e, f"{ot.name}.apply() cannot be called from an action")
                 e.kind = "control_apply" if isinstance(ot, T.ControlType) else "parser_apply"
                 e.decl = obj.decl if isinstance(obj, ast.NameRef) else ot.decl
                 sig = T.FunctionType("apply", [], ot.params, T.VOID, ot.decl)
