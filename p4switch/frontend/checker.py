@@ -147,6 +147,8 @@ class Checker:
                         a.args[i] = self.expr(self._type_names_in_annotation(arg), self.top)
                     except CompileError:
                         pass
+                if a.name == "name" and (len(a.args) != 1 or a.args[0].type != T.STRING):
+                    raise self.err(a, "@name must contain a string")
 
     def _type_names_in_annotation(self, e: ast.Expression) -> ast.Expression:
         """Annotation bodies are parsed apart from the program, so ``E.member`` of an enum
@@ -1465,6 +1467,10 @@ class Checker:
             if isinstance(mine.type, T.SerEnumType) and other.type != mine.type and (
                     other.type == T.INT or other.type == mine.type.underlying):
                 setattr(e, side, self.coerce(mine, mine.type.underlying, f"operand of '{op}'"))
+        if op in ("/", "%"):  # p4c: not defined on negative numbers (int constants)
+            for side in (e.left, e.right):
+                if side.type == T.INT and side.is_const and side.value < 0:
+                    raise self.err(e, f"'{op}' is not defined on negative numbers")
         lt, rt = e.left.type, e.right.type
         if lt == T.INT and rt != T.INT:
             e.left = self.coerce(e.left, rt, f"operand of '{op}'")

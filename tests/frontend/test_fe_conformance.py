@@ -141,6 +141,10 @@ control c(inout bit<16> p) {
      '3:5', 'functions cannot call actions'),
     ('control c() {\n    table t { actions = { } }\n    apply { if (t.apply().action_run == t.apply().action_run) { } }\n}\n',
      '3:17', "'action_run' may only be used as the expression of a switch statement"),
+    # div, div1, spec-issue1297-string-cat-err-2-anno
+    ("control c(inout bit<8> a) {\n    apply { a = a / -1; }\n}\n", "2:17",
+     "'/' is not defined on negative numbers"),
+    ("@name(4)\nvoid f() { }\n", "1:1", "@name must contain a string"),
     # p4c: "this implementation does not support bitstrings this large" (each was a crash)
     ("const bit<12301923123132> big = 0;\n", "1:7",
      "bit<12301923123132>: this implementation supports widths up to 2048 bits"),
