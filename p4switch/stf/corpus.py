@@ -31,6 +31,7 @@ import io
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -211,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.testdata is None:
         ap.error("the testdata directory is required")
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     jobs = (frontend_jobs if args.frontend else stf_jobs)(args.testdata)
     jobs = [j for j in jobs if args.match in j.name]
     if not jobs:
