@@ -44,7 +44,7 @@ class _Indent:
 
 def attr(name: str) -> str:
     """Python attribute name of a P4 field (``v_`` is reserved for validity)."""
-    if keyword.iskeyword(name) or name in ("v_", "copy", "ext", "emit", "mk", "valid", "inval"):
+    if keyword.iskeyword(name) or name in ("v_", "copy", "ext", "emit", "mk", "valid", "inval", "setv"):
         return name + "_f"
     return name
 
@@ -175,6 +175,15 @@ class TypeClasses:
                         o(f"self.{a}.v_ = False")
                     o("pass")
             if is_header:
+                # setValid(): BMv2 (add_header) zeroes the fields of a header that was invalid
+                o("def setv(self):")
+                with o.indent():
+                    o("if not self.v_:")
+                    with o.indent():
+                        o("self.__dict__.clear()")
+                        if aggregates:
+                            o("self.__init__()")
+                        o("self.v_ = True")
                 if t.has_varbit():
                     self._emit_varbit_header(t)
                 else:

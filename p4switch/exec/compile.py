@@ -18,11 +18,12 @@ int arithmetic and attribute access, not as a walk over the AST. Design choices:
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4rt.entries import ActionCall, Exact, Lpm, MatchKind, Optional, Range, TableEntry, Ternary
+from p4rt.entries import ActionCall, EntryError, Exact, Lpm, MatchKind, Optional, Range, TableEntry, Ternary
 from p4switch.exec import hashes, runtime
 from p4switch.exec.bits import bytes_of_bits, div_s, mod_s, sat_add_s, sat_sub_s, shr_s, to_signed
 from p4switch.exec.codegen import Lines, TypeClasses, attr, is_aggregate, is_signed, scalar_width, underlying
@@ -41,6 +42,9 @@ from p4switch.frontend import types as T
 from p4switch.frontend.pretty import expr_text
 
 PARSER_LOOP_LIMIT = 1024
+
+# generated code that names a value already computed: a literal or a temporary (``_r4[0]``)
+_STABLE = re.compile(r"-?\d+|True|False|None|_[A-Za-z]\w*(\[\d+\])?")
 
 
 class UnsupportedError(ValueError):
@@ -79,6 +83,43 @@ def _const_value(v: Any) -> Any:
     return v
 
 
+def _dynamic_indices(e: A.Expression) -> list[A.ArrayIndex]:
+    """Header-stack indices of an l-value known only at run time, in evaluation order."""
+    if isinstance(e, (A.Member, A.Slice)):
+        return _dynamic_indices(e.expr)
+    if isinstance(e, A.ArrayIndex):
+        found = _dynamic_indices(e.expr)
+        if not isinstance(underlying(e.expr.type), T.TupleType) and not (
+                e.index.is_const and e.index.value is not None):
+            found.append(e)
+        return found
+    return []
+
+
+def _root_decl(e: A.Expression) -> Any:
+    """The variable or parameter an l-value is part of (``h`` for ``h.s[i].f``)."""
+    while isinstance(e, (A.Member, A.ArrayIndex, A.Slice)):
+        e = e.expr
+    return e.decl if isinstance(e, A.NameRef) else None
+
+
+def _names_used(ad: A.ActionDecl) -> set[int]:
+    """ids of the declarations an action's body (and the actions it calls) refers to."""
+    used: set[int] = set()
+    todo, seen = [ad], set()
+    while todo:
+        a = todo.pop()
+        if id(a) in seen:
+            continue
+        seen.add(id(a))
+        for n in a.body.walk():
+            if isinstance(n, A.NameRef) and n.decl is not None:
+                used.add(id(n.decl))
+            elif isinstance(n, A.MethodCall) and n.kind == "action" and isinstance(n.decl, A.ActionDecl):
+                todo.append(n.decl)
+    return used
+
+
 def _has_ann(decl: Any, name: str) -> bool:
     return A.find_annotation(getattr(decl, "annotations", None) or [], name) is not None
 
@@ -104,6 +145,14 @@ class _Scope:
     packet_out: str | None = None
 
 
+@dataclass
+class _BlockRef:
+    """A parser/control instance passed as a constructor argument: its generated function."""
+
+    fname: str
+    decl: Any
+
+
 class ProgramCompiler:
     def __init__(self, checked: Any) -> None:
         self.checked = checked
@@ -120,6 +169,7 @@ class ProgramCompiler:
             "ExitControl": runtime.ExitControl,
             "AssertionFailed": runtime.AssertionFailed,
             "Stack": runtime.Stack,
+            "assign_into": runtime.assign_into,
             "pack_bits": bytes_of_bits,
             "_s": to_signed,
             "sat_add_s": sat_add_s,
@@ -135,6 +185,8 @@ class ProgramCompiler:
         self.action_names: dict[int, str] = {}
         self.functions: dict[int, tuple[str, list[A.Parameter], bool]] = {}
         self.generated_blocks: dict[tuple[int, str], str] = {}
+        # (id(constructor parameter), prefix of the block instance) -> the block passed to it
+        self.block_params: dict[tuple[int, str], _BlockRef] = {}
         self.table_actions: dict[int, list[A.ActionDecl]] = {}
         # table -> action -> arguments of its directional parameters (``a(meta)`` in the list)
         self.table_action_args: dict[int, dict[int, list[A.Expression]]] = {}
@@ -355,7 +407,7 @@ class ProgramCompiler:
         o(f"def {name}(d, o, {', '.join(pnames + ['ctx'])}):")
         with o.indent():
             g = _Gen(self, scope, o, prefix=prefix, outs=outs)
-            self.bind_ctor_params(decl, scope, o, ctor_args)
+            self.bind_ctor_params(decl, scope, o, ctor_args, prefix)
             for loc in decl.locals:
                 if isinstance(loc, A.VarDecl):
                     g.var_decl(loc)
@@ -385,13 +437,17 @@ class ProgramCompiler:
         return name
 
     # ---- controls --------------------------------------------------------------------------
-    def bind_ctor_params(self, decl: Any, scope: _Scope, out: Lines, ctor_args: dict | None) -> None:
+    def bind_ctor_params(self, decl: Any, scope: _Scope, out: Lines, ctor_args: dict | None,
+                         prefix: str) -> None:
         """Constructor parameters of a parser/control instance become constants (or the
         instance passed) inside its generated function."""
         for p in getattr(decl, "ctor_params", []) or []:
             v = _const_value((ctor_args or {}).get(p.name, p.default))
             if isinstance(v, A.InstanceDecl) and id(v) in self.objects:
                 scope.names[id(p)] = self.objects[id(v)]
+                continue
+            if isinstance(v, _BlockRef):  # a parser/control instance: `c.apply()` calls it
+                self.block_params[(id(p), prefix)] = v
                 continue
             if isinstance(v, bool) or isinstance(v, int):
                 w = scalar_width(p.type)
@@ -429,7 +485,7 @@ class ProgramCompiler:
         body = Lines()
         body.depth = 1
         g = _Gen(self, scope, body, prefix=prefix, outs=outs)
-        self.bind_ctor_params(decl, scope, body, ctor_args)
+        self.bind_ctor_params(decl, scope, body, ctor_args, prefix)
         for loc in decl.locals:
             if isinstance(loc, A.VarDecl):
                 g.var_decl(loc)
@@ -448,17 +504,43 @@ class ProgramCompiler:
             decl = t.base.decl
         if decl is None:
             raise UnsupportedError(inst, f"cannot resolve the block type of {inst.name}")
-        sub_prefix = self.cp_name(inst, prefix)
+        args = dict(inst.ctor_args or {})
+        for k, v in args.items():  # an instance of a block declared beside this one
+            v = _const_value(v)
+            if isinstance(v, A.InstanceDecl) and isinstance(v.type, (T.ControlType, T.ParserType)):
+                args[k] = _BlockRef(*self.sub_block(v, prefix))
+        return self.gen_block(decl, self.cp_name(inst, prefix), args), decl
+
+    def gen_block(self, decl: A.ParserDecl | A.ControlDecl, prefix: str, ctor_args: dict | None) -> str:
         if isinstance(decl, A.ParserDecl):
-            return self.gen_parser(decl, sub_prefix, inst.ctor_args), decl
-        return self.gen_control(decl, sub_prefix, inst.ctor_args), decl
+            return self.gen_parser(decl, prefix, ctor_args)
+        return self.gen_control(decl, prefix, ctor_args)
+
+    def applied_block(self, c: A.MethodCall, prefix: str) -> tuple[str, Any]:
+        """The generated function and declaration of the block ``c`` (an ``apply`` call) runs:
+        a local instance, a constructor parameter bound to an instance, or ``T.apply()`` of a
+        type, which p4c turns into an instance named after the type in the calling block."""
+        d = c.decl
+        if isinstance(d, (A.ParserDecl, A.ControlDecl)):
+            return self.gen_block(d, f"{prefix}.{d.name}", None), d
+        if (id(d), prefix) in self.block_params:
+            ref = self.block_params[(id(d), prefix)]
+            return ref.fname, ref.decl
+        if not isinstance(d, A.InstanceDecl):
+            d = getattr(c.target.expr, "decl", None)
+        if not isinstance(d, A.InstanceDecl):
+            raise UnsupportedError(c, f"cannot resolve the {c.target.expr} being applied")
+        return self.sub_block(d, prefix)
 
     # ---- tables ----------------------------------------------------------------------------
     def build_table(self, decl: A.TableDecl, prefix: str) -> None:
         name = self.cp_name(decl, prefix)
         key = []
         for k in decl.key:
-            width = scalar_width(k.expr.type) or 1
+            # an error is its code, 32 bits wide in BMv2
+            width = 32 if isinstance(underlying(k.expr.type), T.ErrorType) else scalar_width(k.expr.type)
+            if width is None:
+                raise UnsupportedError(k.expr, f"a table key of type {k.expr.type} is not supported")
             key.append(KeyField(self.checked.key_name(k), MatchKind(k.match_kind), width))
         action_decls: list[A.ActionDecl] = []
         scopes: dict[str, str] = {}
@@ -519,7 +601,10 @@ class ProgramCompiler:
             prio = 0
             if table.needs_priority:
                 prio = ent.match_priority if ent.match_priority is not None else n - i
-            table.insert_const(TableEntry(match, self.action_call(ent.action, prefix), prio))
+            try:
+                table.insert_const(TableEntry(match, self.action_call(ent.action, prefix), prio))
+            except EntryError as e:  # a duplicate, a priority missing, bits beyond an lpm prefix
+                raise UnsupportedError(ent, f"entry {i + 1} of table {decl.name}: {e}") from None
         self.result.tables[name] = table
         self.objects[id(decl)] = self.add_object(table, name)
         self.ns[self.objects[id(decl)] + "_apply"] = table.apply
@@ -559,6 +644,8 @@ class ProgramCompiler:
         v = e.value
         if isinstance(v, bool):
             v = int(v)
+        elif isinstance(v, str):  # error.X
+            v = self.errors[v.split(".")[-1]]
         v = int(v) & full
         if kf.match_kind == MatchKind.OPTIONAL:
             return Optional(v)
@@ -632,6 +719,10 @@ class _Gen:
         self.action_returns: list[list] = []
         self.state_index = 0
         self.pre: list[str] = []
+        # per inlined action being generated: its copy-outs, which an `exit` also performs
+        self.exit_copy_outs: list[list[tuple[A.Expression, str]]] = []
+        # id(ArrayIndex) -> temporary holding its index, read before the right-hand side
+        self.fixed_index: dict[int, str] = {}
 
     # ---- statements ------------------------------------------------------------------------
     def flush(self) -> None:
@@ -670,7 +761,7 @@ class _Gen:
         elif isinstance(s, (A.ConstDecl, A.EmptyStatement)):
             pass
         elif isinstance(s, A.AssignmentStatement):
-            self.assign(s.lhs, s.rhs)
+            self.assign(s.lhs, s.rhs, s.compound)
         elif isinstance(s, A.MethodCallStatement):
             self.call_stmt(s.call)
         elif isinstance(s, A.IfStatement):
@@ -690,6 +781,9 @@ class _Gen:
             self.flush()
             self.ret_stmt(v)
         elif isinstance(s, A.ExitStatement):
+            for outs in reversed(self.exit_copy_outs):  # exit still copies out (P4-16 12.5)
+                for a, n in outs:
+                    self.store(a, n)
             o("raise ExitControl()")
         elif isinstance(s, (A.ForStatement, A.ForInStatement)):
             self.loop(s)
@@ -893,15 +987,56 @@ class _Gen:
             return f"{v}.copy()"
         return v
 
-    def assign(self, lhs: A.Expression, rhs: A.Expression) -> None:
-        lt = underlying(lhs.type)
-        if isinstance(rhs, A.ListExpression) and isinstance(lt, T.StructLikeType):
-            v = self.construct(lt, rhs.items)
-        elif isinstance(rhs, A.StructExpression) and isinstance(lt, T.StructLikeType):
-            v = self.struct_expr(rhs, lt)
-        else:
-            v = self.rvalue_copy(rhs)
-        self.store(lhs, v)
+    def assign(self, lhs: A.Expression, rhs: A.Expression, compound: bool = False) -> None:
+        """The l-value is evaluated first, once (run-time stack indices are read before the
+        right-hand side runs; ``a[f()] += x`` calls f once), then the right-hand side."""
+        twins = _dynamic_indices(rhs.left) if compound else []
+        fixed = []
+        for i, node in enumerate(_dynamic_indices(lhs)):
+            t = self.scope.tmp("ix")
+            self.pre.append(f"{t} = {self.expr(node.index)}")
+            fixed += [id(node)] + ([id(twins[i])] if i < len(twins) else [])
+            self.fixed_index.update((k, t) for k in fixed[-2:])
+        try:
+            lt = underlying(lhs.type)
+            if isinstance(rhs, A.ListExpression) and isinstance(lt, T.StructLikeType):
+                v = self.construct(lt, rhs.items)
+            elif isinstance(rhs, A.StructExpression) and isinstance(lt, T.StructLikeType):
+                v = self.struct_expr(rhs, lt)
+            else:
+                v = self.rvalue_copy(rhs)
+            self.store(lhs, v)
+        finally:
+            for k in fixed:
+                self.fixed_index.pop(k, None)
+
+    def keep_order(self, codes: list[str], kinds: list[bool | None], mark: int) -> None:
+        """Operands are evaluated left to right. When the code of a later one needed
+        statements (``pre[mark:]``: a call with out arguments, a table apply), the earlier
+        operands in ``codes`` are read into temporaries ahead of them. ``kinds``: None to
+        leave a code alone (an aggregate passed by reference), True to copy an aggregate."""
+        if len(self.pre) == mark:
+            return
+        frozen = []
+        for i, (c, k) in enumerate(zip(codes, kinds)):
+            if k is None or _STABLE.fullmatch(c):
+                continue
+            t = self.scope.tmp("v")
+            frozen.append(f"{t} = {c}{'.copy()' if k else ''}")
+            codes[i] = t
+        self.pre[mark:mark] = frozen
+
+    def operands(self, es: list[A.Expression], copy: bool = False) -> list[str]:
+        """Codes of ``es`` evaluated left to right (``rvalue_copy`` for aggregates when ``copy``)."""
+        codes: list[str] = []
+        kinds: list[bool | None] = []
+        for e in es:
+            mark = len(self.pre)
+            c = self.rvalue_copy(e) if copy else self.expr(e)
+            self.keep_order(codes, kinds, mark)
+            codes.append(c)
+            kinds.append(not copy and is_aggregate(underlying(e.type)))
+        return codes
 
     def store(self, lhs: A.Expression, value: str) -> None:
         """Emit ``lhs = value`` (value already evaluated code)."""
@@ -920,6 +1055,14 @@ class _Gen:
             return
         target = self.lvalue(lhs)
         self.flush()
+        if target.endswith(")"):  # a stack element chosen at run time (`s[i]`, `s.next`)
+            self.o(f"assign_into({target}, {value})")
+            return
+        if (isinstance(lhs, A.NameRef) and isinstance(lhs.decl, A.Parameter)
+                and lhs.decl.direction in ("out", "inout") and is_aggregate(underlying(lhs.type))):
+            # the caller's object, passed by reference: it takes the value in place
+            self.o(f"assign_into({target}, {value})")
+            return
         self.o(f"{target} = {value}")
 
     def lvalue(self, e: A.Expression) -> str:
@@ -950,6 +1093,7 @@ class _Gen:
             return
         if k == "function":
             self.call_function(c, statement=True)
+            self.flush()
             return
         if k in ("control_apply", "parser_apply"):
             self.call_block(c, args)
@@ -1008,9 +1152,9 @@ class _Gen:
         in_union = parent is not None and isinstance(underlying(parent.type), T.HeaderUnionType)
         self.flush()
         if name == "setValid":
-            if in_union:
-                o(f"{self.expr(parent)}.inval()")
-            o(f"{h}.v_ = True")
+            if in_union:  # the other members become invalid
+                o(f"if not {h}.v_: {self.expr(parent)}.inval()")
+            o(f"{h}.setv()")
         elif name == "setInvalid":
             if isinstance(underlying(target.type), T.HeaderUnionType):
                 o(f"{h}.inval()")
@@ -1023,20 +1167,23 @@ class _Gen:
         o = self.o
         if name == "extract":
             target = args[0]
-            h = self.expr(target)
-            stack_next = isinstance(target, A.Member) and target.kind == "stack" and target.name == "next"
             parent = target.expr if isinstance(target, A.Member) and target.kind == "field" else None
+            union = parent is not None and isinstance(underlying(parent.type), T.HeaderUnionType)
+            elem = parent if union else target  # a header, or the union holding it
+            stack_next = isinstance(elem, A.Member) and elem.kind == "stack" and elem.name == "next"
+            elem_code = self.expr(elem)
             nbits = self.expr(args[1]) if len(args) > 1 else None
             self.flush()
-            if stack_next:
+            if stack_next:  # the element at nextIndex (StackOutOfBounds past the end)
                 tmp = self.scope.tmp("h")
-                o(f"{tmp} = {h}")
-                h = tmp
-            if parent is not None and isinstance(underlying(parent.type), T.HeaderUnionType):
-                o(f"{self.expr(parent)}.inval()")
+                o(f"{tmp} = {elem_code}")
+                elem_code = tmp
+            h = f"{elem_code}.{attr(target.name)}" if union else elem_code
+            if union:
+                o(f"{elem_code}.inval()")
             o(f"o = {h}.ext(d, o{', ' + nbits if nbits else ''})")
             if stack_next:
-                o(f"{self.expr(target.expr)}.nxt += 1")
+                o(f"{self.expr(elem.expr)}.nxt += 1")
         elif name == "advance":
             n = self.expr(args[0])
             self.flush()
@@ -1080,10 +1227,7 @@ class _Gen:
             raise UnsupportedError(None, f"cannot emit a value of type {t}")
 
     def call_block(self, c: A.MethodCall, args: list[A.Expression]) -> None:
-        inst = c.decl
-        if not isinstance(inst, A.InstanceDecl):
-            inst = getattr(c.target.expr, "decl", None)
-        fname, decl = self.pc.sub_block(inst, self.prefix)
+        fname, decl = self.pc.applied_block(c, self.prefix)
         params = decl.params
         codes = []
         outs = []
@@ -1131,20 +1275,24 @@ class _Gen:
         aggregate starts as a fresh (invalid) value and is copied out after the call."""
         fname, params, has_ret = self.pc.functions[id(c.decl)]
         args = [a.value for a in c.args]
-        codes = []
+        codes: list[str] = []
+        kinds: list[bool | None] = []
         outs = []
         agg_outs = []
         for p, a in zip(params, args):
             agg = is_aggregate(underlying(p.type))
+            mark = len(self.pre)
             if p.direction == "out" and agg:
-                t = self.scope.tmp("o")
-                self.pre.append(f"{t} = {self.pc.types.default(p.type)}")
-                codes.append(t)
-                agg_outs.append((a, t))
+                c = self.scope.tmp("o")
+                self.pre.append(f"{c} = {self.pc.types.default(p.type)}")
+                agg_outs.append((a, c))
             elif p.direction == "out":
-                codes.append(self.pc.types.default(p.type))
+                c = self.pc.types.default(p.type)
             else:
-                codes.append(self.rvalue_copy(a) if p.direction in (None, "in") else self.expr(a))
+                c = self.rvalue_copy(a) if p.direction in (None, "in") else self.expr(a)
+            self.keep_order(codes, kinds, mark)
+            codes.append(c)
+            kinds.append(None if agg and p.direction == "inout" else False)
             if p.direction in ("out", "inout") and not agg:
                 outs.append(a)
         call = f"{fname}({', '.join(codes + ['ctx'])})"
@@ -1156,10 +1304,10 @@ class _Gen:
         t = self.scope.tmp("r")
         self.pre.append(f"{t} = {call}")
         base = 1 if has_ret else 0
-        for i, a in enumerate(outs):
-            self.store(a, f"{t}[{base + i}]")
+        for i, a in enumerate(outs):  # copy-out: still pending, the value may be read before
+            self.deferred(self.store, a, f"{t}[{base + i}]")
         for a, tv in agg_outs:
-            self.store(a, tv)
+            self.deferred(self.store, a, tv)
         if not has_ret:
             return "None"
         return f"{t}[0]" if outs else t
@@ -1177,6 +1325,10 @@ class _Gen:
             pairs = list(zip(ad.params, args))
         else:
             pairs = list(zip([p for p in ad.params if p.direction is not None], bound or []))
+        # an inout aggregate is passed by reference unless the body can also reach it by
+        # another name (the control's own `hdr`, another argument): then copy-in/copy-out
+        roots = [id(_root_decl(a)) for p, a in pairs if p.direction in ("out", "inout")]
+        reached = _names_used(ad) if pairs else set()
         if pairs:
             for p, a in pairs:
                 n = self.scope.bind(p, p.name)
@@ -1185,10 +1337,15 @@ class _Gen:
                     o(f"{n} = {self.pc.types.default(p.type)}")
                     if is_aggregate(underlying(p.type)):
                         outs.append((a, n))
-                elif p.direction in ("out", "inout"):
+                elif p.direction == "inout":
                     v = self.expr(a)
                     self.flush()
-                    o(f"{n} = {v}")
+                    r = id(_root_decl(a))
+                    if is_aggregate(underlying(p.type)) and (r in reached or roots.count(r) > 1):
+                        o(f"{n} = {v}.copy()")
+                        outs.append((a, n))
+                    else:
+                        o(f"{n} = {v}")
                 else:
                     v = self.rvalue_copy(a)
                     self.flush()
@@ -1209,7 +1366,9 @@ class _Gen:
             o("while True:")
             o.depth += 1
         self.in_action += 1
+        self.exit_copy_outs.append(outs)
         self.block(ad.body)
+        self.exit_copy_outs.pop()
         self.in_action -= 1
         if has_return:
             self.action_returns.pop()
@@ -1419,37 +1578,43 @@ class _Gen:
         if cond is None and isinstance(e, A.Member) and e.kind == "field" \
                 and isinstance(underlying(e.expr.type), T.HeaderType):
             cond = f"{self.expr(e.expr)}.v_"  # BMv2 leaves out fields of invalid headers
-        return self._flatten_code(code, t, cond)
+        return self._flatten_code(code, t, cond, e)
 
-    def _flatten_code(self, code: str, t: T.P4Type, cond: str | None) -> list[tuple[str, str, str | None]]:
+    def _flatten_code(self, code: str, t: T.P4Type, cond: str | None, node: A.Node | None = None
+                      ) -> list[tuple[str, str, str | None]]:
         if isinstance(t, T.HeaderType):
             c = f"{code}.v_" if cond is None else f"({cond} and {code}.v_)"
             out = []
             for f in t.fields:
-                out.extend(self._flatten_code(f"{code}.{attr(f.name)}", underlying(f.type), c))
+                out.extend(self._flatten_code(f"{code}.{attr(f.name)}", underlying(f.type), c, node))
             return out
         if isinstance(t, (T.StructType, T.HeaderUnionType)):
             out = []
             for f in t.fields:
-                out.extend(self._flatten_code(f"{code}.{attr(f.name)}", underlying(f.type), cond))
+                out.extend(self._flatten_code(f"{code}.{attr(f.name)}", underlying(f.type), cond, node))
             return out
         if isinstance(t, T.StackType):
             out = []
             for i in range(t.size):
-                out.extend(self._flatten_code(f"{code}.h[{i}]", underlying(t.elem), cond))
+                out.extend(self._flatten_code(f"{code}.h[{i}]", underlying(t.elem), cond, node))
             return out
         if isinstance(t, T.TupleType):
             out = []
             for i, et in enumerate(t.elems):
-                out.extend(self._flatten_code(f"{code}[{i}]", underlying(et), cond))
+                out.extend(self._flatten_code(f"{code}[{i}]", underlying(et), cond, node))
             return out
         if isinstance(t, T.VarbitType):
             return [(f"{code}[1]", f"{code}[0]", cond)]
         if isinstance(t, T.BoolType):
             return [(f"int({code})", "1", cond)]
+        if isinstance(t, T.ErrorType):  # 32-bit codes in BMv2
+            return [(code, "32", cond)]
+        if isinstance(t, T.EnumType) and not isinstance(t, T.SerEnumType):
+            # p4c's v1model mid end gives a plain enum's members 32-bit values in order
+            return [(f"{tuple(t.members)!r}.index({code})", "32", cond)]
         w = scalar_width(t)
         if w is None:
-            raise UnsupportedError(None, f"cannot use a value of type {t} as hash or checksum data")
+            raise UnsupportedError(node, f"cannot use a value of type {t} as hash or checksum data")
         return [(code, str(w), cond)]
 
     def pack(self, e: A.Expression, payload: bool = False, int_algo: list | None = None) -> str:
@@ -1559,7 +1724,7 @@ class _Gen:
     def e_Member(self, e: A.Member) -> str:
         k = e.kind
         if k == "apply_result":
-            ai = self.table_apply(e.expr)
+            ai = self.deferred(self.table_apply, e.expr)
             if e.name == "hit":
                 return self.last_hit
             if e.name == "miss":
@@ -1595,7 +1760,8 @@ class _Gen:
             return f"{self.expr(e.expr)}[{self.expr(e.index)}]"
         if e.index.is_const and e.index.value is not None:
             return f"{self.expr(e.expr)}.h[{int(e.index.value)}]"
-        return f"{self.expr(e.expr)}.at({self.expr(e.index)})"
+        base = self.expr(e.expr)
+        return f"{base}.at({self.fixed_index.get(id(e)) or self.expr(e.index)})"
 
     def e_Slice(self, e: A.Slice) -> str:
         w = e.hi_value - e.lo_value + 1
@@ -1631,7 +1797,11 @@ class _Gen:
             self.pre.extend("    " + x for x in lines)
             self.pre.append(f"    {t} = {v}")
             return t
+        mark = len(self.pre)
         b = self.expr(e.right)
+        codes = [a]
+        self.keep_order(codes, [is_aggregate(underlying(e.left.type))], mark)
+        a = codes[0]
         lt = underlying(e.left.type)
         t = underlying(e.type)
         if op == "++":
@@ -1672,6 +1842,21 @@ class _Gen:
                 return f"shr_s({a}, {b}, {w})"
             return f"({a} >> {b})"
         raise UnsupportedError(e, f"operator {op} is not supported")
+
+    def deferred(self, gen: Callable, *args: Any) -> Any:
+        """Run a statement generator inside an expression: the statements it emits become
+        pending (``pre``) instead of being written out, so that ``keep_order`` can still read
+        operands evaluated before it ahead of them. Returns what ``gen`` returns."""
+        saved_o, saved_pre = self.o, self.pre
+        self.o, self.pre = Lines(), []
+        try:
+            result = gen(*args)
+            self.flush()
+            lines = self.o.lines
+        finally:
+            self.o, self.pre = saved_o, saved_pre
+        self.pre.extend(lines)
+        return result
 
     def _captured(self, e: A.Expression) -> tuple[str, list[str]]:
         """Evaluate ``e`` with its side-effect statements (table applies, calls with out
@@ -1744,7 +1929,7 @@ class _Gen:
         if k == "function":
             return self.call_function(c, statement=False)
         if k == "table_apply":
-            self.table_apply(c)
+            self.deferred(self.table_apply, c)
             return "None"
         if k == "packet_in" or (k == "extern_method" and self._target_extern(c) == "packet_in"):
             if name == "lookahead":
@@ -1754,11 +1939,15 @@ class _Gen:
                     self.pre.append(f"{h} = {self.pc.types.cls(t)}()")
                     self.pre.append(f"{h}.ext(d, o)")
                     return h
-                w = scalar_width(t) or 0
+                w = t.bit_width() if isinstance(t, T.StructType) else scalar_width(t) or 0
                 nb = (w + 7) // 8
                 short = self.pc.errors["PacketTooShort"]
                 self.pre.append(f"if o + {nb} > len(d): raise ParserError({short})")
                 v = f"(int.from_bytes(d[o:o + {nb}], 'big') >> {nb * 8 - w})"
+                if isinstance(t, T.StructType):
+                    bits = self.scope.tmp("la")
+                    self.pre.append(f"{bits} = {v}")
+                    return self.unpack(c, t, bits, w)
                 return f"({v} != 0)" if isinstance(t, T.BoolType) else v
             if name == "length":
                 return "len(d)"
@@ -1773,21 +1962,39 @@ class _Gen:
         if k == "extern_function" and name in ("hash",):
             raise UnsupportedError(c, "hash() has no value")
         if k in ("extern_method", "extern_function"):
-            self.call_stmt(c)
+            self.deferred(self.call_stmt, c)
             return "None"
         raise UnsupportedError(c, f"call {name} is not supported here")
+
+    def unpack(self, c: A.MethodCall, t: T.StructType, bits: str, end: int) -> str:
+        """A struct of bit fields whose wire bits end ``end`` bits into the int ``bits``
+        (``lookahead<S>()``): the value built field by field, most significant first."""
+        codes = []
+        for f in t.fields:
+            ft = underlying(f.type)
+            if isinstance(ft, T.StructType):
+                codes.append(self.unpack(c, ft, bits, end))
+                end -= ft.bit_width()
+                continue
+            w = scalar_width(f.type)
+            if w is None:
+                raise UnsupportedError(c, f"lookahead of a struct with a {f.type} field is not supported")
+            end -= w
+            v = f"(({bits} >> {end}) & {(1 << w) - 1})"
+            codes.append(f"({v} != 0)" if isinstance(ft, T.BoolType) else v)
+        return f"{self.pc.types.cls(t)}.mk({', '.join(codes)})"
 
     def e_ListExpression(self, e: A.ListExpression) -> str:
         t = underlying(e.type)
         if isinstance(t, T.StructLikeType):
             return self.construct(t, e.items)
-        return "(" + "".join(self.rvalue_copy(x) + ", " for x in e.items) + ")"
+        return "(" + "".join(c + ", " for c in self.operands(e.items, copy=True)) + ")"
 
     def e_StructExpression(self, e: A.StructExpression) -> str:
         t = underlying(e.type)
         if isinstance(t, T.StructLikeType):
             return self.struct_expr(e, t)
-        return "(" + "".join(self.rvalue_copy(f.value) + ", " for f in e.fields) + ")"
+        return "(" + "".join(c + ", " for c in self.operands([f.value for f in e.fields], copy=True)) + ")"
 
     def struct_expr(self, e: A.StructExpression, t: T.StructLikeType) -> str:
         by_name = {f.name: f.value for f in e.fields}
@@ -1796,24 +2003,29 @@ class _Gen:
 
     def construct(self, t: T.StructLikeType, items: list) -> str:
         cls = self.pc.types.cls(t)
-        codes = []
+        codes: list[str] = []
         for f, it in zip(t.fields, items):
             ft = underlying(f.type)
+            mark = len(self.pre)
             if it is None:
-                codes.append(self.pc.types.default(f.type))
+                c = self.pc.types.default(f.type)
             elif isinstance(it, A.ListExpression) and isinstance(ft, T.StructLikeType):
-                codes.append(self.construct(ft, it.items))
+                c = self.construct(ft, it.items)
             elif isinstance(it, A.StructExpression) and isinstance(ft, T.StructLikeType):
-                codes.append(self.struct_expr(it, ft))
+                c = self.struct_expr(it, ft)
             else:
-                codes.append(self.rvalue_copy(it))
+                c = self.rvalue_copy(it)
+            self.keep_order(codes, [False] * len(codes), mark)
+            codes.append(c)
         return f"{cls}.mk({', '.join(codes)})"
 
     def e_InvalidHeader(self, e: A.InvalidHeader) -> str:
         return self.pc.types.default(e.type)
 
     def e_DontCare(self, e: A.DontCare) -> str:
-        return "None"
+        """``_`` as an argument (``extract<H>(_)``): a fresh value of its type, then dropped."""
+        t = getattr(e, "type", None)
+        return self.pc.types.default(t) if t is not None else "None"
 
     def e_TypeExpression(self, e: A.TypeExpression) -> str:
         return "None"

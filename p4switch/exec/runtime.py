@@ -91,6 +91,16 @@ class Stack:
         self.nxt = max(0, self.nxt - count)
 
 
+def assign_into(dst: Any, src: Any) -> None:
+    """``param = value`` for a struct, header, union or stack parameter passed by reference:
+    the caller's object takes the (fresh) value ``src``; rebinding the name would lose it."""
+    if isinstance(dst, Stack):
+        dst.h, dst.nxt = src.h, src.nxt
+    else:
+        dst.__dict__.clear()
+        dst.__dict__.update(src.__dict__)
+
+
 class Context:
     """Per-packet state of one pass through a pipeline control that is not a P4 variable:
     extern side effects collected for the end-of-pipeline logic. Fields that are rarely set

@@ -406,8 +406,12 @@ class BlockStatement(Statement):
 
 @dataclass(eq=False)
 class AssignmentStatement(Statement):
+    """``lhs = rhs``; ``lhs op= x`` is ``lhs = lhs op x`` with ``compound`` set (``rhs.left``
+    is a copy of ``lhs``, which is evaluated once)."""
+
     lhs: Expression
     rhs: Expression
+    compound: bool = False
 
 
 @dataclass(eq=False)
@@ -774,6 +778,7 @@ class TableDecl(Declaration):
     entries_const: bool = False
     properties: list[TableProperty] = field(default_factory=list)
     has_key_property: bool = False
+    has_actions_property: bool = False  # `actions = { }` is allowed, a table without it is not
 
     def prop(self, name: str) -> TableProperty | None:
         for p in self.properties:

@@ -20,6 +20,9 @@ from p4switch.frontend.errors import CompileError, SourceLines
 from p4switch.frontend.pretty import expr_text
 
 # Built-in parser states every parser may transition to.
+# widest bit<>/int<> (and widest constant a shift may make), as in p4c
+MAX_WIDTH = 2048
+
 ACCEPT = ast.ParserState("accept")
 REJECT = ast.ParserState("reject")
 
@@ -88,6 +91,8 @@ class Checker:
         self.in_parser = False
         self.loop_depth = 0  # enclosing for loops: break/continue are allowed inside one
         self.in_action: ast.ActionDecl | None = None
+        self.in_function: ast.FunctionDecl | None = None
+        self.switch_subject: ast.Expression | None = None
 
     # ------------------------------------------------------------------------------ errors
     def err(self, node: ast.Node | ast.SourceLoc, msg: str) -> CompileError:
@@ -140,9 +145,21 @@ class Checker:
             for a in anns:
                 for i, arg in enumerate(a.args):
                     try:
-                        a.args[i] = self.expr(arg, self.top)
+                        a.args[i] = self.expr(self._type_names_in_annotation(arg), self.top)
                     except CompileError:
                         pass
+                if a.name == "name" and (len(a.args) != 1 or a.args[0].type != T.STRING):
+                    raise self.err(a, "@name must contain a string")
+
+    def _type_names_in_annotation(self, e: ast.Expression) -> ast.Expression:
+        """Annotation bodies are parsed apart from the program, so ``E.member`` of an enum
+        (``@field_list(FieldLists.resubmit_FL)``) arrives as a value name: make it a type."""
+        if isinstance(e, ast.Member) and isinstance(e.expr, ast.NameRef):
+            found = self.top.lookup(e.expr.name)
+            if found and isinstance(found[0], ast.EnumDecl):
+                ref = ast.NamedTypeRef(name=e.expr.name, top_level=e.expr.top_level, loc=e.expr.loc)
+                e.expr = ast.TypeExpression(type_ref=ref, loc=e.expr.loc)
+        return e
 
     def check_declaration(self, d: ast.Node, scope: Scope) -> None:
         handler: Callable | None = getattr(self, "decl_" + type(d).__name__, None)
@@ -178,6 +195,8 @@ class Checker:
                 return T.VarbitType(w)
             if w <= 0 or (k == "int" and w < 1):
                 raise self.err(tr, f"invalid width {w} for {k}<>")
+            if w > MAX_WIDTH:
+                raise self.err(tr, f"{k}<{w}>: this implementation supports widths up to {MAX_WIDTH} bits")
             return T.BitsType(w, k == "int")
         if isinstance(tr, ast.NamedTypeRef):
             decls = self.lookup(scope, tr)
@@ -243,6 +262,10 @@ class Checker:
             seen.add(p.name)
             t = self.resolve_type(p.type_ref, scope)
             p.type = t
+            if p.direction is not None and t in (T.STRING, T.INT):
+                raise self.err(p, f"'{p.name}': a parameter of type {t} cannot have a direction")
+            if p.default is not None and p.direction in ("out", "inout"):
+                raise self.err(p, f"'{p.name}': {p.direction} parameters cannot have default values")
             default = None
             if p.default is not None:
                 p.default = self.coerce(self.expr(p.default, scope, t), t, "default value")
@@ -335,6 +358,8 @@ class Checker:
                                       f"bool or a serializable enum, not {ft}")
             elif cls is T.HeaderUnionType and not isinstance(ft, T.HeaderType):
                 raise self.err(f, f"header_union field '{f.name}' must be a header, not {ft}")
+            elif ft in (T.STRING, T.INT):  # compile-time-only types (p4c: type-error)
+                raise self.err(f, f"field '{f.name}' of {d.name} cannot have type {ft}")
             t.fields.append(T.Field(f.name, ft, f.annotations))
         if cls is T.HeaderType and sum(isinstance(f.type, T.VarbitType) for f in t.fields) > 1:
             raise self.err(d, f"header {d.name} has more than one varbit field")
@@ -408,10 +433,10 @@ class Checker:
         body_scope = Scope(scope, d)
         d.type = self._function_type(d.name, d.return_type, d.type_params, d.params, scope, d,
                                      body_scope)
-        saved = self.return_type
-        self.return_type = d.type.return_type
+        saved = (self.return_type, self.in_function)
+        self.return_type, self.in_function = d.type.return_type, d
         self.check_block(d.body, body_scope)  # before declaring it: P4 has no recursion
-        self.return_type = saved
+        self.return_type, self.in_function = saved
         self.declare(scope, d.name, d)
 
     def decl_ActionDecl(self, d: ast.ActionDecl, scope: Scope) -> None:
@@ -419,6 +444,8 @@ class Checker:
         params = self.make_params(d.params, body_scope, body_scope)
         seen_dirless = False
         for p in params:
+            if p.direction is None and p.type == T.INT:  # no width for the control plane
+                raise self.err(p.decl, f"'{p.name}': action parameters cannot have type int")
             if p.direction is None:
                 seen_dirless = True
             elif seen_dirless:
@@ -502,7 +529,7 @@ class Checker:
 
     def decl_VarDecl(self, d: ast.VarDecl, scope: Scope) -> None:
         t = self.resolve_type(d.type_ref, scope)
-        if isinstance(t, (T.ExternType, T.BlockType, T.SpecializedType)):
+        if isinstance(t, (T.ExternType, T.BlockType, T.SpecializedType)) or t == T.INT:
             raise self.err(d, f"cannot declare a variable of type {t}")
         d.type = t
         if d.init is not None:
@@ -622,7 +649,7 @@ class Checker:
                                        f"enum, not {kt}")
             if k.match_kind not in self.match_kind_type.members:
                 raise self.err(k.match_kind_loc or k, f"'{k.match_kind}' is not a match_kind")
-        if not d.actions:
+        if not d.has_actions_property:
             raise self.err(d, f"table {d.name} has no actions property")
         names: dict[str, ast.ActionRef] = {}
         for ref in d.actions:
@@ -847,7 +874,11 @@ class Checker:
                 raise self.err(e, f"cannot select on a value of type {e.type}")
         for c in sel.cases:
             ks = c.keyset
-            if len(types) > 1 or (isinstance(ks, ast.ListExpression) and len(ks.items) > 1):
+            if not types:  # `select () { default: s; }`: only default/_ can match nothing
+                if not isinstance(ks, (ast.DefaultExpr, ast.DontCare)):
+                    raise self.err(ks, "a select without expressions only has 'default' or '_' cases")
+                ks.type = T.DONT_CARE
+            elif len(types) > 1 or (isinstance(ks, ast.ListExpression) and len(ks.items) > 1):
                 if isinstance(ks, (ast.DefaultExpr, ast.DontCare)):
                     ks.type = T.DONT_CARE
                 elif isinstance(ks, ast.NameRef) and isinstance(
@@ -976,6 +1007,7 @@ class Checker:
         self.stmt(s, Scope(scope, scope.owner))
 
     def check_switch(self, s: ast.SwitchStatement, scope: Scope) -> None:
+        self.switch_subject = s.expr  # where `t.apply().action_run` may stand
         s.expr = self.expr(s.expr, scope)
         t = s.expr.type
         seen: set = set()
@@ -1282,6 +1314,8 @@ class Checker:
                 e.type = t.elem
                 return
             if e.name in ("lastIndex", "size"):
+                if e.name == "lastIndex" and not self.in_parser:
+                    raise self.err(e, "'lastIndex' of a header stack is only allowed in parsers")
                 e.kind = "stack"
                 if e.name == "size":
                     self._const(e, T.BitsType(32), t.size)
@@ -1296,6 +1330,8 @@ class Checker:
             ft = t.field_type(e.name)
             if ft is None:
                 raise self.err(e, f"table apply result has no member '{e.name}'")
+            if e.name == "action_run" and e is not self.switch_subject:
+                raise self.err(e, "'action_run' may only be used as the expression of a switch statement")
             e.kind = "apply_result"
             e.type = ft
             return
@@ -1400,7 +1436,12 @@ class Checker:
                 e.right = self.coerce(e.right, T.BitsType(max(e.right.value.bit_length(), 1)),
                                       "shift amount") if lt != T.INT else e.right
             if op == "<<":
-                fn = (lambda a, b: lt.fit(a << b)) if lt != T.INT else (lambda a, b: a << b)
+                if lt == T.INT and e.left.is_const and e.right.is_const and \
+                        abs(e.left.value).bit_length() + e.right.value > MAX_WIDTH:
+                    raise self.err(e, f"the result of this shift is wider than the {MAX_WIDTH} "
+                                      f"bits this implementation supports")
+                fn = (lambda a, b: lt.fit(a << b) if b < lt.width else 0) if lt != T.INT \
+                    else (lambda a, b: a << b)
             else:
                 fn = lambda a, b: a >> b  # noqa: E731  (Python >> is arithmetic, as P4's int<>)
             self._fold(e, lt, fn, e.left, e.right)
@@ -1427,6 +1468,10 @@ class Checker:
             if isinstance(mine.type, T.SerEnumType) and other.type != mine.type and (
                     other.type == T.INT or other.type == mine.type.underlying):
                 setattr(e, side, self.coerce(mine, mine.type.underlying, f"operand of '{op}'"))
+        if op in ("/", "%"):  # p4c: not defined on negative numbers (int constants)
+            for side in (e.left, e.right):
+                if side.type == T.INT and side.is_const and side.value < 0:
+                    raise self.err(e, f"'{op}' is not defined on negative numbers")
         lt, rt = e.left.type, e.right.type
         if lt == T.INT and rt != T.INT:
             e.left = self.coerce(e.left, rt, f"operand of '{op}'")
@@ -1601,6 +1646,8 @@ class Checker:
             if isinstance(d, ast.ActionDecl):
                 if self.in_parser:
                     raise self.err(e, "actions cannot be called from a parser")
+                if self.in_function is not None:
+                    raise self.err(e, "functions cannot call actions")
                 target.type = d.type
                 e.kind, e.decl, e.method_name = "action", d, d.name
                 sig = T.FunctionType(d.name, [], d.type.params, T.VOID, d)
@@ -1681,6 +1728,8 @@ class Checker:
             if isinstance(ot, (T.ControlType, T.ParserType)):
                 if name != "apply":
                     raise self.err(e, f"{ot.name} has no method '{name}'")
+                if self.in_action is not None:
+                    raise self.err(e, f"{ot.name}.apply() cannot be called from an action")
                 e.kind = "control_apply" if isinstance(ot, T.ControlType) else "parser_apply"
                 e.decl = obj.decl if isinstance(obj, ast.NameRef) else ot.decl
                 sig = T.FunctionType("apply", [], ot.params, T.VOID, ot.decl)

@@ -535,6 +535,7 @@ class _ToAst(Transformer):
                 t.has_key_property = True
             elif kind == "actions":
                 t.actions = p
+                t.has_actions_property = True
             elif kind == "entries":
                 t.entries, t.entries_const = p
             elif p.name == "default_action":
@@ -639,7 +640,7 @@ class _ToAst(Transformer):
     def compound_assignment(self, meta, ch):
         lhs, op, rhs = ch
         value = ast.Binary(op=str(op)[:-1], left=copy.deepcopy(lhs), right=rhs, loc=lhs.loc)
-        return ast.AssignmentStatement(lhs, value, loc=lhs.loc)
+        return ast.AssignmentStatement(lhs, value, compound=True, loc=lhs.loc)
 
     def empty_statement(self, meta, ch):
         return ast.EmptyStatement(loc=self.L(meta))

@@ -54,6 +54,9 @@ class CheckedProgram:
         pkg = t.base if isinstance(t, T.SpecializedType) else t
         if not isinstance(pkg, T.PackageType) or pkg.name != "V1Switch":
             raise checker.err(main, f"'main' must be a V1Switch package, not {pkg}")
+        if len(pkg.params) < len(V1_STAGES):
+            raise checker.err(main, f"'main' must be v1model's V1Switch, with {len(V1_STAGES)} "
+                                    f"parameters, not a package of {len(pkg.params)}")
         out: dict[str, ast.Node] = {}
         for stage, p in zip(V1_STAGES, pkg.params):
             arg = main.ctor_args[p.name]

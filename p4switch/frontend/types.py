@@ -201,6 +201,8 @@ class StructLikeType(P4Type):
         return sum(f.type.bit_width() for f in self.fields)
 
     def __str__(self) -> str:
+        if self.name is None:  # the type of a `{ f = v, ... }` expression not yet typed
+            return "{ " + "; ".join(f"{f.type} {f.name}" for f in self.fields) + " }"
         return self.name
 
 

@@ -118,3 +118,24 @@ def test_action_named_by_its_local_name_even_when_another_ends_the_same():
     prog = LoadedProgram.from_file(Path(__file__).parent / "programs" / "action_suffixes.p4")
     res = run_stf(prog, "add t hdr.h.k:5 forward(port:3)\npacket 0 05 00\nexpect 3 05 01 $\n", io.StringIO())
     assert res.ok, res.failures
+
+
+def test_check_counter_without_condition_and_counters_left_unchecked_as_by_p4c():
+    """p4c's grammar allows `check_counter c(i)` with no condition; its BMv2 driver ignores
+    check_counter altogether, which check_counters=False reproduces (mismatches become notes)."""
+    prog = LoadedProgram.from_file(Path(__file__).parent / "programs" / "stateful.p4")
+    text = "add fwd hdr.ctl.op:2 set_port(port:2)\npacket 0 02 03 00000000 00 00\n"
+    assert run_stf(prog, text + "check_counter ctr(3)\n", io.StringIO()).ok
+    wrong = text + "check_counter ctr(3) packets == 7\n"
+    assert not run_stf(LoadedProgram.from_file(prog.checked.filename), wrong, io.StringIO()).ok
+    res = run_stf(LoadedProgram.from_file(prog.checked.filename), wrong, io.StringIO(), check_counters=False)
+    assert res.ok and res.notes == ["line 3: counter I.ctr[3] packets is 1, expected 7"]
+
+
+@pytest.mark.parametrize("key", ["hdr.ab.a.isValid()", "hdr.ab.a.$valid", "hdr.ab.a.valid", "hdr.ab.a"])
+def test_validity_key_spellings_of_stf_files(key):
+    """As p4c's bmv2stf.py: a validity key may be named hdr.$valid, hdr.valid or just hdr."""
+    prog = LoadedProgram.from_file(PROG.parent / "misc_features.p4")
+    res = run_stf(prog, f"add vk {key}:1 touch()\npacket 0 02 80 00 00 00\nexpect 1 02 80 00 99 DF AA $\n",
+                  io.StringIO())
+    assert res.ok, res.failures

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from p4switch.exec import LoadedProgram
+from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import CompileError, ast, compile_file
 from p4switch.frontend import types as T
 from p4switch.stf import run_stf_file
@@ -25,6 +25,7 @@ def test_conformance_program(stf: Path):
     res = run_stf_file(prog, stf, out)
     assert res.ok, out.getvalue()
     assert res.packets_sent > 0
+    assert not res.stats.get("dropped_internal_error"), "a packet hit a fault in the generated code"
 
 
 # -- front-end-only programs (p4test accepts them; any architecture, or none) ---------------
@@ -120,6 +121,45 @@ control c(inout bit<16> p) {
      "        entries = { 1 &&& 1 : a(); priority = 5 : 2 &&& 2 : a(); } }\n"
      "    apply { t.apply(); }\n}\n",
      "5:21", "the first entry must have a priority when other entries of the table have one"),
+    # p4c checks found missing by p4c's p4_16_errors (default-param, issue2335, issue2354,
+    # issue2354-1, string-e, string-e1, issue3522, issue2597, function_e2, issue3847)
+    ('extern void f(out bit<32> x = 0);\n',
+     '1:27', "'x': out parameters cannot have default values"),
+    ('control c() {\n    apply { int x = 0; }\n}\n',
+     '2:17', 'cannot declare a variable of type int'),
+    ('control c(inout int x) {\n    apply { }\n}\n',
+     '1:21', "'x': a parameter of type int cannot have a direction"),
+    ('control c() {\n    action a(int x) { }\n    apply { }\n}\n',
+     '2:18', "'x': action parameters cannot have type int"),
+    ('extern void f(in string s);\n',
+     '1:25', "'s': a parameter of type string cannot have a direction"),
+    ('struct S {\n    string s;\n}\n',
+     '2:12', "field 's' of S cannot have type string"),
+    ('header h_t { bit<8> f; }\ncontrol c(inout h_t[2] s, out bit<32> i) {\n    apply { i = s.lastIndex; }\n}\n',
+     '3:17', "'lastIndex' of a header stack is only allowed in parsers"),
+    ('control d(inout bit<8> x) { apply { } }\ncontrol c(inout bit<8> x) {\n    d() sub;\n    action a() { sub.apply(x); }\n    apply { a(); }\n}\n',
+     '4:18', 'd.apply() cannot be called from an action'),
+    ('action a() { }\nvoid f() {\n    a();\n}\n',
+     '3:5', 'functions cannot call actions'),
+    ('control c() {\n    table t { actions = { } }\n    apply { if (t.apply().action_run == t.apply().action_run) { } }\n}\n',
+     '3:17', "'action_run' may only be used as the expression of a switch statement"),
+    # div, div1, spec-issue1297-string-cat-err-2-anno
+    ("control c(inout bit<8> a) {\n    apply { a = a / -1; }\n}\n", "2:17",
+     "'/' is not defined on negative numbers"),
+    ("@name(4)\nvoid f() { }\n", "1:1", "@name must contain a string"),
+    # p4c: "this implementation does not support bitstrings this large" (each was a crash)
+    ("const bit<12301923123132> big = 0;\n", "1:7",
+     "bit<12301923123132>: this implementation supports widths up to 2048 bits"),
+    ("control c(inout bit<16> x) {\n    apply { x = 1985245330 << 903012108; }\n}\n", "2:17",
+     "the result of this shift is wider than the 2048 bits this implementation supports"),
+    ("const string s = { t = { 0, 0 } };\n", "1:18",
+     "constant 's': cannot use a value of type { tuple<int, int> t } where string is expected"),
+    ("parser p(in bit<8> x) {\n    state start { transition select() { 1: accept; } }\n}\n", "2:41",
+     "a select without expressions only has 'default' or '_' cases"),
+    # p4c's ValidateParsedProgram: an empty actions list is fine, no actions property is not
+    ("#include <core.p4>\ncontrol c(inout bit<8> x) {\n    table t { key = { x : exact; } }\n"
+     "    apply { t.apply(); }\n}\n",
+     "3:11", "table t has no actions property"),
     ("#include <core.p4>\nerror { Oops }\ncontrol C() {\n  apply {\n"
      "    verify(8w0 == 8w1, error.Oops);\n  }\n}\n",
      "5:5", "verify may only be invoked in parsers"),
@@ -128,6 +168,24 @@ def test_errors_p4c_also_reports(tmp_path, text, where, message):
     with pytest.raises(CompileError) as info:
         _compile(tmp_path, text)
     assert str(info.value).splitlines()[0] == f"{tmp_path}/prog.p4:{where}: error: {message}"
+
+
+def test_select_without_expressions_takes_its_default(tmp_path):
+    """p4c accepts `select () { default: s; }` (issue1291-bmv2 crashed the front end)."""
+    text = ("#include <core.p4>\n#include <v1model.p4>\n"
+            "header h_t { bit<8> k; }\nstruct headers_t { h_t h; }\nstruct meta_t { }\n"
+            "parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+            "    state start { transition select() { default: parse_h; } }\n"
+            "    state parse_h { pkt.extract(hdr.h); transition accept; }\n}\n"
+            "control VC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+            "control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+            "    apply { sm.egress_spec = 2; hdr.h.k = hdr.h.k + 1; }\n}\n"
+            "control Eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }\n"
+            "control CC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+            "control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }\n"
+            "V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;\n")
+    path, _ = _compile(tmp_path, text)
+    assert V1Pipeline(LoadedProgram.from_file(path)).process(0, b"\x07\xaa") == [(2, b"\x08\xaa")]
 
 
 def test_typedef_of_a_struct_declaration_declares_both_names(tmp_path):
@@ -163,3 +221,40 @@ def test_table_implementation_of_another_architecture(tmp_path):
                  "wrongkind.p4")
     assert "table property 'implementation' must be an instance of action_profile or " \
            "action_selector, not direct_counter" in str(info.value)
+
+
+V1_TAIL = ("control VC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+           "control Eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }\n"
+           "control CC(inout headers_t hdr, inout meta_t m) { apply { } }\n"
+           "control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr); } }\n"
+           "V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;\n")
+V1_HEAD = ("#include <core.p4>\n#include <v1model.p4>\n"
+           "header h_t { bit<8> k; }\nstruct headers_t { h_t h; }\nstruct meta_t { }\n"
+           "parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+           "    state start { pkt.extract(hdr.h); transition accept; }\n}\n")
+
+
+@pytest.mark.parametrize("table, where, message", [
+    # const entries p4c refuses (raised a bare table error out of the executor)
+    ("table t { key = { hdr.h.k : exact; } actions = { NoAction; }\n"
+     "        const entries = { 1 : NoAction(); 1 : NoAction(); } }", "11:43",
+     "entry 2 of table t: table Ing.t: entry exists"),
+])
+def test_executor_refuses_const_entries_with_a_position(tmp_path, table, where, message):
+    text = (V1_HEAD + "control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {\n"
+            f"    {table}\n    apply {{ t.apply(); }}\n}}\n" + V1_TAIL)
+    path, _ = _compile(tmp_path, text)
+    with pytest.raises(ValueError) as info:
+        LoadedProgram.from_file(path)
+    assert str(info.value) == f"{path}:{where}: {message}"
+
+
+def test_a_package_named_v1switch_that_is_not_v1models_is_not_run(tmp_path):
+    """issue793 declares its own one-parameter V1Switch: the front end accepts it, running it
+    is refused with a diagnostic (was a KeyError in the executor)."""
+    path, checked = _compile(tmp_path, "control C(inout bit<8> x);\npackage V1Switch(C c);\n"
+                                       "control c(inout bit<8> x) { apply { } }\nV1Switch(c()) main;\n")
+    with pytest.raises(CompileError) as info:
+        LoadedProgram.from_file(path)
+    assert str(info.value).startswith(f"{path}:4:15: error: 'main' must be v1model's V1Switch, with 6 "
+                                      f"parameters, not a package of 1")
