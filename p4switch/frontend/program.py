@@ -14,7 +14,7 @@ from p4switch.frontend import types as T
 from p4switch.frontend.checker import Checker
 from p4switch.frontend.errors import CompileError
 from p4switch.frontend.parser import parse_program
-from p4switch.frontend.pretty import expr_text
+from p4switch.frontend.pretty import key_text
 from p4switch.frontend.preprocess import preprocess
 
 # V1Switch parameters in order, by the stage names the executor uses.
@@ -109,11 +109,12 @@ class CheckedProgram:
         return f"{prefix if prefix is not None else block.name}.{local}"
 
     def key_name(self, key: ast.KeyElement) -> str:
-        """Match field name of a table key element (``@name`` or the expression text)."""
+        """Match field name of a table key element (``@name``, or p4c's name for the
+        expression: ``pretty.key_text``)."""
         ann = ast.find_annotation(key.annotations, "name")
         if ann is not None and ann.args and isinstance(ann.args[0], ast.StringLiteral):
             return ann.args[0].value
-        return expr_text(key.expr)
+        return key_text(key.expr)
 
     def declarations(self, cls: type) -> list:
         """Every declaration of a given AST class, top level and inside controls/parsers."""

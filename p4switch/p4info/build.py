@@ -216,17 +216,19 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
                   sym.alias_of(digest.name), Annotations())
         msg.type_spec.CopyFrom(digest.type_spec)
 
-    # p4c touches type_info whenever it converts the type of a match field, action parameter,
-    # controller header field, register or digest, so it prints an (often empty) block then.
-    if info.type_info.ByteSize() or _converts_types(info):
+    # p4c's serializer opens type_info (so prints an often empty block) whenever it converts a
+    # type or hands an object to the architecture: for every table, action parameter,
+    # controller header field, extern instance and extern function call.
+    if info.type_info.ByteSize() or _opens_type_info(info):
         p4info.type_info.SetInParent()
         p4info.type_info.MergeFrom(info.type_info)
     return p4info
 
 
-def _converts_types(info: ProgramInfo) -> bool:
-    return bool(any(t.match_fields for t in info.tables) or any(a.params for a in info.actions)
-                or any(h.metadata for h in info.controller_headers) or info.registers or info.digests)
+def _opens_type_info(info: ProgramInfo) -> bool:
+    return bool(info.tables or any(a.params for a in info.actions)
+                or any(h.metadata for h in info.controller_headers) or info.calls_extern_functions
+                or info.counters or info.meters or info.registers or info.action_profiles or info.digests)
 
 
 def _counterlike(repeated, objects: list[CounterlikeInfo], prefix: int, sym: ids.SymbolTable, units) -> None:

@@ -221,6 +221,17 @@ class _Collector:
                 self.info.pkg_annotations = notes_of(kept)
 
     # --- actions --------------------------------------------------------------------------
+    def implicit_default(self, table: ast.TableDecl) -> ast.ActionDecl | None:
+        """The ``NoAction`` p4c makes the default of a table that declares none (its front
+        end's CreateBuiltins pass), or None when the table declares a default."""
+        if table.default_action is not None:
+            return None
+        for decl in self.checked.program.declarations:
+            if isinstance(decl, ast.ActionDecl) and decl.name == "NoAction":
+                return decl
+        raise P4InfoError(f"table {table.name} has no default action and NoAction is not declared; "
+                          "did you include core.p4?", table)
+
     def control_actions(self, control: ast.ControlDecl, flat: list[tuple[str, ast.Node]]) -> None:
         """Top-level actions the control uses (in order of first use), then its own."""
         local_ids = {id(d) for _, d in flat}
@@ -228,19 +239,25 @@ class _Collector:
         global_used: list[ast.ActionDecl] = []
         for node in [*(d for _, d in flat), *bodies]:
             for sub in node.walk():
-                for decl in self._references(sub):
+                refs = self._references(sub)
+                if isinstance(sub, ast.TableDecl) and id(sub) in self.used:
+                    noaction = self.implicit_default(sub)
+                    if noaction is not None:
+                        self.used.add(id(noaction))
+                        refs.append(noaction)
+                for decl in refs:
                     if (isinstance(decl, ast.ActionDecl) and id(decl) not in local_ids
                             and decl not in global_used and id(decl) in self.used):
                         global_used.append(decl)
         for action in global_used:
             self.action(action, None)
-            self.digests_in(action.body)
+            self.extern_calls_in(action.body)
         for prefix, decl in flat:
             if isinstance(decl, ast.ActionDecl) and id(decl) in self.used:
                 self.action(decl, prefix)
-                self.digests_in(decl.body)
+                self.extern_calls_in(decl.body)
         for body in bodies:
-            self.digests_in(body)
+            self.extern_calls_in(body)
 
     def action(self, decl: ast.ActionDecl, prefix: str | None) -> None:
         name = self.name(decl, prefix)
@@ -255,14 +272,24 @@ class _Collector:
                                     self.named_type(p.type)))
         self.info.actions.append(ActionInfo(name, params, notes_of(decl.annotations)))
 
-    def digests_in(self, body: ast.Node | None) -> None:
+    def extern_calls_in(self, body: ast.Node | None, seen: set[int] | None = None) -> None:
+        """Digests, and whether the controls call any extern function at all (p4c's
+        serializer hands each such call to the architecture, which opens type_info), through
+        the functions they call (p4c inlines those first)."""
         if body is None:
             return
+        seen = set() if seen is None else seen
         for sub in body.walk():
-            if (isinstance(sub, ast.MethodCall) and sub.kind == "extern_function"
-                    and sub.method_name == "digest"):
-                data_type = sub.signature.params[1].type if sub.signature else sub.args[1].value.type
-                self.digest(data_type, sub)
+            if not isinstance(sub, ast.MethodCall):
+                continue
+            if sub.kind == "extern_function":
+                self.info.calls_extern_functions = True
+                if sub.method_name == "digest":
+                    data_type = sub.signature.params[1].type if sub.signature else sub.args[1].value.type
+                    self.digest(data_type, sub)
+            elif sub.kind == "function" and id(sub.decl) not in seen:
+                seen.add(id(sub.decl))
+                self.extern_calls_in(sub.decl.body, seen)
 
     def digest(self, data_type: T.P4Type, node: ast.Node) -> None:
         if not isinstance(data_type, T.StructType):
@@ -299,7 +326,12 @@ class _Collector:
                                                     notes_of(key.annotations), self.named_type(key.expr.type)))
         for ref in decl.actions:
             info.action_refs.append(ActionRefInfo(self.action_name(ref.decl, prefix), notes_of(ref.annotations)))
-        if decl.default_action is not None:
+        noaction = self.implicit_default(decl)
+        if noaction is not None:
+            if all(ref.decl is not noaction for ref in decl.actions):
+                info.action_refs.append(ActionRefInfo("NoAction", Annotations(texts=["@defaultonly"])))
+            info.initial_default = ("NoAction", [])
+        else:
             action = decl.default_action.decl
             if decl.default_action_const:
                 info.const_default_action = self.action_name(action, prefix)

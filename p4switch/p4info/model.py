@@ -163,3 +163,4 @@ class ProgramInfo:
     arch: str = "v1model"
     pkg_annotations: Annotations = field(default_factory=Annotations)
     pkg_fields: dict[str, str] = field(default_factory=dict)  # from @pkginfo(name=..., ...)
+    calls_extern_functions: bool = False  # any extern function call in the controls

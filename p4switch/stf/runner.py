@@ -126,8 +126,8 @@ class StfRunner:
 
     def _key_field(self, table, name: str, lineno: int):
         n = re.sub(r"\$(\d+)", r"[\1]", name)
-        cands = [n, n + "()", n.replace(".valid", ".isValid()"),
-                 re.sub(r"\.\$valid\$?$", ".isValid()", n)]  # BMv2: hdr.$valid$ (STF: hdr.$valid)
+        # validity keys are named hdr.$valid$ (p4c); STF files write hdr.$valid or hdr.isValid()
+        cands = [n, n + "()", re.sub(r"\.(\$valid\$?|valid|isValid\(\))$", ".$valid$", n)]
         for k in table.key:
             if k.name in cands:
                 return k
