@@ -11,6 +11,7 @@ import sys
 
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
+from p4switch.frontend.bmv2_limits import check_bmv2_limits
 from p4switch.frontend.checker import Checker
 from p4switch.frontend.errors import CompileError
 from p4switch.frontend.parser import parse_program
@@ -127,15 +128,27 @@ class CheckedProgram:
         return out
 
 
-def compile_source(text: str, filename: str = "<prog>.p4") -> CheckedProgram:
-    """Parse and check P4 text that is already preprocessed (line markers allowed)."""
+TARGETS = ("bmv2", None)
+
+
+def compile_source(text: str, filename: str = "<prog>.p4", target: str | None = "bmv2") -> CheckedProgram:
+    """Parse and check P4 text that is already preprocessed (line markers allowed).
+
+    ``target="bmv2"`` (the default: our switch claims BMv2 parity) also refuses what p4c's
+    BMv2 back end refuses in a V1Switch program (``bmv2_limits``); ``None`` checks the
+    language only, as p4test does."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r} (known: bmv2, or None for the front end only)")
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10000))  # deep expression nesting in generated code
     try:
         program, linemap = parse_program(text, filename)
         checker = Checker(program, linemap.sources)
         checker.check()
-        return CheckedProgram(program, text, checker, filename)
+        checked = CheckedProgram(program, text, checker, filename)
+        if target == "bmv2":
+            check_bmv2_limits(checked, linemap.sources)
+        return checked
     except RecursionError:
         raise CompileError("program nesting is too deep to compile (statements or expressions "
                            "nested thousands of levels)", filename, 0, 0) from None
@@ -144,8 +157,8 @@ def compile_source(text: str, filename: str = "<prog>.p4") -> CheckedProgram:
 
 
 def compile_file(path: str, include_dirs: list[str] | None = None,
-                 defines: dict[str, str | None] | None = None) -> CheckedProgram:
+                 defines: dict[str, str | None] | None = None, target: str | None = "bmv2") -> CheckedProgram:
     """Preprocess ``path`` with cpp (our core.p4/v1model.p4 on the include path), parse and
-    check it."""
+    check it (``target``: as for ``compile_source``)."""
     text = preprocess(path, include_dirs, defines)
-    return compile_source(text, path)
+    return compile_source(text, path, target)

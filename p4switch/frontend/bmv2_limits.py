@@ -1,0 +1,221 @@
+"""What p4c's BMv2 back end (``p4c --target bmv2 --arch v1model``) refuses beyond the language.
+
+Our target claims BMv2 parity, so a program it runs must also compile with the reference
+compiler; this pass refuses, with p4c's wording and diagnostic name, what the reference back
+end refuses in a well-typed v1model program (checked against p4c 1.2.4's sources):
+
+- shift amounts (``backends/bmv2/common/lower.cpp``): a shift whose amount is a ``bit<N>`` or
+  ``int<N>`` with N > 8 (a typed constant such as a ``const bit<48>`` included), or an
+  untyped constant above 256 ("shift amount limited to 8 bits on this target",
+  ``[--Werror=overlimit]``). Shifts p4c's mid end removes first are accepted: both operands
+  constant, an amount of 0, a shifted value of 0. Table keys are not lowered, so are not
+  checked.
+- headers whose fields do not total a multiple of 8 bits, and headers with more than one
+  varbit field (``common/header.cpp``), for every header type the pipeline's data uses;
+- registers of anything but ``bit<>``/``int<>`` (``simple_switch/simpleSwitch.cpp``);
+- parameters of table actions that are not ``bit<>``/``int<>`` (``common/action.cpp``);
+- ``clone``/``clone3``/``clone_preserving_field_list`` with I2E outside ingress or E2E outside
+  egress, ``resubmit*`` outside ingress, ``recirculate*`` outside egress
+  (``simple_switch/simpleSwitch.cpp``).
+
+Only code the pipeline reaches is checked (p4c drops unused declarations before its back
+end). Programs whose ``main`` is not a ``V1Switch`` are not BMv2 programs and pass unchecked.
+The pass runs from ``program.compile_source`` for ``target="bmv2"`` (the default).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from p4switch.frontend import ast
+from p4switch.frontend import types as T
+from p4switch.frontend.errors import CompileError, SourceLines
+from p4switch.frontend.pretty import expr_text
+
+MAX_SHIFT_WIDTH = 8  # p4c's LowerExpressions default for BMv2
+_OVERLIMIT = "[--Werror=overlimit]"
+_TARGET = "[--Werror=target-error]"
+_INVALID = "[--Werror=invalid]"
+_CLONES = ("clone", "clone3", "clone_preserving_field_list")
+_INGRESS_ONLY = ("resubmit", "resubmit_preserving_field_list")
+_EGRESS_ONLY = ("recirculate", "recirculate_preserving_field_list")
+
+
+class Bmv2LimitError(CompileError):
+    """Every limit the program exceeds; ``str`` shows them all (the first one's location is
+    the exception's own), as p4c reports each error before giving up."""
+
+    def __init__(self, errors: list[CompileError]) -> None:
+        first = errors[0]
+        super().__init__(first.message, first.file, first.line, first.col, first.source_line)
+        self.errors = errors
+
+    def __str__(self) -> str:
+        return "\n".join(CompileError.__str__(e) for e in self.errors)
+
+
+def check_bmv2_limits(checked: Any, sources: SourceLines | None = None) -> None:
+    """Raise :class:`Bmv2LimitError` if p4c's BMv2 back end would refuse ``checked``."""
+    errors = bmv2_limit_errors(checked, sources)
+    if errors:
+        raise Bmv2LimitError(errors)
+
+
+def bmv2_limit_errors(checked: Any, sources: SourceLines | None = None) -> list[CompileError]:
+    if not _is_v1switch(checked):
+        return []
+    return _Limits(checked, sources).run()
+
+
+def _is_v1switch(checked: Any) -> bool:
+    main = checked.main
+    if main is None:
+        return False
+    t = main.type
+    pkg = t.base if isinstance(t, T.SpecializedType) else t
+    return isinstance(pkg, T.PackageType) and pkg.name == "V1Switch"
+
+
+class _Limits:
+    def __init__(self, checked: Any, sources: SourceLines | None) -> None:
+        self.checked = checked
+        self.sources = sources
+        self.errors: list[CompileError] = []
+        self._reported: set[tuple[int, str]] = set()
+
+    def error(self, node: ast.Node, message: str) -> None:
+        if (id(node), message) in self._reported:  # code reached from two stages
+            return
+        self._reported.add((id(node), message))
+        self.errors.append(CompileError.at(node.loc, message, self.sources))
+
+    def run(self) -> list[CompileError]:
+        pipeline = self.checked.pipeline
+        header_types: dict[int, T.HeaderType] = {}
+        for stage, block in pipeline.items():
+            for param in getattr(block, "params", []):
+                _headers_in(param.type, header_types)
+            for node in self.reachable(block):
+                self.check_node(node, stage)
+                if isinstance(node, ast.VarDecl):
+                    _headers_in(node.type, header_types)
+        for header in header_types.values():
+            self.check_header(header)
+        self.errors.sort(key=lambda e: (e.file, e.line, e.col))
+        return self.errors
+
+    # --- reachability -------------------------------------------------------------------
+    def reachable(self, block: ast.Node) -> Iterator[ast.Node]:
+        """Every node of ``block`` the stage executes: its apply/states and, through
+        references, the actions, functions, extern instances and sub-blocks it uses (each
+        once). Tables are checked, and their actions followed, without walking their keys."""
+        seen: set[int] = set()
+        stack: list[ast.Node] = _control_roots(block) if isinstance(block, ast.ControlDecl) else [block]
+        while stack:
+            for node in stack.pop().walk():
+                yield node
+                for target in (getattr(node, "decl", None), getattr(node, "action", None)):
+                    if isinstance(target, ast.InstanceDecl):
+                        sub = getattr(target.type_ref, "decl", None)
+                        target = sub if isinstance(sub, (ast.ControlDecl, ast.ParserDecl)) else target
+                    if id(target) in seen or not isinstance(target, ast.Declaration):
+                        continue
+                    seen.add(id(target))
+                    if isinstance(target, ast.TableDecl):
+                        self.check_table(target)
+                        refs = [*target.actions, *([target.default_action] if target.default_action else [])]
+                        stack.extend(r.decl for r in refs if isinstance(r.decl, ast.ActionDecl))
+                    elif isinstance(target, ast.ControlDecl):
+                        stack.extend(_control_roots(target))
+                    elif isinstance(target, (ast.ActionDecl, ast.FunctionDecl, ast.ParserDecl,
+                                             ast.InstanceDecl)):
+                        stack.append(target)
+
+    # --- checks -----------------------------------------------------------------------------
+    def check_node(self, node: ast.Node, stage: str) -> None:
+        if isinstance(node, ast.Binary) and node.op in ("<<", ">>"):
+            self.check_shift(node)
+        elif isinstance(node, ast.MethodCall) and node.kind == "extern_function":
+            self.check_extern_call(node, stage)
+        elif isinstance(node, ast.InstanceDecl) and getattr(node.type, "name", None) == "register":
+            self.check_register(node)
+
+    def check_shift(self, e: ast.Binary) -> None:
+        amount = e.right
+        if getattr(e, "is_const", False) or any(getattr(x, "is_const", False) and x.value == 0
+                                                for x in (e.left, amount)):
+            return  # constant folding and strength reduction remove it before the back end
+        t = T.underlying(amount.type)
+        untyped = isinstance(amount, ast.IntLiteral) and amount.width is None  # p4c: int, not bit<N>
+        if not untyped and isinstance(t, (T.BitsType, T.IntType)) and getattr(t, "width", None) is not None:
+            if t.width > MAX_SHIFT_WIDTH:
+                self.error(e, f"{_OVERLIMIT} {expr_text(e)}: shift amount limited to "
+                              f"{MAX_SHIFT_WIDTH} bits on this target")
+        elif getattr(amount, "is_const", False) and isinstance(amount.value, int):
+            limit = 1 << MAX_SHIFT_WIDTH
+            if amount.value > limit:
+                self.error(e, f"{_OVERLIMIT} {expr_text(e)}: shift amount limited to {limit} on this target")
+
+    def check_extern_call(self, call: ast.MethodCall, stage: str) -> None:
+        name = call.method_name
+        if name in _CLONES and call.args:
+            kind = call.args[0].value
+            which = getattr(kind, "value", None) if getattr(kind, "is_const", False) else None
+            if which == "I2E" and stage != "ingress":
+                self.error(call, f"{_TARGET} '{name}(I2E, ...) not invoked in ingress {expr_text(call)}")
+            elif which == "E2E" and stage != "egress":
+                self.error(call, f"{_TARGET} '{name}(E2E, ...) not invoked in egress {expr_text(call)}")
+        elif name in _INGRESS_ONLY and stage != "ingress":
+            self.error(call, f"{_TARGET} 'resubmit' can only be invoked in ingress {expr_text(call)}")
+        elif name in _EGRESS_ONLY and stage != "egress":
+            self.error(call, f"{_TARGET} 'recirculate' can only be invoked in egress {expr_text(call)}")
+
+    def check_register(self, decl: ast.InstanceDecl) -> None:
+        args = getattr(decl.type, "type_args", None) or []
+        if args and not isinstance(T.underlying(args[0]), T.BitsType):
+            self.error(decl, f"{_TARGET} {decl.name}: Only registers with bit or int types are "
+                             "currently supported")
+
+    def check_table(self, table: ast.TableDecl) -> None:
+        for ref in table.actions:
+            action = ref.decl
+            for p in getattr(action, "params", []):
+                if p.direction in (None, "") and not isinstance(T.underlying(p.type), (T.BitsType, T.EnumType)):
+                    self.error(p, f"{_INVALID} {p.name}: action parameters must be bit<> or int<> "
+                                  "on this target")
+
+    def check_header(self, header: T.HeaderType) -> None:
+        where = header.decl if header.decl is not None else None
+        if where is None:
+            return
+        varbits = [f for f in header.fields if isinstance(f.type, T.VarbitType)]
+        if len(varbits) > 1:
+            self.error(where, f"{_TARGET} {header.name}: headers with multiple varbit fields not supported")
+        total = sum(f.type.max_width if isinstance(f.type, T.VarbitType) else _width(f.type)
+                    for f in header.fields)
+        if total % 8:
+            self.error(where, f"{_TARGET} {header.name}: Found header with fields totaling {total} bits.  "
+                              "BMv2 target only supports headers with fields totaling a multiple of 8 bits.")
+
+
+def _control_roots(control: ast.ControlDecl) -> list[ast.Node]:
+    """Where a control's execution starts: its apply block, and its variables and instances
+    (declared outside it, used from it)."""
+    return [control.body, *(d for d in control.locals if isinstance(d, (ast.VarDecl, ast.InstanceDecl)))]
+
+
+def _width(t: T.P4Type) -> int:
+    t = T.underlying(t)
+    return 1 if isinstance(t, T.BoolType) else t.bit_width()
+
+
+def _headers_in(t: Any, found: dict[int, T.HeaderType]) -> None:
+    """Header types a value of type ``t`` holds (through structs, unions and stacks)."""
+    t = T.underlying(t) if isinstance(t, T.P4Type) else t
+    if isinstance(t, T.HeaderType):
+        found.setdefault(id(t), t)
+    elif isinstance(t, T.StackType):
+        _headers_in(t.elem, found)
+    elif isinstance(t, (T.StructType, T.HeaderUnionType)):
+        for f in t.fields:
+            _headers_in(f.type, found)

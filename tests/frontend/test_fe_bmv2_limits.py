@@ -1,0 +1,174 @@
+"""The front end refuses what p4c's BMv2 back end refuses (p4switch/frontend/bmv2_limits.py),
+with p4c's wording, and still accepts what p4c accepts. Each refused snippet is one p4c 1.2.4
+rejects with the quoted message (backends/bmv2/common/lower.cpp, header.cpp, action.cpp,
+simple_switch/simpleSwitch.cpp); the accepted ones it compiles."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from p4.v1 import p4runtime_pb2
+
+from p4switch.compile_cli import main as compile_main
+from p4switch.frontend import CompileError, compile_file
+from p4switch.frontend.bmv2_limits import Bmv2LimitError
+from p4switch.frontend.preprocess import preprocess
+from p4switch.p4info import generate_p4info
+from p4switch.p4info.device_config import encode
+from p4switch.p4runtime.errors import P4RuntimeError
+from p4switch.p4runtime.pipeline import compile_config
+
+SHIFT_8 = "shift amount limited to 8 bits on this target"
+
+
+def _refused(path, target="bmv2") -> Bmv2LimitError:
+    with pytest.raises(Bmv2LimitError) as info:
+        compile_file(str(path), target=target)
+    return info.value
+
+
+@pytest.mark.parametrize("decls, body, expr", [
+    # fabric.p4's DRE_SHIFT before the fix: a bit<48> constant as the amount
+    ("const bit<48> SHIFT = 6;", "hdr.eth.dst = hdr.eth.dst >> SHIFT;", "hdr.eth.dst >> SHIFT"),
+    ("", "hdr.eth.dst = hdr.eth.dst << meta.b16;", "hdr.eth.dst << meta.b16"),
+    ("", "meta.b32 = meta.b32 >> 16w3;", "meta.b32 >> 16w3"),
+    ("", "meta.b32 = meta.b32 >> (bit<9>)meta.b8;", "meta.b32 >> (bit<9>)meta.b8"),
+])
+def test_shift_amounts_wider_than_8_bits_are_refused(v1prog, find_line, decls, body, expr):
+    path = v1prog(decls=decls, body="        " + body)
+    err = _refused(path)
+    line = find_line(path, body)
+    assert str(err).startswith(f"{path}:{line}:")
+    assert f"error: [--Werror=overlimit] {expr}: {SHIFT_8}" in str(err)
+
+
+def test_an_untyped_shift_amount_is_limited_to_256(v1prog):
+    err = _refused(v1prog(body="        meta.b32 = meta.b32 << 300;"))
+    assert "[--Werror=overlimit] meta.b32 << 300: shift amount limited to 256 on this target" in str(err)
+
+
+def test_every_violation_is_reported(v1prog):
+    err = _refused(v1prog(body="        meta.b32 = meta.b32 << meta.b16;\n"
+                               "        meta.b16 = meta.b16 >> meta.b32;"))
+    assert len(err.errors) == 2 and str(err).count("error:") == 2
+
+
+@pytest.mark.parametrize("decls, body", [
+    ("const bit<8> SHIFT = 6;", "hdr.eth.dst = hdr.eth.dst >> SHIFT;"),  # fabric.p4 now
+    ("", "hdr.eth.dst = hdr.eth.dst << meta.b8;"),
+    ("", "meta.b32 = meta.b32 >> (bit<8>)meta.b16;"),
+    ("", "meta.b32 = meta.b32 << 256;"),
+    ("", "meta.b32 = (bit<32>)(48w1 << 16w40);"),  # folded by p4c before its back end
+    ("", "meta.b32 = meta.b32 << 16w0;"),  # likewise: x << 0 is x
+    ("", "meta.b16 = 16w0 >> meta.b32;"),  # and 0 >> x is 0
+    ("action unused(inout bit<48> v, bit<32> x) { v = v << x; }", ""),  # p4c drops unused code
+])
+def test_what_p4c_accepts_still_compiles(v1prog, decls, body):
+    compile_file(str(v1prog(decls=decls, body="        " + body)))
+
+
+def test_table_actions_and_functions_are_checked_where_the_pipeline_reaches_them(v1prog):
+    path = v1prog(decls="bit<48> shifted(in bit<48> v, in bit<16> n) { return v << n; }",
+                  locals="    action a(bit<16> n) { hdr.eth.src = hdr.eth.src >> n; }\n"
+                         "    table t { key = { hdr.eth.dst: exact; } actions = { a; } }",
+                  body="        t.apply();\n        hdr.eth.dst = shifted(hdr.eth.dst, meta.b16);")
+    err = _refused(path)
+    assert [e.message.split(":")[0] for e in err.errors] == [
+        "[--Werror=overlimit] v << n", "[--Werror=overlimit] hdr.eth.src >> n"]
+
+
+def test_headers_must_be_whole_bytes(v1prog):
+    err = _refused(v1prog(decls="header odd_t { bit<7> a; bit<2> b; }\nstruct m2 { odd_t o; }",
+                          locals="    m2 local;", body="        local.o.setValid();"))
+    assert ("error: [--Werror=target-error] odd_t: Found header with fields totaling 9 bits.  BMv2 "
+            "target only supports headers with fields totaling a multiple of 8 bits.") in str(err)
+
+
+def test_registers_hold_bits_only(v1prog):
+    err = _refused(v1prog(decls="struct pair_t { bit<8> a; bit<8> b; }",
+                          locals="    register<pair_t>(4) r;",
+                          body="        pair_t p = { 1, 2 };\n        r.write(0, p);"))
+    assert "[--Werror=target-error] r: Only registers with bit or int types are currently supported" in str(err)
+
+
+def test_table_action_parameters_are_bits(v1prog):
+    err = _refused(v1prog(locals="    action flag(bool on) { if (on) { meta.b8 = 1; } }\n"
+                                 "    table t { key = { hdr.eth.dst: exact; } actions = { flag; } }",
+                          body="        t.apply();"))
+    assert "[--Werror=invalid] on: action parameters must be bit<> or int<> on this target" in str(err)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("clone(CloneType.E2E, 5);", "'clone(E2E, ...) not invoked in egress clone(CloneType.E2E, 5)"),
+    ("clone_preserving_field_list(CloneType.E2E, 5, 1);",
+     "'clone_preserving_field_list(E2E, ...) not invoked in egress"),
+    ("recirculate_preserving_field_list(0);", "'recirculate' can only be invoked in egress"),
+])
+def test_clone_recirculate_in_the_wrong_pipeline(v1prog, body, message):
+    err = _refused(v1prog(body="        " + body))
+    assert f"error: [--Werror=target-error] {message}" in str(err)
+
+
+EGRESS_RESUBMIT = """#include <core.p4>
+#include <v1model.p4>
+struct h_t { }
+struct m_t { }
+parser P(packet_in pk, out h_t h, inout m_t m, inout standard_metadata_t sm) { state start { transition accept; } }
+control V(inout h_t h, inout m_t m) { apply { } }
+action again() { resubmit_preserving_field_list(0); }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) { apply { again(); } }
+control E(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
+    apply { again(); clone(CloneType.I2E, 3); }
+}
+control C(inout h_t h, inout m_t m) { apply { } }
+control D(packet_out pk, in h_t h) { apply { } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_an_action_shared_by_ingress_and_egress_is_checked_in_each(tmp_path):
+    path = tmp_path / "shared.p4"
+    path.write_text(EGRESS_RESUBMIT)
+    err = _refused(path)
+    assert [e.line for e in err.errors] == [7, 10]  # once for the action, at its call site in egress
+    assert "'resubmit' can only be invoked in ingress" in err.errors[0].message
+    assert "'clone(I2E, ...) not invoked in ingress" in err.errors[1].message
+
+
+def test_front_end_only_and_other_architectures_are_not_bmv2_programs(v1prog, tmp_path):
+    path = v1prog(body="        meta.b32 = meta.b32 << meta.b16;")
+    compile_file(str(path), target=None)  # as p4test: the language allows it
+    other = tmp_path / "other.p4"
+    other.write_text("control c(inout bit<32> x, in bit<16> n) { apply { x = x << n; } }\n"
+                     "control ctr(inout bit<32> x, in bit<16> n);\npackage top(ctr c);\ntop(c()) main;\n")
+    compile_file(str(other))
+    with pytest.raises(ValueError):
+        compile_file(str(path), target="tofino")
+
+
+def test_compiler_cli_refuses_with_p4c_wording(v1prog, tmp_path, capsys):
+    path = v1prog(decls="const bit<48> SHIFT = 6;", body="        hdr.eth.dst = hdr.eth.dst >> SHIFT;")
+    assert compile_main([str(path), "--target", "bmv2", "-o", str(tmp_path / "out.json")]) == 1
+    err = capsys.readouterr().err
+    assert f"error: [--Werror=overlimit] hdr.eth.dst >> SHIFT: {SHIFT_8}" in err and "Traceback" not in err
+    assert not (tmp_path / "out.json").exists()
+    assert compile_main([str(path), "--target", "ebpf"]) == 1
+    assert "target 'ebpf' is not supported" in capsys.readouterr().err
+
+
+def test_a_bmv2_limit_error_is_a_compile_error(v1prog):
+    with pytest.raises(CompileError):
+        compile_file(str(v1prog(body="        meta.b32 = meta.b32 << meta.b16;")))
+
+
+def test_the_switch_refuses_such_a_pipeline_with_invalid_argument(v1prog):
+    """SetForwardingPipelineConfig compiles the device config the same way."""
+    good = v1prog(body="        meta.b32 = meta.b32 << meta.b8;")
+    config = p4runtime_pb2.ForwardingPipelineConfig()
+    config.p4info.CopyFrom(generate_p4info(compile_file(str(good))))
+    bad = v1prog(body="        meta.b32 = meta.b32 << meta.b16;")
+    config.p4_device_config = encode("prog.p4", preprocess(str(bad)))
+    with pytest.raises(P4RuntimeError) as info:
+        compile_config(config)
+    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert SHIFT_8 in str(info.value)
