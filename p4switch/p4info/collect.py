@@ -163,15 +163,19 @@ class _Collector:
                 out.extend(self.flatten(sub, self.name(decl, prefix)))
             else:
                 out.append((prefix, decl))
+        for sub in _directly_applied(control):
+            out.extend(self.flatten(sub, f"{prefix}.{sub.name}"))
         return out
 
     def bodies(self, control: ast.ControlDecl) -> list[ast.Node]:
-        """Apply blocks of a control and of every control instantiated in it."""
+        """Apply blocks of a control and of every control instantiated or applied in it."""
         found = [control.body]
         for decl in control.locals:
             sub = _control_of(decl)
             if sub is not None:
                 found.extend(self.bodies(sub))
+        for sub in _directly_applied(control):
+            found.extend(self.bodies(sub))
         return found
 
     # --- top level ------------------------------------------------------------------------
@@ -233,40 +237,53 @@ class _Collector:
                           "did you include core.p4?", table)
 
     def control_actions(self, control: ast.ControlDecl, flat: list[tuple[str, ast.Node]]) -> None:
-        """Top-level actions the control uses (in order of first use), then its own."""
+        """Top-level actions the control uses (in order of first use), then its own.
+
+        As p4c's front and mid end leave them: the actions of its applied tables (with their
+        parameters), and actions its apply blocks call directly (p4c binds the arguments and
+        wraps the call in a hidden table: listed without parameters). An action only called
+        from other actions is inlined there and gone."""
         local_ids = {id(d) for _, d in flat}
         bodies = self.bodies(control)
-        global_used: list[ast.ActionDecl] = []
-        for node in [*(d for _, d in flat), *bodies]:
-            for sub in node.walk():
-                refs = self._references(sub)
-                if isinstance(sub, ast.TableDecl) and id(sub) in self.used:
-                    noaction = self.implicit_default(sub)
-                    if noaction is not None:
-                        self.used.add(id(noaction))
-                        refs.append(noaction)
-                for decl in refs:
-                    if (isinstance(decl, ast.ActionDecl) and id(decl) not in local_ids
-                            and decl not in global_used and id(decl) in self.used):
-                        global_used.append(decl)
-        for action in global_used:
-            self.action(action, None)
+        listed: dict[int, bool] = {}  # action -> listed with its parameters
+        order: list[ast.ActionDecl] = []
+
+        def note(action: Any, with_params: bool) -> None:
+            if isinstance(action, ast.ActionDecl):
+                if id(action) not in listed:
+                    order.append(action)
+                listed[id(action)] = listed.get(id(action), False) or with_params
+
+        for _, decl in flat:
+            if isinstance(decl, ast.TableDecl) and id(decl) in self.used:
+                for sub in decl.walk():
+                    if isinstance(sub, ast.ActionRef):
+                        note(sub.decl, True)
+                note(self.implicit_default(decl), True)
+        for body in bodies:
+            for sub in body.walk():
+                if isinstance(sub, ast.MethodCall) and sub.kind == "action":
+                    note(sub.decl, False)
+        for action in order:
+            self.used.add(id(action))
+        for action in [a for a in order if id(a) not in local_ids]:
+            self.action(action, None, listed[id(action)])
             self.extern_calls_in(action.body)
         for prefix, decl in flat:
-            if isinstance(decl, ast.ActionDecl) and id(decl) in self.used:
-                self.action(decl, prefix)
+            if id(decl) in listed:
+                self.action(decl, prefix, listed[id(decl)])
                 self.extern_calls_in(decl.body)
         for body in bodies:
             self.extern_calls_in(body)
 
-    def action(self, decl: ast.ActionDecl, prefix: str | None) -> None:
+    def action(self, decl: ast.ActionDecl, prefix: str | None, with_params: bool = True) -> None:
         name = self.name(decl, prefix)
         if name in self.seen_actions:
             return
         self.seen_actions.add(name)
         params = []
         for p in decl.params:
-            if p.direction not in (None, ""):
+            if p.direction not in (None, "") or not with_params:
                 continue
             params.append(ParamInfo(self.checked.control_plane_name(p), width_of(p.type), notes_of(p.annotations),
                                     self.named_type(p.type)))
@@ -287,7 +304,7 @@ class _Collector:
                 if sub.method_name == "digest":
                     data_type = sub.signature.params[1].type if sub.signature else sub.args[1].value.type
                     self.digest(data_type, sub)
-            elif sub.kind == "function" and id(sub.decl) not in seen:
+            elif sub.kind in ("function", "action") and id(sub.decl) not in seen:  # inlined by p4c
                 seen.add(id(sub.decl))
                 self.extern_calls_in(sub.decl.body, seen)
 
@@ -309,12 +326,17 @@ class _Collector:
             elif isinstance(decl, ast.InstanceDecl) and isinstance(decl.type, T.ExternType):
                 self.extern_instance(decl, prefix)
 
-    def parser_objects(self, parser: ast.ParserDecl) -> None:
+    def parser_objects(self, parser: ast.ParserDecl, prefix: str | None = None) -> None:
+        """The parser's value sets and externs, and those of the sub-parsers it instantiates
+        (named by instance path, ``parserImpl.p1.ipv4_ethertypes``, as p4c's inliner does)."""
+        prefix = self.name(parser) if prefix is None else prefix
         for decl in parser.locals:
             if isinstance(decl, ast.ValueSetDecl):
-                self.value_set(decl)
+                self.value_set(decl, prefix)
             elif isinstance(decl, ast.InstanceDecl) and isinstance(decl.type, T.ExternType):
-                self.extern_instance(decl, self.name(parser))
+                self.extern_instance(decl, prefix)
+            elif isinstance(decl, ast.InstanceDecl) and isinstance(getattr(decl.type_ref, "decl", None), ast.ParserDecl):
+                self.parser_objects(decl.type_ref.decl, self.name(decl, prefix))
 
     def table(self, decl: ast.TableDecl, prefix: str) -> None:
         name = self.name(decl, prefix)
@@ -411,9 +433,9 @@ class _Collector:
         elif kind in ("action_profile", "action_selector"):
             self.profile(decl, name, decl.annotations)
 
-    def value_set(self, decl: ast.ValueSetDecl) -> None:
+    def value_set(self, decl: ast.ValueSetDecl, prefix: str) -> None:
         elem = decl.elem_type.type
-        info = ValueSetInfo(self.checked.control_plane_name(decl), int(decl.size.value),
+        info = ValueSetInfo(self.name(decl, prefix), int(decl.size.value),
                             notes=notes_of(decl.annotations))
         if isinstance(elem, T.StructType):
             for fld in elem.fields:
@@ -508,12 +530,26 @@ class _Collector:
 
 
 def _control_of(decl: Any) -> ast.ControlDecl | None:
-    """The control declaration a local instance instantiates (None for anything else)."""
+    """The control declaration a local instance instantiates, or a control applied directly
+    by its type name (``myc.apply(...)``); None for anything else."""
+    if isinstance(decl, ast.ControlDecl):
+        return decl
     if isinstance(decl, ast.InstanceDecl):
         target = getattr(decl.type_ref, "decl", None)
         if isinstance(target, ast.ControlDecl):
             return target
     return None
+
+
+def _directly_applied(control: ast.ControlDecl) -> list[ast.ControlDecl]:
+    """Controls the apply block applies by type name (``myc.apply(...)``): p4c makes each an
+    instance named like its type, local to ``control``."""
+    found: list[ast.ControlDecl] = []
+    for sub in control.body.walk():
+        if (isinstance(sub, ast.MethodCall) and sub.kind == "control_apply"
+                and isinstance(sub.decl, ast.ControlDecl) and sub.decl not in found):
+            found.append(sub.decl)
+    return found
 
 
 def collect(checked: Any) -> ProgramInfo:
