@@ -582,7 +582,7 @@ class ProgramCompiler:
             inst.ctor_args = {p.name: a.value.value for p, a in zip(sig.params, v.args)} if sig else {}
             # the property's @name, as in P4Info; an unnamed one (which p4c will not expose
             # over P4Runtime) keeps the made-up "<table>_<property>"
-            self.instantiate(inst, prefix, self.checked.inline_instance_name(decl, p, prefix or None))
+            self.instantiate(inst, prefix, self.checked.inline_instance_name(p))
             return self.ns[self.objects[id(inst)]]
         raise UnsupportedError(p, f"table property {prop} must name an instance")
 

@@ -91,23 +91,16 @@ class CheckedProgram:
             return local
         return f"{prefix if prefix is not None else block.name}.{local}"
 
-    def inline_instance_name(self, table: ast.TableDecl, prop: ast.TableProperty,
-                             prefix: str | None = None) -> str | None:
+    def inline_instance_name(self, prop: ast.TableProperty) -> str | None:
         """Name of an extern constructed in place as a table property
         (``@name("ap") implementation = action_profile(32w128);``), or None when the property
-        has no ``@name``. p4c names such an instance by the property's ``@name``, qualified by
-        the table's block like any local (a leading "." makes it absolute), and refuses to
-        expose an unnamed one over P4Runtime; P4Info and the executor both ask here."""
+        has no ``@name``. p4c (1.2.4) names such an instance by the property's ``@name`` as
+        written, not qualified by the table's control (a leading "." is dropped), and refuses
+        to expose an unnamed one over P4Runtime; P4Info and the executor both ask here."""
         ann = ast.find_annotation(prop.annotations, "name")
         if ann is None or not ann.args or not isinstance(ann.args[0], ast.StringLiteral):
             return None
-        local = ann.args[0].value
-        if local.startswith("."):
-            return local[1:]
-        block = self._parents.get(table)
-        if block is None:
-            return local
-        return f"{prefix if prefix is not None else block.name}.{local}"
+        return ann.args[0].value.lstrip(".")
 
     def key_name(self, key: ast.KeyElement) -> str:
         """Match field name of a table key element (``@name``, or p4c's name for the

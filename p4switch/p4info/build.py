@@ -187,6 +187,12 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
         msg.size = prof.size
         if prof.max_group_size:
             msg.max_group_size = prof.max_group_size
+        if prof.size_semantics == "sum_of_weights":
+            msg.sum_of_weights.SetInParent()
+        elif prof.size_semantics == "sum_of_members":
+            msg.sum_of_members.SetInParent()
+            if prof.max_member_weight:
+                msg.sum_of_members.max_member_weight = prof.max_member_weight
 
     _counterlike(p4info.counters, info.counters, ids.COUNTER, sym, _COUNTER_UNITS)
     _counterlike(p4info.direct_counters, info.direct_counters, ids.DIRECT_COUNTER, sym, _COUNTER_UNITS)
@@ -227,8 +233,7 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
 
 def _opens_type_info(info: ProgramInfo) -> bool:
     return bool(info.tables or any(a.params for a in info.actions)
-                or any(h.metadata for h in info.controller_headers) or info.calls_extern_functions
-                or info.counters or info.meters or info.registers or info.action_profiles or info.digests)
+                or any(h.metadata for h in info.controller_headers) or info.uses_externs)
 
 
 def _counterlike(repeated, objects: list[CounterlikeInfo], prefix: int, sym: ids.SymbolTable, units) -> None:

@@ -39,6 +39,8 @@ from p4switch.p4info.model import (
 
 STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
 _SKIPPED_ANNOTATIONS = {"name", "id", "brief", "description"}
+# Action profile annotations P4Info carries as fields, not as annotations.
+_PROFILE_ANNOTATIONS = {"max_group_size", "selector_size_semantics", "max_member_weight"}
 
 
 class P4InfoError(ValueError):
@@ -91,7 +93,37 @@ def type_name_of(decl: ast.Declaration) -> str:
     return _annotation_string(a).lstrip(".") if a is not None else decl.name
 
 
+def translation(t: T.P4Type) -> tuple[str, int | None] | None:
+    """``@p4runtime_translation("uri", W)`` of a new type: the URI and the width the controller
+    sees (W a number or ``bit<W>``; None for ``string``), or None without the annotation."""
+    if not isinstance(t, T.NewType) or t.decl is None:
+        return None
+    a = t.decl.annotation("p4runtime_translation")
+    if a is None:
+        return None
+    if a.args and isinstance(a.args[0], ast.StringLiteral):
+        uri, rest = a.args[0].value, a.raw.split(",", 1)[1] if "," in (a.raw or "") else ""
+        if len(a.args) > 1 and isinstance(a.args[1].value, int):
+            return uri, a.args[1].value
+    else:
+        m = re.match(r'\s*"([^"]*)"\s*,(.*)', a.raw or "", re.DOTALL)
+        if m is None:
+            raise P4InfoError("@p4runtime_translation needs a URI and a width, bit<W> or string", a)
+        uri, rest = m.group(1), m.group(2)
+    rest = rest.strip()
+    if rest == "string":
+        return uri, None
+    m = re.fullmatch(r"(?:bit\s*<\s*(\d+)\s*>|(\d+))", rest)
+    if m is None:
+        raise P4InfoError("@p4runtime_translation needs a URI and a width, bit<W> or string", a)
+    return uri, int(m.group(1) or m.group(2))
+
+
 def width_of(t: T.P4Type) -> int:
+    """Bit width the control plane sees (a translated new type's, when it has one)."""
+    translated = translation(t)
+    if translated is not None:
+        return translated[1] or 0
     t = T.underlying(t)
     if isinstance(t, T.BoolType):
         return 1
@@ -292,15 +324,15 @@ class _Collector:
     def extern_calls_in(self, body: ast.Node | None, seen: set[int] | None = None) -> None:
         """Digests, and whether the controls call any extern function at all (p4c's
         serializer hands each such call to the architecture, which opens type_info), through
-        the functions they call (p4c inlines those first)."""
+        the functions and actions they call (p4c inlines those first)."""
         if body is None:
             return
         seen = set() if seen is None else seen
         for sub in body.walk():
             if not isinstance(sub, ast.MethodCall):
                 continue
-            if sub.kind == "extern_function":
-                self.info.calls_extern_functions = True
+            if sub.kind == "extern_function" and not getattr(sub, "is_const", False):  # static_assert folds
+                self.info.uses_externs = True
                 if sub.method_name == "digest":
                     data_type = sub.signature.params[1].type if sub.signature else sub.args[1].value.type
                     self.digest(data_type, sub)
@@ -364,7 +396,7 @@ class _Collector:
         size = decl.prop("size")
         if size is not None and size.value.value:
             info.size = int(size.value.value)
-        info.is_const = bool(decl.entries) and decl.entries_const
+        info.is_const = decl.entries_const  # "const entries = { }" too (p4c)
         info.has_initial_entries = bool(decl.entries)
         timeout = decl.prop("support_timeout")
         info.support_timeout = bool(timeout is not None and timeout.value.value)
@@ -391,7 +423,7 @@ class _Collector:
         like an instance), its P4Info name and the annotations that describe it."""
         value = prop.value
         if isinstance(value, ast.MethodCall) and value.kind == "constructor":
-            inst_name = self.checked.inline_instance_name(table, prop, prefix)
+            inst_name = self.checked.inline_instance_name(prop)
             if inst_name is None:  # p4c's rule and wording
                 raise P4InfoError(f"Table '{table_name}' has an anonymous table property '{prop.name}' "
                                   "with no name annotation, which is not supported by P4Runtime", prop)
@@ -408,10 +440,22 @@ class _Collector:
         if name not in self.profiles:
             selector = source.type.name == "action_selector"
             size = int(_value_of(source.ctor_args["size"]))
+            prof = ActionProfileInfo(name, selector, size, notes=notes_of(
+                [a for a in annotations if a.name not in _PROFILE_ANNOTATIONS]))
+            # p4c's sizing annotations apply to selectors only (it warns and ignores them else)
             max_group = ast.find_annotation(annotations, "max_group_size")
-            self.profiles[name] = ActionProfileInfo(
-                name, selector, size, max_group_size=_annotation_int(max_group) if max_group else 0,
-                notes=notes_of([a for a in annotations if a.name != "max_group_size"]))
+            semantics = ast.find_annotation(annotations, "selector_size_semantics")
+            weight = ast.find_annotation(annotations, "max_member_weight")
+            if selector and max_group is not None:
+                prof.max_group_size = _annotation_int(max_group)
+            if selector and semantics is not None:
+                prof.size_semantics = _annotation_string(semantics).lower()
+                if prof.size_semantics not in ("sum_of_weights", "sum_of_members"):
+                    raise P4InfoError('Expected selector_size_semantics value "sum_of_weights" or '
+                                      f'"sum_of_members", but got \'{prof.size_semantics}\'', semantics)
+            if selector and weight is not None and prof.size_semantics == "sum_of_members":
+                prof.max_member_weight = _annotation_int(weight)
+            self.profiles[name] = prof
         return self.profiles[name]
 
     def direct(self, source: Any, name: str, table: str, annotations: list[ast.Annotation],
@@ -420,6 +464,7 @@ class _Collector:
                                     direct_table=table, notes=notes_of(annotations)))
 
     def extern_instance(self, decl: ast.InstanceDecl, prefix: str | None) -> None:
+        self.info.uses_externs = True  # p4c hands every extern instance to the architecture
         kind = decl.type.name
         name = self.name(decl, prefix)
         if kind in ("counter", "meter"):
@@ -523,7 +568,22 @@ class _Collector:
         elif isinstance(t, T.NewType):
             spec.new_type.name = t.name
             if t.name not in type_info.new_types:
-                type_info.new_types[t.name].original_type.CopyFrom(self.type_spec(t.underlying))
+                entry = type_info.new_types[t.name]
+                if t.decl is not None:
+                    entry.annotations.extend(notes_of([a for a in t.decl.annotations
+                                                       if a.name != "p4runtime_translation"]).texts)
+                translated = translation(t)
+                if translated is not None:
+                    entry.translated_type.uri = translated[0]
+                    if translated[1] is None:
+                        entry.translated_type.sdn_string.SetInParent()
+                    else:
+                        entry.translated_type.sdn_bitwidth = translated[1]
+                else:  # p4c describes a new type of a new type by the representation
+                    original = t.underlying
+                    while isinstance(original, T.NewType):
+                        original = original.underlying
+                    entry.original_type.CopyFrom(self.type_spec(original))
         else:
             raise P4InfoError(f"type {t} cannot be described in P4Info")
         return spec
