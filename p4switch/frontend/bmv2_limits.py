@@ -16,7 +16,11 @@ end refuses in a well-typed v1model program (checked against p4c 1.2.4's sources
 - parameters of table actions that are not ``bit<>``/``int<>`` (``common/action.cpp``);
 - ``clone``/``clone3``/``clone_preserving_field_list`` with I2E outside ingress or E2E outside
   egress, ``resubmit*`` outside ingress, ``recirculate*`` outside egress
-  (``simple_switch/simpleSwitch.cpp``).
+  (``simple_switch/simpleSwitch.cpp``);
+- a table applied again on a path that already applied it (``common/controlFlowGraph.cpp``:
+  BMv2's pipeline is a graph with one node per table), including a control instance with
+  tables applied twice. (p4c also refuses a table applied in two places that continue
+  differently, "table has multiple successors"; that is not checked here.)
 
 Only code the pipeline reaches is checked (p4c drops unused declarations before its back
 end). Programs whose ``main`` is not a ``V1Switch`` are not BMv2 programs and pass unchecked.
@@ -101,6 +105,9 @@ class _Limits:
                     _headers_in(node.type, header_types)
         for header in header_types.values():
             self.check_header(header)
+        for block in pipeline.values():
+            if isinstance(block, ast.ControlDecl):
+                _TablePaths(self).flow(block.body, frozenset(), ())
         self.errors.sort(key=lambda e: (e.file, e.line, e.col))
         return self.errors
 
@@ -219,3 +226,69 @@ def _headers_in(t: Any, found: dict[int, T.HeaderType]) -> None:
     elif isinstance(t, (T.StructType, T.HeaderUnionType)):
         for f in t.fields:
             _headers_in(f.type, found)
+
+
+class _TablePaths:
+    """Forward walk of a control's apply block collecting, at each point, the tables some
+    path there has applied (keyed by the instance path of the control holding them); a table
+    applied where it may already have been closes a loop in BMv2's table graph. Branches join
+    by union; a branch ending in ``exit``/``return`` joins nothing."""
+
+    def __init__(self, limits: _Limits) -> None:
+        self.limits = limits
+
+    def flow(self, stmt: Any, before: frozenset | None, path: tuple) -> frozenset | None:
+        if before is None or stmt is None:
+            return before
+        if isinstance(stmt, ast.BlockStatement):
+            for sub in stmt.statements:
+                before = self.flow(sub, before, path)
+            return before
+        if isinstance(stmt, ast.IfStatement):
+            before = self.exprs(stmt.cond, before, path)
+            return _join([self.flow(stmt.then, before, path),
+                          self.flow(stmt.else_, before, path) if stmt.else_ is not None else before])
+        if isinstance(stmt, ast.SwitchStatement):
+            before = self.exprs(stmt.expr, before, path)
+            outs = [self.flow(case.body, before, path) for case in stmt.cases if case.body is not None]
+            if not any(isinstance(case.label, ast.DefaultExpr) for case in stmt.cases):
+                outs.append(before)
+            return _join(outs)
+        if isinstance(stmt, (ast.ExitStatement, ast.ReturnStatement)):
+            self.exprs(getattr(stmt, "value", None), before, path)
+            return None
+        if isinstance(stmt, (ast.ForStatement, ast.ForInStatement)):
+            once = self.flow(stmt.body, self.exprs(stmt, before, path, skip=stmt.body), path)
+            return _join([before, self.flow(stmt.body, once, path)])  # a second iteration
+        return self.exprs(stmt, before, path)
+
+    def exprs(self, node: Any, before: frozenset, path: tuple, skip: Any = None) -> frozenset:
+        """Tables applied while evaluating ``node`` (calls in evaluation order)."""
+        if node is None:
+            return before
+        stack = [node]
+        while stack:
+            sub = stack.pop()
+            if sub is skip:
+                continue
+            stack.extend(reversed(list(sub.children())))
+            if not isinstance(sub, ast.MethodCall):
+                continue
+            if sub.kind == "table_apply" and isinstance(sub.decl, ast.TableDecl):
+                key = (path, id(sub.decl))
+                if key in before:
+                    self.limits.error(sub, f"{_INVALID} Program can not be implemented on this target since "
+                                           f"it contains a path from table {sub.decl.name} back to itself")
+                before = before | {key}
+            elif sub.kind == "control_apply":
+                control = sub.decl if isinstance(sub.decl, ast.ControlDecl) else getattr(
+                    getattr(sub.decl, "type_ref", None), "decl", None)
+                if isinstance(control, ast.ControlDecl):
+                    after = self.flow(control.body, before, (*path, id(sub.decl)))
+                    before = before if after is None else after  # an exit there: conservatively on
+        return before
+
+
+def _join(outs: list[frozenset | None]) -> frozenset | None:
+    live = [o for o in outs if o is not None]
+    return frozenset().union(*live) if live else None

@@ -172,3 +172,39 @@ def test_the_switch_refuses_such_a_pipeline_with_invalid_argument(v1prog):
         compile_config(config)
     assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert SHIFT_8 in str(info.value)
+
+
+TABLES = ("    action a() { }\n"
+          "    table t { key = { hdr.eth.dst: exact; } actions = { a; } }\n"
+          "    table u { key = { hdr.eth.src: exact; } actions = { a; } }")
+
+
+@pytest.mark.parametrize("body", [
+    "t.apply();\n        t.apply();",
+    "if (t.apply().hit) { u.apply(); }\n        if (meta.b8 == 1) { t.apply(); }",
+    "switch (u.apply().action_run) { a: { t.apply(); } }\n        t.apply();",
+])
+def test_a_table_applied_twice_on_one_path_is_refused(v1prog, body):
+    err = _refused(v1prog(locals=TABLES, body="        " + body))
+    assert ("[--Werror=invalid] Program can not be implemented on this target since it contains a "
+            "path from table t back to itself") in str(err)
+
+
+@pytest.mark.parametrize("body", [
+    "if (meta.b8 == 1) { t.apply(); } else { t.apply(); }",  # exclusive branches
+    "if (meta.b8 == 1) { t.apply(); exit; }\n        t.apply();",  # the first path ends
+    "switch (u.apply().action_run) { a: { t.apply(); } default: { } }",
+])
+def test_a_table_applied_on_separate_paths_compiles(v1prog, body):
+    compile_file(str(v1prog(locals=TABLES, body="        " + body)))
+
+
+def test_a_control_instance_with_tables_applied_twice_is_refused(v1prog):
+    path = v1prog(decls="control Sub(inout headers_t hdr) {\n"
+                        "    action a() { }\n"
+                        "    table s { key = { hdr.eth.dst: exact; } actions = { a; } }\n"
+                        "    apply { s.apply(); }\n}",
+                  locals="    Sub() one;\n    Sub() two;",
+                  body="        one.apply(hdr);\n        two.apply(hdr);\n        one.apply(hdr);")
+    err = _refused(path)
+    assert len(err.errors) == 1 and "path from table s back to itself" in str(err)
