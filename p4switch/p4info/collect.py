@@ -12,7 +12,7 @@ them, and every other object in declaration order within its control.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
 from p4.config.v1 import p4types_pb2
 
@@ -154,7 +154,7 @@ class _Collector:
         stack = [root]
         while stack:
             node = stack.pop()
-            for sub in node.walk():
+            for sub in live_walk(node):
                 for decl in self._references(sub):
                     if id(decl) not in self.used:
                         self.used.add(id(decl))
@@ -293,7 +293,7 @@ class _Collector:
                         note(sub.decl, True)
                 note(self.implicit_default(decl), True)
         for body in bodies:
-            for sub in body.walk():
+            for sub in live_walk(body):
                 if isinstance(sub, ast.MethodCall) and sub.kind == "action":
                     note(sub.decl, False)
         for action in order:
@@ -328,7 +328,7 @@ class _Collector:
         if body is None:
             return
         seen = set() if seen is None else seen
-        for sub in body.walk():
+        for sub in live_walk(body):
             if not isinstance(sub, ast.MethodCall):
                 continue
             if sub.kind == "extern_function" and not getattr(sub, "is_const", False):  # static_assert folds
@@ -605,7 +605,7 @@ def _directly_applied(control: ast.ControlDecl) -> list[ast.ControlDecl]:
     """Controls the apply block applies by type name (``myc.apply(...)``): p4c makes each an
     instance named like its type, local to ``control``."""
     found: list[ast.ControlDecl] = []
-    for sub in control.body.walk():
+    for sub in live_walk(control.body):
         if (isinstance(sub, ast.MethodCall) and sub.kind == "control_apply"
                 and isinstance(sub.decl, ast.ControlDecl) and sub.decl not in found):
             found.append(sub.decl)
@@ -614,3 +614,24 @@ def _directly_applied(control: ast.ControlDecl) -> list[ast.ControlDecl]:
 
 def collect(checked: Any) -> ProgramInfo:
     return _Collector(checked).run()
+
+
+def live_walk(root: ast.Node) -> Iterator[ast.Node]:
+    """``root.walk()`` without the code p4c removes as dead before generating P4Info:
+    statements after an ``exit`` or ``return`` in the same block, and the branch of an
+    ``if`` or ``?:`` that a constant condition never takes (so an action or table used only
+    there is not listed)."""
+    stack: list[ast.Node] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.IfStatement, ast.Ternary)) and getattr(node.cond, "is_const", False):
+            taken = node.then if node.cond.value else node.else_
+            stack.extend(x for x in (taken, node.cond) if x is not None)
+            continue
+        children = list(node.children())
+        if isinstance(node, ast.BlockStatement):
+            ends = [i for i, c in enumerate(children) if isinstance(c, (ast.ExitStatement, ast.ReturnStatement))]
+            if ends:
+                children = children[:ends[0] + 1]
+        stack.extend(reversed(children))

@@ -74,6 +74,12 @@ def test_actions_as_p4c_leaves_them(p4info):
     assert [p.name for p in _one(p4info.actions, "Ing.set_port").params] == ["port"]
 
 
+def test_dead_code_uses_nothing(p4info):
+    """p4c removes code after exit and branches a constant condition never takes first."""
+    assert "Ing.never" not in {a.preamble.name for a in p4info.actions}
+    assert "Ing.late" not in {t.preamble.name for t in p4info.tables}
+
+
 def test_controls_applied_by_type_and_sub_parsers_are_named_by_instance_path(p4info):
     assert _one(p4info.tables, "Ing.Acl.acl").preamble.alias == "acl"
     assert {a.preamble.name for a in p4info.actions} >= {"Ing.Acl.deny"}

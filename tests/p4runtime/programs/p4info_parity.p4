@@ -48,6 +48,8 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
     action outer() { inner(3); }
     action bump(bit<16> step) { hdr.eth.etype = hdr.eth.etype + step; }  /* called directly */
     action flag() { meta.kind = Kind.DATA; }
+    action never() { meta.kind = Kind.ACK; }              /* only in a branch never taken */
+    table late { key = { meta.port: exact; } actions = { flag; } }  /* only after exit */
 
     /* no default_action: p4c adds NoAction, @defaultonly, and makes it the default */
     table by_key {
@@ -84,6 +86,9 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         ecmp.apply();
         bump(7);
         Acl.apply(hdr, meta);
+        if (false) { never(); }
+        exit;
+        late.apply();
     }
 }
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
