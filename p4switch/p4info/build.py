@@ -127,6 +127,8 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
     p4info.pkg_info.arch = info.arch
     for key, value in info.pkg_fields.items():
         setattr(p4info.pkg_info, key, value)
+    for key, number in info.platform_properties.items():
+        setattr(p4info.pkg_info.platform_properties, key, number)
     _annotate(p4info.pkg_info, info.pkg_annotations)
 
     param_ids = {a.name: allocate_field_ids([p.notes.at_id for p in a.params], a.name) for a in info.actions}

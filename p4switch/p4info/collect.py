@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from p4.config.v1 import p4types_pb2
+from p4.config.v1 import p4info_pb2, p4types_pb2
 
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
@@ -252,6 +252,11 @@ class _Collector:
                         for key, value in re.findall(r'(\w+)\s*=\s*"([^"]*)"', a.raw or ""):
                             if key in ("name", "version", "organization", "contact", "url", "arch"):
                                 self.info.pkg_fields[key] = value
+                    elif a.name == "platform_property":
+                        for key, value in re.findall(r'(\w+)\s*=\s*(\d+)', a.raw or ""):
+                            if key not in p4info_pb2.PlatformProperties.DESCRIPTOR.fields_by_name:
+                                raise P4InfoError(f"@platform_property: unknown property '{key}'", a)
+                            self.info.platform_properties[key] = int(value)
                     else:
                         kept.append(a)
                 self.info.pkg_annotations = notes_of(kept)
@@ -495,9 +500,8 @@ class _Collector:
     def controller_header(self, decl: ast.HeaderDecl) -> None:
         a = decl.annotation("controller_header")
         header = ControllerHeaderInfo(_annotation_string(a), type_name_of(decl), notes=notes_of(decl.annotations))
-        for fld in decl.fields:
-            header.metadata.append(MetadataInfo(fld.name, width_of(fld.type_ref.type), notes_of(fld.annotations),
-                                                self.named_type(fld.type_ref.type)))
+        for name, t, annotations in _flat_fields(decl.type.fields, ""):
+            header.metadata.append(MetadataInfo(name, width_of(t), notes_of(annotations), self.named_type(t)))
         self.info.controller_headers.append(header)
 
     # --- type specs (registers, digests, user-defined types) ------------------------------
@@ -587,6 +591,18 @@ class _Collector:
         else:
             raise P4InfoError(f"type {t} cannot be described in P4Info")
         return spec
+
+
+def _flat_fields(fields: list[T.Field], prefix: str) -> list[tuple[str, T.P4Type, list[ast.Annotation]]]:
+    """A header's fields with struct-typed ones expanded to theirs (``b.b``), as p4c flattens
+    a controller header before describing it."""
+    out = []
+    for fld in fields:
+        if isinstance(fld.type, T.StructType):
+            out.extend(_flat_fields(fld.type.fields, f"{prefix}{fld.name}."))
+        else:
+            out.append((prefix + fld.name, fld.type, fld.annotations))
+    return out
 
 
 def _control_of(decl: Any) -> ast.ControlDecl | None:

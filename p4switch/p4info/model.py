@@ -165,4 +165,5 @@ class ProgramInfo:
     arch: str = "v1model"
     pkg_annotations: Annotations = field(default_factory=Annotations)
     pkg_fields: dict[str, str] = field(default_factory=dict)  # from @pkginfo(name=..., ...)
+    platform_properties: dict[str, int] = field(default_factory=dict)  # from @platform_property(k=N)
     uses_externs: bool = False  # any extern instance, or extern function call in the controls

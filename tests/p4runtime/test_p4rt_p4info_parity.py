@@ -147,3 +147,13 @@ def test_compare_ignores_order_and_names_what_differs(p4info):
     found = differences(p4info, shuffled)
     assert any(line.startswith(f"tables[{shuffled.tables[0].preamble.name}].size: ours") for line in found)
     assert f"actions[{p4info.actions[-1].preamble.name}]: only in ours" in found
+
+
+def test_controller_header_struct_fields_are_flattened(p4info):
+    out = _one(p4info.controller_packet_metadata, "packet_out")
+    assert [(m.id, m.name, m.bitwidth) for m in out.metadata] == [(1, "meta.pad", 7), (2, "meta.port", 9)]
+
+
+def test_platform_properties_are_fields_of_pkg_info(p4info):
+    assert p4info.pkg_info.platform_properties.multicast_group_table_size == 64
+    assert not p4info.pkg_info.annotations

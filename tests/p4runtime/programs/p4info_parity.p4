@@ -20,7 +20,10 @@ struct meta_t {
     Kind kind;
     port_id_t port;
 }
-struct headers_t { eth_t eth; tags_t tags; eth_t[2] stack; }
+struct cpu_meta_t { bit<7> pad; bit<9> port; }
+@controller_header("packet_out")
+header packet_out_t { cpu_meta_t meta; }    /* described flattened: meta.pad, meta.port */
+struct headers_t { packet_out_t packet_out; eth_t eth; tags_t tags; eth_t[2] stack; }
 
 parser Sub(packet_in pkt, out eth_t eth) {
     value_set<bit<16>>(4) special_types;
@@ -94,4 +97,5 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
 control C(inout headers_t hdr, inout meta_t meta) { apply { } }
 control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr); } }
+@platform_property(multicast_group_table_size = 64)
 V1Switch(P(), V(), Ing(), E(), C(), D()) main;
