@@ -633,10 +633,9 @@ def collect(checked: Any) -> ProgramInfo:
 
 
 def live_walk(root: ast.Node) -> Iterator[ast.Node]:
-    """``root.walk()`` without the code p4c removes as dead before generating P4Info:
-    statements after an ``exit`` or ``return`` in the same block, and the branch of an
-    ``if`` or ``?:`` that a constant condition never takes (so an action or table used only
-    there is not listed)."""
+    """``root.walk()`` without the branch of an ``if`` or ``?:`` that a constant condition
+    never takes: p4c removes it before generating P4Info, so an action or table used only
+    there is not listed. (Code after an ``exit`` stays: p4c lists an action called there.)"""
     stack: list[ast.Node] = [root]
     while stack:
         node = stack.pop()
@@ -645,9 +644,4 @@ def live_walk(root: ast.Node) -> Iterator[ast.Node]:
             taken = node.then if node.cond.value else node.else_
             stack.extend(x for x in (taken, node.cond) if x is not None)
             continue
-        children = list(node.children())
-        if isinstance(node, ast.BlockStatement):
-            ends = [i for i, c in enumerate(children) if isinstance(c, (ast.ExitStatement, ast.ReturnStatement))]
-            if ends:
-                children = children[:ends[0] + 1]
-        stack.extend(reversed(children))
+        stack.extend(reversed(list(node.children())))

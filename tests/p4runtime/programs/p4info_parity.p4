@@ -52,7 +52,7 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
     action bump(bit<16> step) { hdr.eth.etype = hdr.eth.etype + step; }  /* called directly */
     action flag() { meta.kind = Kind.DATA; }
     action never() { meta.kind = Kind.ACK; }              /* only in a branch never taken */
-    table late { key = { meta.port: exact; } actions = { flag; } }  /* only after exit */
+    action late() { meta.kind = Kind.ACK; }               /* only after exit: still listed */
 
     /* no default_action: p4c adds NoAction, @defaultonly, and makes it the default */
     table by_key {
@@ -91,7 +91,7 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         Acl.apply(hdr, meta);
         if (false) { never(); }
         exit;
-        late.apply();
+        late();
     }
 }
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
