@@ -13,6 +13,9 @@ end refuses in a well-typed v1model program (checked against p4c 1.2.4's sources
 - headers whose fields do not total a multiple of 8 bits, and headers with more than one
   varbit field (``common/header.cpp``), for every header type the pipeline's data uses;
 - registers of anything but ``bit<>``/``int<>`` (``simple_switch/simpleSwitch.cpp``);
+- checksum controls holding anything but ``verify_checksum*``/``update_checksum*`` calls, or
+  computing their inputs (a cast, slice, operator: "Computations are not supported in
+  verify_checksum"); hash and checksum inputs that are neither a list nor a struct/header;
 - parameters of table actions that are not ``bit<>``/``int<>`` (``common/action.cpp``);
 - ``clone``/``clone3``/``clone_preserving_field_list`` with I2E outside ingress or E2E outside
   egress, ``resubmit*`` outside ingress, ``recirculate*`` outside egress
@@ -40,7 +43,14 @@ MAX_SHIFT_WIDTH = 8  # p4c's LowerExpressions default for BMv2
 _OVERLIMIT = "[--Werror=overlimit]"
 _TARGET = "[--Werror=target-error]"
 _INVALID = "[--Werror=invalid]"
+_UNSUPPORTED = "[--Werror=unsupported]"
+_MODEL = "[--Werror=Target model error]"
 _CLONES = ("clone", "clone3", "clone_preserving_field_list")
+_CHECKSUM_STAGES = {"verify_checksum": ("verify_checksum", "verify_checksum_with_payload"),
+                    "compute_checksum": ("update_checksum", "update_checksum_with_payload")}
+# Expressions BMv2 takes as checksum inputs as they are (anything else is a computation).
+_SIMPLE = (ast.ListExpression, ast.StructExpression, ast.NameRef, ast.Member, ast.IntLiteral,
+           ast.ArrayIndex)
 _INGRESS_ONLY = ("resubmit", "resubmit_preserving_field_list")
 _EGRESS_ONLY = ("recirculate", "recirculate_preserving_field_list")
 
@@ -108,6 +118,9 @@ class _Limits:
         for block in pipeline.values():
             if isinstance(block, ast.ControlDecl):
                 _TablePaths(self).check(block)
+        for stage, calls in _CHECKSUM_STAGES.items():
+            if isinstance(pipeline.get(stage), ast.ControlDecl):
+                self.check_checksum_control(pipeline[stage].body, calls)
         self.errors.sort(key=lambda e: (e.file, e.line, e.col))
         return self.errors
 
@@ -165,6 +178,8 @@ class _Limits:
 
     def check_extern_call(self, call: ast.MethodCall, stage: str) -> None:
         name = call.method_name
+        if name == "hash" and len(call.args) == 5:
+            self.check_field_list(call, call.args[3].value)
         if name in _CLONES and call.args:
             kind = call.args[0].value
             which = getattr(kind, "value", None) if getattr(kind, "is_const", False) else None
@@ -176,6 +191,32 @@ class _Limits:
             self.error(call, f"{_TARGET} 'resubmit' can only be invoked in ingress {expr_text(call)}")
         elif name in _EGRESS_ONLY and stage != "egress":
             self.error(call, f"{_TARGET} 'recirculate' can only be invoked in egress {expr_text(call)}")
+
+    def check_checksum_control(self, block: ast.BlockStatement, calls: tuple[str, str]) -> None:
+        """BMv2 has no pipeline for the checksum controls: only their checksum calls become
+        checksum objects, computed from plain fields (simpleSwitch.cpp convertChecksum)."""
+        for stmt in block.statements:
+            if isinstance(stmt, ast.BlockStatement):
+                self.check_checksum_control(stmt, calls)
+                continue
+            call = stmt.call if isinstance(stmt, ast.MethodCallStatement) else None
+            if call is None or call.kind != "extern_function" or call.method_name not in calls:
+                if not isinstance(stmt, ast.EmptyStatement):
+                    self.error(stmt, f"{_UNSUPPORTED} {_statement_text(stmt)}: Only calls to {calls[0]} "
+                                     f"or {calls[1]} allowed")
+                continue
+            if len(call.args) > 1:
+                for part in _not_simple(call.args[1].value):
+                    self.error(part, f"{_UNSUPPORTED} {expr_text(part)}: Computations are not supported "
+                                     f"in {calls[0]}")
+                self.check_field_list(call, call.args[1].value)
+
+    def check_field_list(self, call: ast.MethodCall, data: ast.Expression) -> None:
+        """Hash and checksum inputs: a list, or a struct or header whose fields are listed."""
+        if isinstance(data, (ast.ListExpression, ast.StructExpression)):
+            return
+        if not isinstance(T.underlying(data.type), (T.StructLikeType, T.TupleType)):
+            self.error(data, f"{_MODEL} {expr_text(data)}: expected a struct")
 
     def check_register(self, decl: ast.InstanceDecl) -> None:
         args = getattr(decl.type, "type_args", None) or []
@@ -317,6 +358,31 @@ class _TablePaths:
                     done = self.flow(control.body, before, (*path, id(sub.decl)), after if whole else id(stmt))
                     before = before if done is None else done  # an exit there: conservatively on
         return before
+
+
+def _not_simple(e: ast.Node) -> list[ast.Node]:
+    """The outermost parts of a checksum input that compute something."""
+    if isinstance(e, ast.Cast) and e.implicit:  # our checker's, where p4c has a typed constant
+        return _not_simple(e.expr)
+    if not isinstance(e, _SIMPLE):
+        return [e]
+    parts = []
+    for child in e.children():
+        if isinstance(child, ast.NamedExpression):
+            child = child.value
+        if isinstance(child, ast.Expression):
+            parts.extend(_not_simple(child))
+    return parts
+
+
+def _statement_text(stmt: ast.Node) -> str:
+    if isinstance(stmt, ast.MethodCallStatement):
+        return expr_text(stmt.call) + ";"
+    if isinstance(stmt, ast.IfStatement):
+        return f"if ({expr_text(stmt.cond)}) ..."
+    if isinstance(stmt, ast.AssignmentStatement):
+        return f"{expr_text(stmt.lhs)} = {expr_text(stmt.rhs)};"
+    return type(stmt).__name__
 
 
 def _trivial(stmt: Any) -> bool:

@@ -227,3 +227,55 @@ def test_a_table_applied_in_places_that_continue_differently_is_refused(v1prog, 
 ])
 def test_a_table_applied_in_places_that_continue_alike_compiles(v1prog, body):
     compile_file(str(v1prog(locals=TABLES, body="        " + body)))
+
+
+CHECKSUM = """#include <core.p4>
+#include <v1model.p4>
+header ip_t { bit<8> a; bit<8> b; bit<16> csum; }
+struct h_t { ip_t ip; }
+struct m_t { bit<16> x; }
+parser P(packet_in pk, out h_t h, inout m_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(h.ip); transition accept; }
+}
+control V(inout h_t h, inout m_t m) {
+    apply { VERIFY }
+}
+control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) { apply { INGRESS } }
+control E(inout h_t h, inout m_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout h_t h, inout m_t m) {
+    apply { update_checksum(h.ip.isValid(), { h.ip.a, h.ip.b }, h.ip.csum, HashAlgorithm.csum16); }
+}
+control D(packet_out pk, in h_t h) { apply { pk.emit(h.ip); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+GOOD_VERIFY = "verify_checksum(h.ip.isValid(), { h.ip.a, h.ip.b, 8w0 }, h.ip.csum, HashAlgorithm.csum16);"
+
+
+def _checksum_program(tmp_path, verify=GOOD_VERIFY, ingress=""):
+    path = tmp_path / "cksum.p4"
+    path.write_text(CHECKSUM.replace("VERIFY", verify).replace("INGRESS", ingress))
+    return path
+
+
+@pytest.mark.parametrize("verify, message", [
+    ("verify_checksum(true, { h.ip.a, h.ip.b[3:0] }, h.ip.csum, HashAlgorithm.csum16);",
+     "[--Werror=unsupported] h.ip.b[3:0]: Computations are not supported in verify_checksum"),
+    ("verify_checksum(true, { h.ip.a + 1 }, h.ip.csum, HashAlgorithm.csum16);",
+     "[--Werror=unsupported] h.ip.a + 1: Computations are not supported in verify_checksum"),
+    ("m.x = 1; " + GOOD_VERIFY,
+     "[--Werror=unsupported] m.x = 1;: Only calls to verify_checksum or verify_checksum_with_payload allowed"),
+    ("if (h.ip.isValid()) { " + GOOD_VERIFY + " }",
+     "Only calls to verify_checksum or verify_checksum_with_payload allowed"),
+])
+def test_checksum_controls_only_hold_checksums_of_plain_fields(tmp_path, verify, message):
+    assert message in str(_refused(_checksum_program(tmp_path, verify)))
+
+
+def test_hash_input_must_be_a_list_or_struct(tmp_path):
+    bad = "hash(m.x, HashAlgorithm.crc16, 16w0, m.x, 16w1024);"
+    err = _refused(_checksum_program(tmp_path, ingress=bad))
+    assert "[--Werror=Target model error] m.x: expected a struct" in str(err)
+    for good in ("hash(m.x, HashAlgorithm.crc16, 16w0, { h.ip.a }, 16w1024);",
+                 "hash(m.x, HashAlgorithm.crc16, 16w0, h.ip, 16w1024);",
+                 "hash(m.x, HashAlgorithm.crc16, 16w0, m, 16w1024);"):
+        compile_file(str(_checksum_program(tmp_path, ingress=good)))
