@@ -13,10 +13,14 @@ end refuses in a well-typed v1model program (checked against p4c 1.2.4's sources
 - headers whose fields do not total a multiple of 8 bits, and headers with more than one
   varbit field (``common/header.cpp``), for every header type the pipeline's data uses;
 - registers of anything but ``bit<>``/``int<>`` (``simple_switch/simpleSwitch.cpp``);
+- externs (instances or functions) BMv2 does not implement: declared by the program rather
+  than by core.p4/v1model.p4 ("unknown extern instance");
 - checksum controls holding anything but ``verify_checksum*``/``update_checksum*`` calls, or
   computing their inputs (a cast, slice, operator: "Computations are not supported in
   verify_checksum"); hash and checksum inputs that are neither a list nor a struct/header;
-- parameters of table actions that are not ``bit<>``/``int<>`` (``common/action.cpp``);
+- parameters of table actions that are not ``bit<>``/``int<>`` (``common/action.cpp``),
+  tables with more than one LPM key (``common/control.h``), reading a field of a stack's
+  ``next`` (``common/expression.cpp``: BMv2 has no such reference);
 - ``clone``/``clone3``/``clone_preserving_field_list`` with I2E outside ingress or E2E outside
   egress, ``resubmit*`` outside ingress, ``recirculate*`` outside egress
   (``simple_switch/simpleSwitch.cpp``);
@@ -32,6 +36,7 @@ The pass runs from ``program.compile_source`` for ``target="bmv2"`` (the default
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator
 
 from p4switch.frontend import ast
@@ -156,9 +161,18 @@ class _Limits:
         if isinstance(node, ast.Binary) and node.op in ("<<", ">>"):
             self.check_shift(node)
         elif isinstance(node, ast.MethodCall) and node.kind == "extern_function":
+            if not _architecture_decl(node.decl):
+                self.error(node, f"[--Werror=unknown] {node.method_name}: unknown extern function")
             self.check_extern_call(node, stage)
-        elif isinstance(node, ast.InstanceDecl) and getattr(node.type, "name", None) == "register":
-            self.check_register(node)
+        elif isinstance(node, ast.InstanceDecl) and isinstance(node.type, T.ExternType):
+            if not _architecture_decl(node.type.extern.decl):
+                self.error(node, f"[--Werror=unknown] {node.type.extern.name}: unknown extern instance")
+            if node.type.name == "register":
+                self.check_register(node)
+        elif (isinstance(node, ast.Member) and node.kind == "field" and isinstance(node.expr, ast.Member)
+              and node.expr.kind == "stack" and node.expr.name == "next"
+              and not isinstance(node.type, T.StructLikeType)):  # a union member is extracted, not read
+            self.error(node.expr, f"[--Werror=uninitialized] {expr_text(node.expr)} uninitialized: next field read")
 
     def check_shift(self, e: ast.Binary) -> None:
         amount = e.right
@@ -225,6 +239,8 @@ class _Limits:
                              "currently supported")
 
     def check_table(self, table: ast.TableDecl) -> None:
+        if sum(1 for k in table.key if k.match_kind == "lpm") > 1:
+            self.error(table, f"{_UNSUPPORTED} multiple LPM keys in table {table.name} not supported")
         for ref in table.actions:
             action = ref.decl
             for p in getattr(action, "params", []):
@@ -358,6 +374,13 @@ class _TablePaths:
                     done = self.flow(control.body, before, (*path, id(sub.decl)), after if whole else id(stmt))
                     before = before if done is None else done  # an exit there: conservatively on
         return before
+
+
+def _architecture_decl(decl: Any) -> bool:
+    """Whether an extern is one BMv2 implements: declared by core.p4 or v1model.p4 (ours,
+    from p4switch/p4include, or a copy of p4c's of the same name) and not by the program."""
+    loc = getattr(decl, "loc", None)
+    return loc is None or os.path.basename(loc.file) in ("core.p4", "v1model.p4")
 
 
 def _not_simple(e: ast.Node) -> list[ast.Node]:

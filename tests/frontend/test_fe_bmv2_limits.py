@@ -279,3 +279,29 @@ def test_hash_input_must_be_a_list_or_struct(tmp_path):
                  "hash(m.x, HashAlgorithm.crc16, 16w0, h.ip, 16w1024);",
                  "hash(m.x, HashAlgorithm.crc16, 16w0, m, 16w1024);"):
         compile_file(str(_checksum_program(tmp_path, ingress=good)))
+
+
+def test_one_lpm_key_per_table(v1prog):
+    err = _refused(v1prog(locals="    table t { key = { hdr.eth.dst: lpm; hdr.eth.src: lpm; } actions = { NoAction; } }",
+                          body="        t.apply();"))
+    assert "[--Werror=unsupported] multiple LPM keys in table t not supported" in str(err)
+
+
+def test_a_field_of_next_is_not_readable(tmp_path):
+    path = tmp_path / "next.p4"
+    path.write_text(CHECKSUM.replace("struct h_t { ip_t ip; }", "struct h_t { ip_t ip; ip_t[2] st; }")
+                    .replace("pk.extract(h.ip); transition accept;",
+                             "pk.extract(h.st.next); transition select(h.st.next.a) { default: accept; }")
+                    .replace("VERIFY", GOOD_VERIFY).replace("INGRESS", ""))
+    err = _refused(path)
+    assert "[--Werror=uninitialized] h.st.next uninitialized: next field read" in str(err)
+    path.write_text(path.read_text().replace("select(h.st.next.a)", "select(h.st.last.a)"))
+    compile_file(str(path))
+
+
+def test_externs_bmv2_does_not_implement(v1prog):
+    err = _refused(v1prog(decls="extern Gadget { Gadget(); void poke(); }\nextern void ring(in bit<8> x);",
+                          locals="    Gadget() g;",
+                          body="        g.poke();\n        ring(meta.b8);"))
+    assert "[--Werror=unknown] Gadget: unknown extern instance" in str(err)
+    assert "[--Werror=unknown] ring: unknown extern function" in str(err)
