@@ -4,9 +4,12 @@
 
 Writes the device config (see ``p4switch.p4info.device_config``) and, when asked, the P4Info
 in the formats p4c picks by suffix (.txt/.txtpb text, .json JSON, .bin binary). p4c options
-that do not apply to a software target (``--target``, ``--arch``, ``--std``, ``-b``) are
-accepted so existing build scripts run unchanged. Errors print as ``file:line:col: error: ...``
-and exit with status 1, never a traceback.
+that do not apply to a software target (``--arch``, ``--std``, ``-b``) are accepted so
+existing build scripts run unchanged. ``--target bmv2`` (the default and the only target)
+also refuses what p4c's BMv2 back end refuses (``p4switch.frontend.bmv2_limits``: shift
+amounts wider than 8 bits, headers not a whole number of bytes, ...), so a program this
+compiler accepts also compiles with ``p4c --target bmv2``. Errors print as
+``file:line:col: error: ...`` and exit with status 1, never a traceback.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--p4runtime-files", default="", metavar="FILES",
                    help="comma-separated P4Info outputs; format from suffix: .txt/.txtpb, .json, .bin")
     p.add_argument("-o", dest="output", default=None, help="device config file, or directory for <prog>.json")
-    p.add_argument("--target", default="bmv2", help="accepted for p4c compatibility")
+    p.add_argument("--target", default="bmv2", help="only bmv2: refuse what p4c's BMv2 back end refuses")
     p.add_argument("--arch", default="v1model", help="only v1model is supported")
     p.add_argument("--std", default="p4-16", help="only p4-16 is supported")
     p.add_argument("-b", dest="backend", default=None, help="accepted for p4c compatibility")
@@ -89,9 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.arch != "v1model":
         print(f"error: architecture {args.arch!r} is not supported (only v1model)", file=sys.stderr)
         return 1
+    if args.target != "bmv2":
+        print(f"error: target {args.target!r} is not supported (only bmv2)", file=sys.stderr)
+        return 1
     source = Path(args.source)
     try:
-        checked = compile_file(str(source), include_dirs=args.include, defines=parse_defines(args.define))
+        checked = compile_file(str(source), include_dirs=args.include, defines=parse_defines(args.define),
+                               target=args.target)
         p4info = generate_p4info(checked)
         if args.p4runtime_files:
             _write_p4info(p4info, args.p4runtime_files)

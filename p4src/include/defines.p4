@@ -60,8 +60,9 @@ const bit<3> LB_SPRAY_RANDOM = 3;
 const bit<3> LB_SPRAY_BEST_OF_TWO = 4;
 
 /* Port load estimate (a discounting rate estimator): the recent byte count halves every
- * 2^DRE_SHIFT microseconds (64 us). */
-const bit<48> DRE_SHIFT = 6;
+ * 2^DRE_SHIFT microseconds (64 us). A shift amount: p4c's BMv2 back end refuses shift
+ * amounts wider than 8 bits ([--Werror=overlimit]), hence bit<8>. */
+const bit<8> DRE_SHIFT = 6;
 
 /* Clone sessions the control plane creates (p4src/README.md). */
 const bit<32> INT_REPORT_SESSION = 1;

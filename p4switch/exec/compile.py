@@ -560,10 +560,10 @@ class ProgramCompiler:
         else:
             default_decl = self._noaction()
             default_call = ActionCall("NoAction", {})
-        hidden: frozenset[str] = frozenset()
         if default_decl is not None and all(a is not default_decl for a in action_decls):
+            # the implicit NoAction default: p4c adds it to the actions as @defaultonly
             action_decls.append(default_decl)
-            hidden = frozenset([self.action_name(default_decl, prefix)])
+            scopes[self.action_name(default_decl, prefix)] = DEFAULT_ONLY
         infos = [self.action_info(a, prefix) for a in action_decls]
         size_p = decl.prop("size")
         size = int(size_p.value.value) if size_p is not None and size_p.value.value is not None else 1024
@@ -588,7 +588,6 @@ class ProgramCompiler:
             implementation=impl if isinstance(impl, ActionProfile) else None,
             direct_counter=dcounter if isinstance(dcounter, DirectCounter) else None,
             direct_meter=dmeter if isinstance(dmeter, DirectMeter) else None,
-            hidden_actions=hidden,
             support_timeout=self._bool_prop(decl, "support_timeout"),
         )
         n = len(decl.entries)
@@ -670,7 +669,7 @@ class ProgramCompiler:
             inst.ctor_args = {p.name: a.value.value for p, a in zip(sig.params, v.args)} if sig else {}
             # the property's @name, as in P4Info; an unnamed one (which p4c will not expose
             # over P4Runtime) keeps the made-up "<table>_<property>"
-            self.instantiate(inst, prefix, self.checked.inline_instance_name(decl, p, prefix or None))
+            self.instantiate(inst, prefix, self.checked.inline_instance_name(p))
             return self.ns[self.objects[id(inst)]]
         raise UnsupportedError(p, f"table property {prop} must name an instance")
 

@@ -265,15 +265,12 @@ class Table:
         implementation: ActionProfile | None = None,
         direct_counter: DirectCounter | None = None,
         direct_meter: DirectMeter | None = None,
-        hidden_actions: frozenset[str] = frozenset(),
         support_timeout: bool = False,
     ) -> None:
         self.name = name
         self.support_timeout = support_timeout
         self.key = list(key)
-        # ``hidden_actions``: the implicit NoAction default of a table that lists no default;
-        # it runs on a miss but is not one of the table's actions for the control plane.
-        self.action_names = [a.name for a in actions if a.name not in hidden_actions]
+        self.action_names = [a.name for a in actions]
         self._actions = {a.name: a for a in actions}
         self._action_index = {a.name: i for i, a in enumerate(actions)}
         self.scopes = scopes or {}

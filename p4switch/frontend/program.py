@@ -11,11 +11,12 @@ import sys
 
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
+from p4switch.frontend.bmv2_limits import check_bmv2_limits
 from p4switch.frontend.checker import Checker
 from p4switch.frontend.errors import CompileError
 from p4switch.frontend.parser import parse_program
 from p4switch.frontend.preprocess import preprocess
-from p4switch.frontend.pretty import expr_text
+from p4switch.frontend.pretty import key_text
 
 # V1Switch parameters in order, by the stage names the executor uses.
 V1_STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
@@ -93,30 +94,24 @@ class CheckedProgram:
             return local
         return f"{prefix if prefix is not None else block.name}.{local}"
 
-    def inline_instance_name(self, table: ast.TableDecl, prop: ast.TableProperty,
-                             prefix: str | None = None) -> str | None:
+    def inline_instance_name(self, prop: ast.TableProperty) -> str | None:
         """Name of an extern constructed in place as a table property
         (``@name("ap") implementation = action_profile(32w128);``), or None when the property
-        has no ``@name``. p4c names such an instance by the property's ``@name``, qualified by
-        the table's block like any local (a leading "." makes it absolute), and refuses to
-        expose an unnamed one over P4Runtime; P4Info and the executor both ask here."""
+        has no ``@name``. p4c (1.2.4) names such an instance by the property's ``@name`` as
+        written, not qualified by the table's control (a leading "." is dropped), and refuses
+        to expose an unnamed one over P4Runtime; P4Info and the executor both ask here."""
         ann = ast.find_annotation(prop.annotations, "name")
         if ann is None or not ann.args or not isinstance(ann.args[0], ast.StringLiteral):
             return None
-        local = ann.args[0].value
-        if local.startswith("."):
-            return local[1:]
-        block = self._parents.get(table)
-        if block is None:
-            return local
-        return f"{prefix if prefix is not None else block.name}.{local}"
+        return ann.args[0].value.lstrip(".")
 
     def key_name(self, key: ast.KeyElement) -> str:
-        """Match field name of a table key element (``@name`` or the expression text)."""
+        """Match field name of a table key element (``@name``, or p4c's name for the
+        expression: ``pretty.key_text``)."""
         ann = ast.find_annotation(key.annotations, "name")
         if ann is not None and ann.args and isinstance(ann.args[0], ast.StringLiteral):
             return ann.args[0].value
-        return expr_text(key.expr)
+        return key_text(key.expr)
 
     def declarations(self, cls: type) -> list:
         """Every declaration of a given AST class, top level and inside controls/parsers."""
@@ -129,15 +124,27 @@ class CheckedProgram:
         return out
 
 
-def compile_source(text: str, filename: str = "<prog>.p4") -> CheckedProgram:
-    """Parse and check P4 text that is already preprocessed (line markers allowed)."""
+TARGETS = ("bmv2", None)
+
+
+def compile_source(text: str, filename: str = "<prog>.p4", target: str | None = "bmv2") -> CheckedProgram:
+    """Parse and check P4 text that is already preprocessed (line markers allowed).
+
+    ``target="bmv2"`` (the default: our switch claims BMv2 parity) also refuses what p4c's
+    BMv2 back end refuses in a V1Switch program (``bmv2_limits``); ``None`` checks the
+    language only, as p4test does."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r} (known: bmv2, or None for the front end only)")
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10000))  # deep expression nesting in generated code
     try:
         program, linemap = parse_program(text, filename)
         checker = Checker(program, linemap.sources)
         checker.check()
-        return CheckedProgram(program, text, checker, filename)
+        checked = CheckedProgram(program, text, checker, filename)
+        if target == "bmv2":
+            check_bmv2_limits(checked, linemap.sources)
+        return checked
     except RecursionError:
         raise CompileError("program nesting is too deep to compile (statements or expressions "
                            "nested thousands of levels)", filename, 0, 0) from None
@@ -146,8 +153,8 @@ def compile_source(text: str, filename: str = "<prog>.p4") -> CheckedProgram:
 
 
 def compile_file(path: str, include_dirs: list[str] | None = None,
-                 defines: dict[str, str | None] | None = None) -> CheckedProgram:
+                 defines: dict[str, str | None] | None = None, target: str | None = "bmv2") -> CheckedProgram:
     """Preprocess ``path`` with cpp (our core.p4/v1model.p4 on the include path), parse and
-    check it."""
+    check it (``target``: as for ``compile_source``)."""
     text = preprocess(path, include_dirs, defines)
-    return compile_source(text, path)
+    return compile_source(text, path, target)

@@ -127,6 +127,8 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
     p4info.pkg_info.arch = info.arch
     for key, value in info.pkg_fields.items():
         setattr(p4info.pkg_info, key, value)
+    for key, number in info.platform_properties.items():
+        setattr(p4info.pkg_info.platform_properties, key, number)
     _annotate(p4info.pkg_info, info.pkg_annotations)
 
     param_ids = {a.name: allocate_field_ids([p.notes.at_id for p in a.params], a.name) for a in info.actions}
@@ -187,6 +189,12 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
         msg.size = prof.size
         if prof.max_group_size:
             msg.max_group_size = prof.max_group_size
+        if prof.size_semantics == "sum_of_weights":
+            msg.sum_of_weights.SetInParent()
+        elif prof.size_semantics == "sum_of_members":
+            msg.sum_of_members.SetInParent()
+            if prof.max_member_weight:
+                msg.sum_of_members.max_member_weight = prof.max_member_weight
 
     _counterlike(p4info.counters, info.counters, ids.COUNTER, sym, _COUNTER_UNITS)
     _counterlike(p4info.direct_counters, info.direct_counters, ids.DIRECT_COUNTER, sym, _COUNTER_UNITS)
@@ -216,17 +224,18 @@ def build_p4info(info: ProgramInfo) -> p4info_pb2.P4Info:
                   sym.alias_of(digest.name), Annotations())
         msg.type_spec.CopyFrom(digest.type_spec)
 
-    # p4c touches type_info whenever it converts the type of a match field, action parameter,
-    # controller header field, register or digest, so it prints an (often empty) block then.
-    if info.type_info.ByteSize() or _converts_types(info):
+    # p4c's serializer opens type_info (so prints an often empty block) whenever it converts a
+    # type or hands an object to the architecture: for every table, action parameter,
+    # controller header field, extern instance and extern function call.
+    if info.type_info.ByteSize() or _opens_type_info(info):
         p4info.type_info.SetInParent()
         p4info.type_info.MergeFrom(info.type_info)
     return p4info
 
 
-def _converts_types(info: ProgramInfo) -> bool:
-    return bool(any(t.match_fields for t in info.tables) or any(a.params for a in info.actions)
-                or any(h.metadata for h in info.controller_headers) or info.registers or info.digests)
+def _opens_type_info(info: ProgramInfo) -> bool:
+    return bool(info.tables or any(a.params for a in info.actions)
+                or any(h.metadata for h in info.controller_headers) or info.uses_externs)
 
 
 def _counterlike(repeated, objects: list[CounterlikeInfo], prefix: int, sym: ids.SymbolTable, units) -> None:

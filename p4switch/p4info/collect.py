@@ -12,9 +12,10 @@ them, and every other object in declaration order within its control.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from p4.config.v1 import p4types_pb2
+from p4.config.v1 import p4info_pb2, p4types_pb2
 
 from p4rt.bytestrings import padded as padded_bytes
 from p4switch.frontend import ast
@@ -39,6 +40,8 @@ from p4switch.p4info.model import (
 
 STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
 _SKIPPED_ANNOTATIONS = {"name", "id", "brief", "description"}
+# Action profile annotations P4Info carries as fields, not as annotations.
+_PROFILE_ANNOTATIONS = {"max_group_size", "selector_size_semantics", "max_member_weight"}
 
 
 class P4InfoError(ValueError):
@@ -91,7 +94,37 @@ def type_name_of(decl: ast.Declaration) -> str:
     return _annotation_string(a).lstrip(".") if a is not None else decl.name
 
 
+def translation(t: T.P4Type) -> tuple[str, int | None] | None:
+    """``@p4runtime_translation("uri", W)`` of a new type: the URI and the width the controller
+    sees (W a number or ``bit<W>``; None for ``string``), or None without the annotation."""
+    if not isinstance(t, T.NewType) or t.decl is None:
+        return None
+    a = t.decl.annotation("p4runtime_translation")
+    if a is None:
+        return None
+    if a.args and isinstance(a.args[0], ast.StringLiteral):
+        uri, rest = a.args[0].value, a.raw.split(",", 1)[1] if "," in (a.raw or "") else ""
+        if len(a.args) > 1 and isinstance(a.args[1].value, int):
+            return uri, a.args[1].value
+    else:
+        m = re.match(r'\s*"([^"]*)"\s*,(.*)', a.raw or "", re.DOTALL)
+        if m is None:
+            raise P4InfoError("@p4runtime_translation needs a URI and a width, bit<W> or string", a)
+        uri, rest = m.group(1), m.group(2)
+    rest = rest.strip()
+    if rest == "string":
+        return uri, None
+    m = re.fullmatch(r"(?:bit\s*<\s*(\d+)\s*>|(\d+))", rest)
+    if m is None:
+        raise P4InfoError("@p4runtime_translation needs a URI and a width, bit<W> or string", a)
+    return uri, int(m.group(1) or m.group(2))
+
+
 def width_of(t: T.P4Type) -> int:
+    """Bit width the control plane sees (a translated new type's, when it has one)."""
+    translated = translation(t)
+    if translated is not None:
+        return translated[1] or 0
     t = T.underlying(t)
     if isinstance(t, T.BoolType):
         return 1
@@ -122,7 +155,7 @@ class _Collector:
         stack = [root]
         while stack:
             node = stack.pop()
-            for sub in node.walk():
+            for sub in live_walk(node):
                 for decl in self._references(sub):
                     if id(decl) not in self.used:
                         self.used.add(id(decl))
@@ -163,15 +196,19 @@ class _Collector:
                 out.extend(self.flatten(sub, self.name(decl, prefix)))
             else:
                 out.append((prefix, decl))
+        for sub in _directly_applied(control):
+            out.extend(self.flatten(sub, f"{prefix}.{sub.name}"))
         return out
 
     def bodies(self, control: ast.ControlDecl) -> list[ast.Node]:
-        """Apply blocks of a control and of every control instantiated in it."""
+        """Apply blocks of a control and of every control instantiated or applied in it."""
         found = [control.body]
         for decl in control.locals:
             sub = _control_of(decl)
             if sub is not None:
                 found.extend(self.bodies(sub))
+        for sub in _directly_applied(control):
+            found.extend(self.bodies(sub))
         return found
 
     # --- top level ------------------------------------------------------------------------
@@ -216,53 +253,98 @@ class _Collector:
                         for key, value in re.findall(r'(\w+)\s*=\s*"([^"]*)"', a.raw or ""):
                             if key in ("name", "version", "organization", "contact", "url", "arch"):
                                 self.info.pkg_fields[key] = value
+                    elif a.name == "platform_property":
+                        for key, value in re.findall(r'(\w+)\s*=\s*(\d+)', a.raw or ""):
+                            if key not in p4info_pb2.PlatformProperties.DESCRIPTOR.fields_by_name:
+                                raise P4InfoError(f"@platform_property: unknown property '{key}'", a)
+                            self.info.platform_properties[key] = int(value)
                     else:
                         kept.append(a)
                 self.info.pkg_annotations = notes_of(kept)
 
     # --- actions --------------------------------------------------------------------------
+    def implicit_default(self, table: ast.TableDecl) -> ast.ActionDecl | None:
+        """The ``NoAction`` p4c makes the default of a table that declares none (its front
+        end's CreateBuiltins pass), or None when the table declares a default."""
+        if table.default_action is not None:
+            return None
+        for decl in self.checked.program.declarations:
+            if isinstance(decl, ast.ActionDecl) and decl.name == "NoAction":
+                return decl
+        raise P4InfoError(f"table {table.name} has no default action and NoAction is not declared; "
+                          "did you include core.p4?", table)
+
     def control_actions(self, control: ast.ControlDecl, flat: list[tuple[str, ast.Node]]) -> None:
-        """Top-level actions the control uses (in order of first use), then its own."""
+        """Top-level actions the control uses (in order of first use), then its own.
+
+        As p4c's front and mid end leave them: the actions of its applied tables (with their
+        parameters), and actions its apply blocks call directly (p4c binds the arguments and
+        wraps the call in a hidden table: listed without parameters). An action only called
+        from other actions is inlined there and gone."""
         local_ids = {id(d) for _, d in flat}
         bodies = self.bodies(control)
-        global_used: list[ast.ActionDecl] = []
-        for node in [*(d for _, d in flat), *bodies]:
-            for sub in node.walk():
-                for decl in self._references(sub):
-                    if (isinstance(decl, ast.ActionDecl) and id(decl) not in local_ids
-                            and decl not in global_used and id(decl) in self.used):
-                        global_used.append(decl)
-        for action in global_used:
-            self.action(action, None)
-            self.digests_in(action.body)
-        for prefix, decl in flat:
-            if isinstance(decl, ast.ActionDecl) and id(decl) in self.used:
-                self.action(decl, prefix)
-                self.digests_in(decl.body)
-        for body in bodies:
-            self.digests_in(body)
+        listed: dict[int, bool] = {}  # action -> listed with its parameters
+        order: list[ast.ActionDecl] = []
 
-    def action(self, decl: ast.ActionDecl, prefix: str | None) -> None:
+        def note(action: Any, with_params: bool) -> None:
+            if isinstance(action, ast.ActionDecl):
+                if id(action) not in listed:
+                    order.append(action)
+                listed[id(action)] = listed.get(id(action), False) or with_params
+
+        for _, decl in flat:
+            if isinstance(decl, ast.TableDecl) and id(decl) in self.used:
+                for sub in decl.walk():
+                    if isinstance(sub, ast.ActionRef):
+                        note(sub.decl, True)
+                note(self.implicit_default(decl), True)
+        for body in bodies:
+            for sub in live_walk(body):
+                if isinstance(sub, ast.MethodCall) and sub.kind == "action":
+                    note(sub.decl, False)
+        for action in order:
+            self.used.add(id(action))
+        for action in [a for a in order if id(a) not in local_ids]:
+            self.action(action, None, listed[id(action)])
+            self.extern_calls_in(action.body)
+        for prefix, decl in flat:
+            if id(decl) in listed:
+                self.action(decl, prefix, listed[id(decl)])
+                self.extern_calls_in(decl.body)
+        for body in bodies:
+            self.extern_calls_in(body)
+
+    def action(self, decl: ast.ActionDecl, prefix: str | None, with_params: bool = True) -> None:
         name = self.name(decl, prefix)
         if name in self.seen_actions:
             return
         self.seen_actions.add(name)
         params = []
         for p in decl.params:
-            if p.direction not in (None, ""):
+            if p.direction not in (None, "") or not with_params:
                 continue
             params.append(ParamInfo(self.checked.control_plane_name(p), width_of(p.type), notes_of(p.annotations),
                                     self.named_type(p.type)))
         self.info.actions.append(ActionInfo(name, params, notes_of(decl.annotations)))
 
-    def digests_in(self, body: ast.Node | None) -> None:
+    def extern_calls_in(self, body: ast.Node | None, seen: set[int] | None = None) -> None:
+        """Digests, and whether the controls call any extern function at all (p4c's
+        serializer hands each such call to the architecture, which opens type_info), through
+        the functions and actions they call (p4c inlines those first)."""
         if body is None:
             return
-        for sub in body.walk():
-            if (isinstance(sub, ast.MethodCall) and sub.kind == "extern_function"
-                    and sub.method_name == "digest"):
-                data_type = sub.signature.params[1].type if sub.signature else sub.args[1].value.type
-                self.digest(data_type, sub)
+        seen = set() if seen is None else seen
+        for sub in live_walk(body):
+            if not isinstance(sub, ast.MethodCall):
+                continue
+            if sub.kind == "extern_function" and not getattr(sub, "is_const", False):  # static_assert folds
+                self.info.uses_externs = True
+                if sub.method_name == "digest":
+                    data_type = sub.signature.params[1].type if sub.signature else sub.args[1].value.type
+                    self.digest(data_type, sub)
+            elif sub.kind in ("function", "action") and id(sub.decl) not in seen:  # inlined by p4c
+                seen.add(id(sub.decl))
+                self.extern_calls_in(sub.decl.body, seen)
 
     def digest(self, data_type: T.P4Type, node: ast.Node) -> None:
         if not isinstance(data_type, T.StructType):
@@ -282,12 +364,17 @@ class _Collector:
             elif isinstance(decl, ast.InstanceDecl) and isinstance(decl.type, T.ExternType):
                 self.extern_instance(decl, prefix)
 
-    def parser_objects(self, parser: ast.ParserDecl) -> None:
+    def parser_objects(self, parser: ast.ParserDecl, prefix: str | None = None) -> None:
+        """The parser's value sets and externs, and those of the sub-parsers it instantiates
+        (named by instance path, ``parserImpl.p1.ipv4_ethertypes``, as p4c's inliner does)."""
+        prefix = self.name(parser) if prefix is None else prefix
         for decl in parser.locals:
             if isinstance(decl, ast.ValueSetDecl):
-                self.value_set(decl)
+                self.value_set(decl, prefix)
             elif isinstance(decl, ast.InstanceDecl) and isinstance(decl.type, T.ExternType):
-                self.extern_instance(decl, self.name(parser))
+                self.extern_instance(decl, prefix)
+            elif isinstance(decl, ast.InstanceDecl) and isinstance(getattr(decl.type_ref, "decl", None), ast.ParserDecl):
+                self.parser_objects(decl.type_ref.decl, self.name(decl, prefix))
 
     def table(self, decl: ast.TableDecl, prefix: str) -> None:
         name = self.name(decl, prefix)
@@ -299,7 +386,12 @@ class _Collector:
                                                     notes_of(key.annotations), self.named_type(key.expr.type)))
         for ref in decl.actions:
             info.action_refs.append(ActionRefInfo(self.action_name(ref.decl, prefix), notes_of(ref.annotations)))
-        if decl.default_action is not None:
+        noaction = self.implicit_default(decl)
+        if noaction is not None:
+            if all(ref.decl is not noaction for ref in decl.actions):
+                info.action_refs.append(ActionRefInfo("NoAction", Annotations(texts=["@defaultonly"])))
+            info.initial_default = ("NoAction", [])
+        else:
             action = decl.default_action.decl
             if decl.default_action_const:
                 info.const_default_action = self.action_name(action, prefix)
@@ -310,7 +402,7 @@ class _Collector:
         size = decl.prop("size")
         if size is not None and size.value.value:
             info.size = int(size.value.value)
-        info.is_const = bool(decl.entries) and decl.entries_const
+        info.is_const = decl.entries_const  # "const entries = { }" too (p4c)
         info.has_initial_entries = bool(decl.entries)
         timeout = decl.prop("support_timeout")
         info.support_timeout = bool(timeout is not None and timeout.value.value)
@@ -337,7 +429,7 @@ class _Collector:
         like an instance), its P4Info name and the annotations that describe it."""
         value = prop.value
         if isinstance(value, ast.MethodCall) and value.kind == "constructor":
-            inst_name = self.checked.inline_instance_name(table, prop, prefix)
+            inst_name = self.checked.inline_instance_name(prop)
             if inst_name is None:  # p4c's rule and wording
                 raise P4InfoError(f"Table '{table_name}' has an anonymous table property '{prop.name}' "
                                   "with no name annotation, which is not supported by P4Runtime", prop)
@@ -354,10 +446,22 @@ class _Collector:
         if name not in self.profiles:
             selector = source.type.name == "action_selector"
             size = int(_value_of(source.ctor_args["size"]))
+            prof = ActionProfileInfo(name, selector, size, notes=notes_of(
+                [a for a in annotations if a.name not in _PROFILE_ANNOTATIONS]))
+            # p4c's sizing annotations apply to selectors only (it warns and ignores them else)
             max_group = ast.find_annotation(annotations, "max_group_size")
-            self.profiles[name] = ActionProfileInfo(
-                name, selector, size, max_group_size=_annotation_int(max_group) if max_group else 0,
-                notes=notes_of([a for a in annotations if a.name != "max_group_size"]))
+            semantics = ast.find_annotation(annotations, "selector_size_semantics")
+            weight = ast.find_annotation(annotations, "max_member_weight")
+            if selector and max_group is not None:
+                prof.max_group_size = _annotation_int(max_group)
+            if selector and semantics is not None:
+                prof.size_semantics = _annotation_string(semantics).lower()
+                if prof.size_semantics not in ("sum_of_weights", "sum_of_members"):
+                    raise P4InfoError('Expected selector_size_semantics value "sum_of_weights" or '
+                                      f'"sum_of_members", but got \'{prof.size_semantics}\'', semantics)
+            if selector and weight is not None and prof.size_semantics == "sum_of_members":
+                prof.max_member_weight = _annotation_int(weight)
+            self.profiles[name] = prof
         return self.profiles[name]
 
     def direct(self, source: Any, name: str, table: str, annotations: list[ast.Annotation],
@@ -366,6 +470,7 @@ class _Collector:
                                     direct_table=table, notes=notes_of(annotations)))
 
     def extern_instance(self, decl: ast.InstanceDecl, prefix: str | None) -> None:
+        self.info.uses_externs = True  # p4c hands every extern instance to the architecture
         kind = decl.type.name
         name = self.name(decl, prefix)
         if kind in ("counter", "meter"):
@@ -379,9 +484,9 @@ class _Collector:
         elif kind in ("action_profile", "action_selector"):
             self.profile(decl, name, decl.annotations)
 
-    def value_set(self, decl: ast.ValueSetDecl) -> None:
+    def value_set(self, decl: ast.ValueSetDecl, prefix: str) -> None:
         elem = decl.elem_type.type
-        info = ValueSetInfo(self.checked.control_plane_name(decl), int(decl.size.value),
+        info = ValueSetInfo(self.name(decl, prefix), int(decl.size.value),
                             notes=notes_of(decl.annotations))
         if isinstance(elem, T.StructType):
             for fld in elem.fields:
@@ -396,9 +501,8 @@ class _Collector:
     def controller_header(self, decl: ast.HeaderDecl) -> None:
         a = decl.annotation("controller_header")
         header = ControllerHeaderInfo(_annotation_string(a), type_name_of(decl), notes=notes_of(decl.annotations))
-        for fld in decl.fields:
-            header.metadata.append(MetadataInfo(fld.name, width_of(fld.type_ref.type), notes_of(fld.annotations),
-                                                self.named_type(fld.type_ref.type)))
+        for name, t, annotations in _flat_fields(decl.type.fields, ""):
+            header.metadata.append(MetadataInfo(name, width_of(t), notes_of(annotations), self.named_type(t)))
         self.info.controller_headers.append(header)
 
     # --- type specs (registers, digests, user-defined types) ------------------------------
@@ -469,14 +573,44 @@ class _Collector:
         elif isinstance(t, T.NewType):
             spec.new_type.name = t.name
             if t.name not in type_info.new_types:
-                type_info.new_types[t.name].original_type.CopyFrom(self.type_spec(t.underlying))
+                entry = type_info.new_types[t.name]
+                if t.decl is not None:
+                    entry.annotations.extend(notes_of([a for a in t.decl.annotations
+                                                       if a.name != "p4runtime_translation"]).texts)
+                translated = translation(t)
+                if translated is not None:
+                    entry.translated_type.uri = translated[0]
+                    if translated[1] is None:
+                        entry.translated_type.sdn_string.SetInParent()
+                    else:
+                        entry.translated_type.sdn_bitwidth = translated[1]
+                else:  # p4c describes a new type of a new type by the representation
+                    original = t.underlying
+                    while isinstance(original, T.NewType):
+                        original = original.underlying
+                    entry.original_type.CopyFrom(self.type_spec(original))
         else:
             raise P4InfoError(f"type {t} cannot be described in P4Info")
         return spec
 
 
+def _flat_fields(fields: list[T.Field], prefix: str) -> list[tuple[str, T.P4Type, list[ast.Annotation]]]:
+    """A header's fields with struct-typed ones expanded to theirs (``b.b``), as p4c flattens
+    a controller header before describing it."""
+    out = []
+    for fld in fields:
+        if isinstance(fld.type, T.StructType):
+            out.extend(_flat_fields(fld.type.fields, f"{prefix}{fld.name}."))
+        else:
+            out.append((prefix + fld.name, fld.type, fld.annotations))
+    return out
+
+
 def _control_of(decl: Any) -> ast.ControlDecl | None:
-    """The control declaration a local instance instantiates (None for anything else)."""
+    """The control declaration a local instance instantiates, or a control applied directly
+    by its type name (``myc.apply(...)``); None for anything else."""
+    if isinstance(decl, ast.ControlDecl):
+        return decl
     if isinstance(decl, ast.InstanceDecl):
         target = getattr(decl.type_ref, "decl", None)
         if isinstance(target, ast.ControlDecl):
@@ -484,5 +618,31 @@ def _control_of(decl: Any) -> ast.ControlDecl | None:
     return None
 
 
+def _directly_applied(control: ast.ControlDecl) -> list[ast.ControlDecl]:
+    """Controls the apply block applies by type name (``myc.apply(...)``): p4c makes each an
+    instance named like its type, local to ``control``."""
+    found: list[ast.ControlDecl] = []
+    for sub in live_walk(control.body):
+        if (isinstance(sub, ast.MethodCall) and sub.kind == "control_apply"
+                and isinstance(sub.decl, ast.ControlDecl) and sub.decl not in found):
+            found.append(sub.decl)
+    return found
+
+
 def collect(checked: Any) -> ProgramInfo:
     return _Collector(checked).run()
+
+
+def live_walk(root: ast.Node) -> Iterator[ast.Node]:
+    """``root.walk()`` without the branch of an ``if`` or ``?:`` that a constant condition
+    never takes: p4c removes it before generating P4Info, so an action or table used only
+    there is not listed. (Code after an ``exit`` stays: p4c lists an action called there.)"""
+    stack: list[ast.Node] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.IfStatement, ast.Ternary)) and getattr(node.cond, "is_const", False):
+            taken = node.then if node.cond.value else node.else_
+            stack.extend(x for x in (taken, node.cond) if x is not None)
+            continue
+        stack.extend(reversed(list(node.children())))

@@ -78,6 +78,8 @@ class ActionProfileInfo:
     size: int
     tables: list[str] = field(default_factory=list)
     max_group_size: int = 0
+    size_semantics: str | None = None  # selectors: "sum_of_weights" or "sum_of_members"
+    max_member_weight: int = 0  # sum_of_members selectors only
     notes: Annotations = field(default_factory=Annotations)
 
 
@@ -152,3 +154,5 @@ class ProgramInfo:
     arch: str = "v1model"
     pkg_annotations: Annotations = field(default_factory=Annotations)
     pkg_fields: dict[str, str] = field(default_factory=dict)  # from @pkginfo(name=..., ...)
+    platform_properties: dict[str, int] = field(default_factory=dict)  # from @platform_property(k=N)
+    uses_externs: bool = False  # any extern instance, or extern function call in the controls

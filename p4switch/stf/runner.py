@@ -130,9 +130,9 @@ class StfRunner:
 
     def _key_field(self, table, name: str, lineno: int):
         n = re.sub(r"\$(\d+)", r"[\1]", name)
-        # BMv2 names validity keys hdr.$valid$; STF files say hdr.$valid, hdr.valid or just hdr
-        cands = [n, n + "()", n.replace(".valid", ".isValid()"),
-                 re.sub(r"\.\$valid\$?$", ".isValid()", n), n + "$", n + ".$valid$", n + ".isValid()"]
+        # validity keys are named hdr.$valid$ (p4c); STF files write hdr.$valid, hdr.valid,
+        # hdr.isValid() or just hdr
+        cands = [n, n + "()", re.sub(r"\.(\$valid\$?|valid|isValid\(\))$", ".$valid$", n), n + ".$valid$"]
         for k in table.key:
             if k.name in cands:
                 return k

@@ -26,20 +26,20 @@ def _frame(src: int, ether_type: int) -> bytes:
 def test_executor_and_p4info_agree_on_names(checked):
     prog = LoadedProgram.from_checked(checked)
     info = generate_p4info(checked)
-    assert set(prog.action_profiles) == {p.preamble.name for p in info.action_profiles} == {"MyIngress.ap", "global_sel"}
-    assert "MyIngress.hits" in prog.counters
-    assert [c.preamble.name for c in info.direct_counters] == ["MyIngress.hits"]
-    assert "MyIngress.policer" in prog.meters
-    assert [m.preamble.name for m in info.direct_meters] == ["MyIngress.policer"]
-    assert prog.tables["MyIngress.prof_fwd"].implementation == "MyIngress.ap"
+    assert set(prog.action_profiles) == {p.preamble.name for p in info.action_profiles} == {"ap", "global_sel"}
+    assert "hits" in prog.counters
+    assert [c.preamble.name for c in info.direct_counters] == ["hits"]
+    assert "policer" in prog.meters
+    assert [m.preamble.name for m in info.direct_meters] == ["policer"]
+    assert prog.tables["MyIngress.prof_fwd"].implementation == "ap"
     assert prog.tables["MyIngress.sel_fwd"].implementation == "global_sel"
-    assert not prog.action_profiles["MyIngress.ap"].has_selector
+    assert not prog.action_profiles["ap"].has_selector
     assert prog.action_profiles["global_sel"].has_selector
 
 
 def test_inline_profile_member_forwards(checked):
     prog = LoadedProgram.from_checked(checked)
-    prog.action_profiles["MyIngress.ap"].add_member(7, ActionCall("MyIngress.set_port", {"port": 3}))
+    prog.action_profiles["ap"].add_member(7, ActionCall("MyIngress.set_port", {"port": 3}))
     prog.tables["MyIngress.prof_fwd"].insert(TableEntry({"hdr.ethernet.dstAddr": Exact(1)}, MemberRef(7)))
     frame = _frame(0xbb, 0x1234)
     assert V1Pipeline(prog).process(0, frame) == [(3, frame)]

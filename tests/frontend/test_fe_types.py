@@ -219,7 +219,8 @@ def test_table_apply_results(v1prog):
     path = v1prog(locals="    table t { key = { hdr.eth.dst: exact; } actions = { NoAction; } }",
                   body="        if (t.apply().hit) { meta.b8 = 1; }\n"
                        "        if (t.apply().miss) { meta.b8 = 2; }")
-    ing = compile_file(str(path)).pipeline["ingress"]
+    # the language allows applying t twice; p4c's BMv2 back end does not (test_fe_bmv2_limits)
+    ing = compile_file(str(path), target=None).pipeline["ingress"]
     conds = [s.cond for s in _stmts(ing)]
     assert [c.name for c in conds] == ["hit", "miss"]
     assert all(c.kind == "apply_result" and c.type == T.BOOL for c in conds)

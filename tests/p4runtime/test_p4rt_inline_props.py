@@ -25,17 +25,17 @@ def test_p4info_names_and_links_inline_instances(checked):
     info = generate_p4info(checked)
     tables = {t.preamble.name: t for t in info.tables}
     profiles = {p.preamble.name: p for p in info.action_profiles}
-    assert set(profiles) == {"MyIngress.ap", "global_sel"}  # @name, qualified unless absolute
-    ap, sel = profiles["MyIngress.ap"], profiles["global_sel"]
-    assert ap.preamble.id == ids.hashed_id(ids.ACTION_PROFILE, "MyIngress.ap")
+    assert set(profiles) == {"ap", "global_sel"}  # the @name as written (p4c 1.2.4's action_profile-bmv2)
+    ap, sel = profiles["ap"], profiles["global_sel"]
+    assert ap.preamble.id == ids.hashed_id(ids.ACTION_PROFILE, "ap")
     assert (ap.with_selector, ap.size, list(ap.table_ids)) == (False, 128, [tables["MyIngress.prof_fwd"].preamble.id])
     assert (sel.with_selector, sel.size, list(sel.table_ids)) == (True, 128, [tables["MyIngress.sel_fwd"].preamble.id])
     assert tables["MyIngress.prof_fwd"].implementation_id == ap.preamble.id
     assert tables["MyIngress.sel_fwd"].implementation_id == sel.preamble.id
     [counter], [meter] = info.direct_counters, info.direct_meters
     counted = tables["MyIngress.counted"]
-    assert (counter.preamble.name, counter.direct_table_id) == ("MyIngress.hits", counted.preamble.id)
-    assert (meter.preamble.name, meter.direct_table_id) == ("MyIngress.policer", counted.preamble.id)
+    assert (counter.preamble.name, counter.direct_table_id) == ("hits", counted.preamble.id)
+    assert (meter.preamble.name, meter.direct_table_id) == ("policer", counted.preamble.id)
     assert counter.spec.unit == counter.spec.PACKETS and meter.spec.unit == meter.spec.PACKETS
     assert set(counted.direct_resource_ids) == {counter.preamble.id, meter.preamble.id}
 
@@ -58,7 +58,7 @@ def test_member_of_inline_profile_forwards(switch, checked, rt):
     try:
         assert client.arbitrate().arbitration.status.code == 0
         client.set_pipeline(config)
-        member = p4runtime_pb2.ActionProfileMember(action_profile_id=ids.hashed_id(ids.ACTION_PROFILE, "MyIngress.ap"),
+        member = p4runtime_pb2.ActionProfileMember(action_profile_id=ids.hashed_id(ids.ACTION_PROFILE, "ap"),
                                                    member_id=7)
         member.action.action_id = ids.hashed_id(ids.ACTION, "MyIngress.set_port")
         member.action.params.add(param_id=1, value=bytes([3]))

@@ -130,17 +130,18 @@ def test_annotations_names_ids_and_unused_objects(tmp_path):
     (tmp_path / "annotated.p4").write_text(ANNOTATED)
     p4info = generate_p4info(compile_file(str(tmp_path / "annotated.p4")))
     assert [t.preamble.name for t in p4info.tables] == ["Ing.t1", "Ing.renamed", "Eg.et"]  # never_applied dropped
-    assert [a.preamble.name for a in p4info.actions] == ["Ing.a1", "global_a2", "Eg.e1"]  # unused_action dropped
+    # unused_action dropped; NoAction is the implicit default of every table here (p4c)
+    assert [a.preamble.name for a in p4info.actions] == ["NoAction", "Ing.a1", "global_a2", "Eg.e1"]
     t1 = p4info.tables[0]
     assert t1.preamble.id == 0x02000005
     assert (t1.preamble.doc.brief, t1.preamble.doc.description) == ("the first table", "keyed by two fields")
     assert list(t1.preamble.annotations) == []
     assert [(f.id, f.name) for f in t1.match_fields] == [(1, "first"), (7, "hdr.h.b")]
     assert t1.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL
-    a1 = p4info.actions[0]
+    a1 = p4info.actions[1]
     assert a1.preamble.id == 0x01000077
     assert [(p.id, p.name) for p in a1.params] == [(9, "x"), (2, "y")]
-    assert p4info.actions[1].preamble.id == ids.hashed_id(ids.ACTION, "global_a2")
+    assert p4info.actions[2].preamble.id == ids.hashed_id(ids.ACTION, "global_a2")
     assert p4info.tables[1].preamble.id == ids.hashed_id(ids.TABLE, "Ing.renamed")
 
 
@@ -223,7 +224,7 @@ def test_new_types_are_named_and_described(tmp_path):
     p4info = generate_p4info(compile_file(str(tmp_path / "types.p4")))
     field = p4info.tables[0].match_fields[0]
     assert (field.bitwidth, field.type_name.name) == (9, "port_t")
-    port, expect = p4info.actions[0].params
+    port, expect = _one(p4info.actions, "Ing.to").params
     assert (port.bitwidth, port.type_name.name) == (9, "port_t")
     assert (expect.bitwidth, expect.HasField("type_name")) == (8, False)
     assert p4info.type_info.new_types["port_t"].original_type.bitstring.bit.bitwidth == 9
