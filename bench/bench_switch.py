@@ -17,8 +17,8 @@ from pathlib import Path
 from bench.result import Result
 from p4switch.entries import ActionCall, Lpm, TableEntry
 from netbase.clock import DilatedClock
+from netbase.packet_socket import PacketSocketPort
 from p4switch.switch.device import Device
-from p4switch.switch.ports import RawPort
 from ptf_tests.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
 from ptf_tests.p4rt import P4RuntimeClient
 from ptf_tests.targets import free_tcp_port, start_switch, switch_command
@@ -45,7 +45,7 @@ def _veth_rate(name: str, program: Path, routes: list[tuple[str, dict, str, dict
             for table, match, action, params in routes:
                 client.insert(client.table_entry(table, match, action, params))
             client.close()
-            tx, rx = RawPort(1, veths.host_side[0]), RawPort(2, veths.host_side[1])
+            tx, rx = PacketSocketPort(veths.host_side[0]), PacketSocketPort(veths.host_side[1])
             sent = received = written_off = 0
             start = time.perf_counter()
             deadline = start + 60
@@ -53,8 +53,8 @@ def _veth_rate(name: str, program: Path, routes: list[tuple[str, dict, str, dict
                 while sent < FRAMES and sent - received - written_off < WINDOW:
                     sent += tx.send(frame)
                 if select.select([rx], [], [], 0.5)[0]:
-                    while rx.recv() is not None:
-                        received += 1
+                    while frames := rx.recv_frames(256):
+                        received += len(frames)
                 else:  # nothing for 0.5 s: what is in flight was lost; do not stall the window
                     written_off = sent - received
             elapsed = time.perf_counter() - start

@@ -223,11 +223,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from nicmodel.live import LiveNic, RawPort
+    from netbase.packet_socket import PacketSocketPort
+    from nicmodel.live import LiveNic
     from nicmodel.mgmt import MgmtServer
 
     settings = _settings(args, args.base_rtt)
-    port = RawPort(args.iface)
+    port = PacketSocketPort(args.iface)
     try:
         live = LiveNic(port, args.ip, args.mac, line_rate_bps=args.line_rate,
                        time_dilation=args.time_dilation, gateway_mac=args.gateway_mac, settings=settings)

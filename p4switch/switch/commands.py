@@ -411,12 +411,14 @@ class Commands:
             name = d.port_names[port]
             state = Path(f"/sys/class/net/{name}/operstate")
             status = state.read_text().strip().upper()[:6] if state.exists() else "UP"
-            tx = d.tm.ports[port].tx_frames if port in d.tm.ports else 0
             io = d.ports[port]
-            rx_errors = getattr(io, "rx_errors", 0)  # raw-socket ports count receive failures
-            kernel = getattr(io, "rx_kernel_drops", 0)  # ... and what the kernel dropped before we read it
+            rx_errors = getattr(io, "rx_errors", 0)  # packet-socket ports count receive failures
+            kernel = io.kernel_drops() if hasattr(io, "kernel_drops") else {}  # ... and what the kernel lost
+            rx_kernel = sum(n for r, n in kernel.items() if r.startswith("rx_"))
+            tx_kernel = sum(n for r, n in kernel.items() if r.startswith("tx_"))
+            reasons = "".join(f" {r}={n}" for r, n in kernel.items() if n)
             lines.append(f"{port:^7}| {name:<17}| {status:<7}| rx={d.port_rx[port]} rx_errors={rx_errors} "
-                         f"rx_kernel_drops={kernel} tx={tx}")
+                         f"rx_kernel_drops={rx_kernel} tx={d.port_tx[port]} tx_kernel_drops={tx_kernel}{reasons}")
         if d.cpu_port is not None:
             lines.append(f"{d.cpu_port:^7}| {'(cpu port)':<17}| UP     | P4Runtime packet-in/out")
         return "\n".join(lines)
@@ -508,8 +510,13 @@ class Commands:
             for k, v in d.pipe.stats.items():
                 stats[f"pipeline.{k}"] = v
         for port, io in sorted(d.ports.items()):
-            if hasattr(io, "rx_kernel_drops"):  # raw-socket ports: frames lost in the kernel's receive buffer
-                stats[f"port{port}.rx_kernel_drops"] = io.rx_kernel_drops
+            stats[f"port{port}.tx"] = d.port_tx[port]
+            if hasattr(io, "kernel_drops"):  # packet-socket ports: frames the kernel lost, by reason
+                kernel = io.kernel_drops()
+                stats[f"port{port}.rx_kernel_drops"] = sum(n for r, n in kernel.items() if r.startswith("rx_"))
+                stats[f"port{port}.tx_kernel_drops"] = sum(n for r, n in kernel.items() if r.startswith("tx_"))
+                for reason, n in kernel.items():
+                    stats[f"port{port}.kernel_{reason}"] = n
         for port, lk in sorted(d.links.items()):
             stats[f"link{port}.sent"] = lk.sent
             stats[f"link{port}.lost"] = lk.lost
