@@ -91,6 +91,7 @@ class IntStack:
     remaining_hop_cnt: int
     hops: list[Hop]
     e: int = 0
+    m: int = 0  # MTU exceeded: a hop had no room for its record
     udp_dport: int = ROCE_PORT
 
 
@@ -119,7 +120,7 @@ def with_int(frame: bytes, stack: IntStack) -> bytes:
     u = _udp_offset(frame)
     words = 3 + 8 * len(stack.hops)
     shim = bytes([0x10 | 0x04, words]) + struct.pack("!H", stack.udp_dport)
-    word0 = (2 << 28) | (stack.e << 26) | (8 << 8) | stack.remaining_hop_cnt
+    word0 = (2 << 28) | (stack.e << 26) | (stack.m << 25) | (8 << 8) | stack.remaining_hop_cnt
     md = _MD.pack(word0, 0xFF00, 0, 0x0AF1, 0)
     body = shim + md + b"".join(h.pack() for h in stack.hops)
     out[u + 8:u + 8] = body
