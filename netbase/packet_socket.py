@@ -36,6 +36,7 @@ import socket
 import struct
 import threading
 from collections import Counter
+from collections.abc import Mapping
 
 ETH_P_ALL = 0x0003
 ETH_P_8021Q = 0x8100
@@ -60,7 +61,7 @@ _VLAN_TAG = struct.Struct("!HH")
 SO_SNDBUFFORCE = 32  # Linux: SO_SNDBUF/SO_RCVBUF beyond wmem_max/rmem_max (root)
 SO_RCVBUFFORCE = 33
 SOCKET_BUFFER = 4 << 20  # bytes of kernel buffer per direction: bursts wait, not drop
-MAX_FRAME = 1 << 18  # receive buffer: larger than any MTU, so no frame is cut
+MAX_FRAME = 1 << 18  # bytes asked of each receive: more than any MTU, so no frame is cut
 _ANC_SPACE = socket.CMSG_SPACE(_AUXDATA.size)
 
 TX_REASONS = {
@@ -74,6 +75,13 @@ TX_REASONS = {
 }
 RX_REASONS = ("rx_buffer_full", "rx_not_delivered")
 KERNEL_DROP_REASONS = RX_REASONS + tuple(dict.fromkeys(TX_REASONS.values())) + ("tx_other",)
+
+
+def kernel_drop_totals(drops: Mapping[str, int]) -> dict[str, int]:
+    """``rx_kernel_drops`` and ``tx_kernel_drops``: the sums of :meth:`PacketSocketPort.kernel_drops`'
+    reasons by direction (what reports and the controller add up)."""
+    return {"rx_kernel_drops": sum(n for r, n in drops.items() if r.startswith("rx_")),
+            "tx_kernel_drops": sum(n for r, n in drops.items() if r.startswith("tx_"))}
 
 
 def restore_vlan_tag(frame: bytes, ancdata: list[tuple[int, int, bytes]]) -> bytes:
@@ -137,13 +145,13 @@ class PacketSocketPort:
             self.sock.close()
             raise ValueError(f"cannot open interface {ifname!r}: {e}") from e
         self.rx_errors = 0  # receive failures (interface down or gone): counted, the owner goes on
-        self._buf = bytearray(MAX_FRAME)
         self._tx_drops: Counter[str] = Counter()
         self._stats_lock = threading.Lock()  # reading the statistics resets them in the kernel
         self._tp_packets = self._tp_drops = self._not_delivered = 0
         self._rx_packets_at_open: int | None = None
         # Baseline: what the socket saw before this point is left out of both sides of the
-        # rx_not_delivered difference (its drops are kept: they are losses all the same).
+        # rx_not_delivered difference (its drops are kept: they are losses all the same). A
+        # frame arriving between the two reads is counted by both: the difference errs low.
         self._read_socket_stats()
         self._tp_packets = 0
         self._rx_packets_at_open = interface_rx_packets(ifname)
@@ -154,17 +162,17 @@ class PacketSocketPort:
     def recv_frames(self, limit: int) -> list[bytes]:
         """Up to ``limit`` waiting frames (none: an empty list), with their VLAN tags."""
         frames: list[bytes] = []
-        buf, sock = self._buf, self.sock
+        sock = self.sock
         while len(frames) < limit:
             try:
-                n, ancdata, _, addr = sock.recvmsg_into([buf], _ANC_SPACE)
+                data, ancdata, _, addr = sock.recvmsg(MAX_FRAME, _ANC_SPACE)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:  # interface went down or away: count it, the owner goes on
                 self.rx_errors += 1
                 break
             if addr[2] != PACKET_OUTGOING:
-                frames.append(restore_vlan_tag(bytes(buf[:n]), ancdata))
+                frames.append(restore_vlan_tag(data, ancdata))
         return frames
 
     def send(self, frame: bytes) -> bool:
@@ -178,10 +186,18 @@ class PacketSocketPort:
         return True
 
     def _read_socket_stats(self) -> None:
-        """Fold the kernel's per-socket counts (reset by every read) into our totals."""
+        """Fold the kernel's per-socket counts (reset by every read) into our totals, and work
+        out ``rx_not_delivered``: the interface's received frames since the port opened minus
+        those that reached the socket (delivered or dropped there)."""
         with self._stats_lock:
             if self.sock.fileno() < 0:
                 return
+            # The interface first: a frame arriving between the two reads is then counted by the
+            # socket only, so the difference errs low, never reporting a loss that was none.
+            # Frames still in the kernel's backlog are counted by the interface already: while
+            # traffic flows the figure can be a few too high; once the port is quiet it is exact.
+            base = self._rx_packets_at_open
+            rx_packets = interface_rx_packets(self.ifname) if base is not None else None
             try:
                 raw = self.sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, _TPACKET_STATS.size)
             except OSError:
@@ -189,14 +205,8 @@ class PacketSocketPort:
             packets, drops = _TPACKET_STATS.unpack(raw)
             self._tp_packets += packets
             self._tp_drops += drops
-            # Read the interface after the socket: a frame arriving in between is then counted by
-            # the socket only, so the difference errs low, never reporting a loss that was none.
-            # Frames still in the kernel's backlog are already counted by the interface: while
-            # traffic flows this can be a few too high; once the interface is quiet it is exact.
-            base = self._rx_packets_at_open
-            now = interface_rx_packets(self.ifname) if base is not None else None
-            if base is not None and now is not None:
-                self._not_delivered = max(0, now - base - self._tp_packets)
+            if base is not None and rx_packets is not None:
+                self._not_delivered = max(0, rx_packets - base - self._tp_packets)
 
     def kernel_drops(self) -> dict[str, int]:
         """Frames the kernel lost on this port so far, by reason (every reason, zeros included);
@@ -209,13 +219,12 @@ class PacketSocketPort:
     @property
     def rx_kernel_drops(self) -> int:
         """Received frames the kernel lost before we could read them (all rx reasons)."""
-        drops = self.kernel_drops()
-        return sum(drops[r] for r in RX_REASONS)
+        return kernel_drop_totals(self.kernel_drops())["rx_kernel_drops"]
 
     @property
     def tx_kernel_drops(self) -> int:
         """Frames the kernel refused to send (all tx reasons)."""
-        return sum(self._tx_drops.values())
+        return kernel_drop_totals(self.kernel_drops())["tx_kernel_drops"]
 
     def close(self) -> None:
         self._read_socket_stats()

@@ -22,6 +22,7 @@ import threading
 from typing import Any, Protocol
 
 from netbase.clock import DilatedClock
+from netbase.packet_socket import kernel_drop_totals
 from nicmodel.mgmt import MgmtError
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.roce import BTH_LEN, ICRC_LEN, IMM_LEN, IPV4_HLEN, RETH_LEN, UDP_HLEN
@@ -281,8 +282,7 @@ class LiveNic:
             kernel = {r: n - start.get(r, 0) for r, n in self._port_kernel_drops().items()}  # this run's
             self.run_stats.nic_counters[self.ip] = {
                 **nic_counters(self.nic, now),
-                "rx_kernel_drops": sum(n for r, n in kernel.items() if r.startswith("rx_")),
-                "tx_kernel_drops": sum(n for r, n in kernel.items() if r.startswith("tx_")),
+                **kernel_drop_totals(kernel),
                 **{f"kernel_{r}": n for r, n in kernel.items()},
             }
             self.run_stats.elapsed_ns = now - self._started_ns

@@ -22,6 +22,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Collection
 
+from netbase.packet_socket import kernel_drop_totals
 from p4switch.entries import (ActionCall, CloneSession, CounterData, EntryAction, EntryError, Exact, FieldMatch, GroupRef,
                               Lpm, MatchKind, MemberRef, Range, Replica, TableEntry, Ternary,
                               priority_from_cli)
@@ -414,11 +415,11 @@ class Commands:
             io = d.ports[port]
             rx_errors = getattr(io, "rx_errors", 0)  # packet-socket ports count receive failures
             kernel = io.kernel_drops() if hasattr(io, "kernel_drops") else {}  # ... and what the kernel lost
-            rx_kernel = sum(n for r, n in kernel.items() if r.startswith("rx_"))
-            tx_kernel = sum(n for r, n in kernel.items() if r.startswith("tx_"))
+            totals = kernel_drop_totals(kernel)
             reasons = "".join(f" {r}={n}" for r, n in kernel.items() if n)
             lines.append(f"{port:^7}| {name:<17}| {status:<7}| rx={d.port_rx[port]} rx_errors={rx_errors} "
-                         f"rx_kernel_drops={rx_kernel} tx={d.port_tx[port]} tx_kernel_drops={tx_kernel}{reasons}")
+                         f"rx_kernel_drops={totals['rx_kernel_drops']} tx={d.port_tx[port]} "
+                         f"tx_kernel_drops={totals['tx_kernel_drops']}{reasons}")
         if d.cpu_port is not None:
             lines.append(f"{d.cpu_port:^7}| {'(cpu port)':<17}| UP     | P4Runtime packet-in/out")
         return "\n".join(lines)
@@ -513,10 +514,8 @@ class Commands:
             stats[f"port{port}.tx"] = d.port_tx[port]
             if hasattr(io, "kernel_drops"):  # packet-socket ports: frames the kernel lost, by reason
                 kernel = io.kernel_drops()
-                stats[f"port{port}.rx_kernel_drops"] = sum(n for r, n in kernel.items() if r.startswith("rx_"))
-                stats[f"port{port}.tx_kernel_drops"] = sum(n for r, n in kernel.items() if r.startswith("tx_"))
-                for reason, n in kernel.items():
-                    stats[f"port{port}.kernel_{reason}"] = n
+                for key, n in [*kernel_drop_totals(kernel).items(), *((f"kernel_{r}", n) for r, n in kernel.items())]:
+                    stats[f"port{port}.{key}"] = n
         for port, lk in sorted(d.links.items()):
             stats[f"link{port}.sent"] = lk.sent
             stats[f"link{port}.lost"] = lk.lost

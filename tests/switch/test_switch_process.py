@@ -149,9 +149,13 @@ def test_random_truncated_and_oversized_frames_leave_it_running_and_counted(swit
     hosts[0].send(valid)  # valid traffic still flows afterwards
     assert wait_for(hosts[1], bytes(routed(valid, H2_MAC)))
     d = settled_deltas(cli, before, sent + 1)
-    assert d["rx"] == sent + 1  # every frame the kernel delivered reached the switch
+    kernel_lost = d["port1.rx_kernel_drops"] + d["port2.rx_kernel_drops"]
+    assert d["rx"] + kernel_lost == sent + 1  # every frame reached the switch or is counted as lost in the kernel
     assert accounted(d) == d["rx"]
     assert d["tx_errors"] >= 5  # the oversized routed frames could not leave on the 1500-byte port
+    assert d["port2.kernel_tx_too_big"] >= 5  # ... counted on the port by reason, not as sent
+    assert d["port2.tx_kernel_drops"] + d["port1.tx_kernel_drops"] == d["tx_errors"]
+    assert d["port1.tx"] + d["port2.tx"] == d["tx"]  # the ports' tx: only what the kernel took
     assert proc.proc.poll() is None
 
 
