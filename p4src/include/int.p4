@@ -182,30 +182,10 @@ control IntEgress(inout headers_t hdr,
     bit<32> hop_switch_id = 0;
     bit<32> hop_link_rate = 0;
 
+    /* The hop record's switch id and port rate; the record is pushed in apply, when it fits. */
     action int_transit(bit<32> switch_id_value, bit<32> link_rate_mbps) {
         hop_switch_id = switch_id_value;
         hop_link_rate = link_rate_mbps;
-    }
-
-    /* This switch's hop record, newest first (the packet has room for it). */
-    action push_hop() {
-        hdr.int_hops.push_front(1);
-        hdr.int_hops[0].setValid();
-        hdr.int_hops[0].switch_id = hop_switch_id;
-        hdr.int_hops[0].ingress_port = (bit<16>)meta.ingress_port;
-        hdr.int_hops[0].egress_port = (bit<16>)meta.out_port;
-        hdr.int_hops[0].hop_latency =
-            (bit<32>)(standard_metadata.egress_global_timestamp - meta.ingress_tstamp);
-        hdr.int_hops[0].queue_id = (bit<8>)meta.prio;
-        hdr.int_hops[0].queue_occupancy = (bit<24>)qdepth;
-        hdr.int_hops[0].ingress_tstamp = (bit<32>)meta.ingress_tstamp;
-        hdr.int_hops[0].egress_tstamp = (bit<32>)standard_metadata.egress_global_timestamp;
-        hdr.int_hops[0].egress_tx_bytes = tx_bytes;
-        hdr.int_hops[0].egress_link_rate = hop_link_rate;
-        hdr.int_md.remaining_hop_cnt = hdr.int_md.remaining_hop_cnt - 1;
-        hdr.int_shim.len = hdr.int_shim.len + (bit<8>)INT_HOP_WORDS;
-        hdr.udp.length = hdr.udp.length + INT_HOP_BYTES;
-        hdr.ipv4.total_len = hdr.ipv4.total_len + INT_HOP_BYTES;
     }
 
     /* Per egress port: this switch's id and the port's rate. A port without an entry
@@ -289,7 +269,24 @@ control IntEgress(inout headers_t hdr,
                             hdr.int_md.m = 1;
                             int_transit_mtu_skips.count((bit<32>)meta.out_port);
                         } else {
-                            push_hop();
+                            /* This switch's hop record, newest first. */
+                            hdr.int_hops.push_front(1);
+                            hdr.int_hops[0].setValid();
+                            hdr.int_hops[0].switch_id = hop_switch_id;
+                            hdr.int_hops[0].ingress_port = (bit<16>)meta.ingress_port;
+                            hdr.int_hops[0].egress_port = (bit<16>)meta.out_port;
+                            hdr.int_hops[0].hop_latency =
+                                (bit<32>)(standard_metadata.egress_global_timestamp - meta.ingress_tstamp);
+                            hdr.int_hops[0].queue_id = (bit<8>)meta.prio;
+                            hdr.int_hops[0].queue_occupancy = (bit<24>)qdepth;
+                            hdr.int_hops[0].ingress_tstamp = (bit<32>)meta.ingress_tstamp;
+                            hdr.int_hops[0].egress_tstamp = (bit<32>)standard_metadata.egress_global_timestamp;
+                            hdr.int_hops[0].egress_tx_bytes = tx_bytes;
+                            hdr.int_hops[0].egress_link_rate = hop_link_rate;
+                            hdr.int_md.remaining_hop_cnt = hdr.int_md.remaining_hop_cnt - 1;
+                            hdr.int_shim.len = hdr.int_shim.len + (bit<8>)INT_HOP_WORDS;
+                            hdr.udp.length = hdr.udp.length + INT_HOP_BYTES;
+                            hdr.ipv4.total_len = hdr.ipv4.total_len + INT_HOP_BYTES;
                             hops = hops + 1;
                         }
                     }
