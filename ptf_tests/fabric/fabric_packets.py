@@ -91,8 +91,8 @@ class IntStack:
     remaining_hop_cnt: int
     hops: list[Hop]
     e: int = 0
-    m: int = 0  # MTU exceeded: a hop had no room for its record
     udp_dport: int = ROCE_PORT
+    m: int = 0  # MTU exceeded: a hop had no room for its record
 
 
 def _udp_offset(frame: bytes) -> int:
@@ -141,7 +141,7 @@ def parse_int(frame: bytes) -> IntStack | None:
     nhops = (words - 3) // 8
     first = shim + 16
     hops = [Hop.unpack(frame[first + i * HOP_BYTES:]) for i in range(nhops)]
-    return IntStack(word0 & 0xFF, hops, (word0 >> 26) & 1, udp_dport)
+    return IntStack(word0 & 0xFF, hops, (word0 >> 26) & 1, udp_dport, m=(word0 >> 25) & 1)
 
 
 def pfc(src_mac: str, priority: int, quanta: int) -> bytes:
