@@ -20,10 +20,10 @@ from lab.p4rt_client import P4RuntimeClient
 from lab.targets import free_tcp_port, start_switch, switch_command
 from lab.veth import VethPairs
 from netbase.clock import DilatedClock
+from netbase.packet_socket import PacketSocketPort
 from p4rt.entries import ActionCall, Lpm, TableEntry
 from p4switch.exec import LoadedProgram
 from p4switch.switch.device import Device
-from p4switch.switch.ports import RawPort
 
 FABRIC_P4 = Path(__file__).resolve().parent.parent / "p4src" / "fabric.p4"
 FRAMES = 20000
@@ -46,7 +46,7 @@ def _veth_rate(name: str, program: Path, routes: list[tuple[str, dict, str, dict
             for table, match, action, params in routes:
                 client.insert(client.table_entry(table, match, action, params))
             client.close()
-            tx, rx = RawPort(1, veths.host_side[0]), RawPort(2, veths.host_side[1])
+            tx, rx = PacketSocketPort(veths.host_side[0]), PacketSocketPort(veths.host_side[1])
             sent = received = written_off = 0
             start = time.perf_counter()
             deadline = start + 60
@@ -54,8 +54,8 @@ def _veth_rate(name: str, program: Path, routes: list[tuple[str, dict, str, dict
                 while sent < FRAMES and sent - received - written_off < WINDOW:
                     sent += tx.send(frame)
                 if select.select([rx], [], [], 0.5)[0]:
-                    while rx.recv() is not None:
-                        received += 1
+                    while frames := rx.recv_frames(256):
+                        received += len(frames)
                 else:  # nothing for 0.5 s: what is in flight was lost; do not stall the window
                     written_off = sent - received
             elapsed = time.perf_counter() - start

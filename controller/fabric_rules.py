@@ -14,9 +14,10 @@ Per switch it installs:
 - load balancing per class (``lb_mode``): data by the profile (ECMP, DLB, spray), the rest ECMP;
 - ECN Kmin/Kmax/Pmax on every port's data queue, converted from bytes to packets of the MTU;
 - PFC XOFF/XON per ingress port on the lossless priority, plus its clone sessions;
-- INT: source at leaves for RoCE data (watch list), transit hop records on every port, sink on
-  leaf host ports (report to the controller, forward to the NIC for HPCC, or both), collector
-  clone session to the CPU port (reports arrive as packet-ins, in the one report format).
+- INT: source at leaves for RoCE data (watch list), transit hop records on every port, both
+  within the ports' IP MTU, sink on leaf host ports (report to the controller, forward to the
+  NIC for HPCC, or both), collector clone session to the CPU port (reports arrive as
+  packet-ins, in the one report format).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ PFC_QUANTA = 0xFFFF
 UPLINK_GROUP = 1  # on a leaf, the next-hop group of all spine uplinks
 # RoCEv2 WRITE packet around an MTU of payload: Ethernet 14, IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4.
 ROCE_OVERHEAD = 74
+LINK_IP_MTU = 1500  # IP MTU of the fabric's interfaces (Ethernet's and a veth's default): INT stays within it
 COLLECTOR_IP = 0x0A00FFFE  # 10.0.255.254: the controller, as the reports' destination
 # settings.INT_SINK_MODES -> int_sink action on a leaf's host ports
 INT_SINK_ACTION = {"report": "int_sink_report", "echo": "int_sink_to_host",
@@ -189,6 +191,7 @@ def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
     for port, (_, _, link) in sorted(topo.ports_of(name).items()):
         it.add_entry(*r.entry("int_transit_port", [Exact(port)],
                               r.action("int_transit", switch_id_value=sw.device_id, link_rate_mbps=int(link.rate_gbps * 1000))))
+        it.add_entry(*r.entry("int_port_mtu", [Exact(port)], r.action("set_int_mtu", ip_mtu=LINK_IP_MTU)))
     if sw.role != "leaf":
         return
     if st.int.watch_data:
@@ -222,7 +225,8 @@ PORT_STATS = {
 # so `fabricctl counters/registers` can say "port 3 (spine1) prio 3" rather than 27.
 PORT_PRIO_INDEXED = {"tx_queue", "ecn_marks", "ingress_drops", "pfc_pauses_sent", "pfc_resumes_sent", "pfc_buffered",
                      "pfc_buffered_old", "pfc_epoch", "pfc_epoch_start", "pfc_paused", "pfc_last_pause"}
-PORT_INDEXED = {"rx_port", "int_reports", "port_qdepth", "port_tx_bytes", "port_dre_bytes", "port_dre_time"}
+PORT_INDEXED = {"rx_port", "int_reports", "int_source_mtu_skips", "int_transit_mtu_skips", "port_qdepth",
+                "port_tx_bytes", "port_dre_bytes", "port_dre_time"}
 LB_MODE_NAMES = {code: name for name, code in {**LB_MODE_CODE, **SPRAY_CODE}.items()}  # lb_choices: port*8+mode
 DROP_REASONS = {1: "malformed", 2: "IPv4 checksum", 3: "MAC control frame", 4: "not IPv4", 5: "TTL",
                 6: "no route", 7: "no ECMP member", 8: "ACL drop", 9: "report without encap"}

@@ -59,7 +59,7 @@ class RunResult:
     pauses: int = 0  # PFC pause frames sent by switches
     ecn_marks: int = 0
     drops: int = 0
-    kernel_drops: int = 0  # frames lost in raw-socket receive buffers (switch ports, NICs): no other counter sees them
+    kernel_drops: int = 0  # frames the kernel lost on packet-socket ports (switches, NICs), received or sent: no other counter sees them
     int_reports: int = 0
     links: list[LinkSeries] = field(default_factory=list)
     queue_depth: dict[str, list[tuple[float, int]]] = field(default_factory=dict)  # "leaf1:3" -> (t_us, pkts)
@@ -119,7 +119,8 @@ def transport_counts(nic_stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "naks": total("naks_received"),
         "cnps": total("cnps_received"),
         "timeouts": total("timeouts"),
-        "kernel_drops": total("rx_kernel_drops"),  # the NICs' share; the switches' is added by the caller
+        # the NICs' share (received frames lost, sends refused); the switches' is added by the caller
+        "kernel_drops": total("rx_kernel_drops") + total("tx_kernel_drops"),
     }
 
 

@@ -106,8 +106,9 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
 
 
 def read_switch_kernel_drops(state) -> int:
-    """Frames the switches' raw-socket ports lost in the kernel so far, summed over switches
-    (``port<N>.rx_kernel_drops`` of each one's ``switch_stats``, on our target's runtime CLI).
+    """Frames the switches' packet-socket ports lost in the kernel so far, summed over switches
+    (``port<N>.rx_kernel_drops`` and ``.tx_kernel_drops`` of each one's ``switch_stats``, on our
+    target's runtime CLI).
     A switch without that CLI (BMv2) or not answering counts 0: this must not fail a run."""
     if state.target != "ours":
         return 0
@@ -125,7 +126,7 @@ def read_switch_kernel_drops(state) -> int:
             continue
         for line in text.splitlines():
             key, _, value = line.partition("=")
-            if key.endswith(".rx_kernel_drops") and value.isdigit():
+            if key.endswith((".rx_kernel_drops", ".tx_kernel_drops")) and value.isdigit():
                 total += int(value)
     return total
 

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nicmodel.live import LiveNic, RawPort
+from netbase.packet_socket import PacketSocketPort
+from nicmodel.live import LiveNic
 from nicmodel.mgmt import MgmtError, MgmtServer, NicClient
 from nicmodel.settings import CC_ALGORITHMS, IB_MTUS, LOSS_DETECTION, RELIABILITY, NicSettings
 from nicmodel.sim.fabric import FabricConfig, SimFabric
@@ -227,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args, args.base_rtt)
-    port = RawPort(args.iface)
+    port = PacketSocketPort(args.iface)
     try:
         live = LiveNic(port, args.ip, args.mac, line_rate_bps=args.line_rate,
                        time_dilation=args.time_dilation, gateway_mac=args.gateway_mac, settings=settings)

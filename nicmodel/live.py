@@ -19,11 +19,10 @@ from __future__ import annotations
 import select
 import socket
 import threading
-from pathlib import Path
 from typing import Any, Protocol
 
 from netbase.clock import DilatedClock
-from netbase.packet_socket import KernelDrops
+from netbase.packet_socket import kernel_drop_totals
 from nicmodel.mgmt import MgmtError
 from nicmodel.nic import Nic, parse_ip, parse_mac
 from nicmodel.roce import BTH_LEN, ICRC_LEN, IMM_LEN, IPV4_HLEN, RETH_LEN, UDP_HLEN
@@ -31,8 +30,6 @@ from nicmodel.settings import NicSettings
 from nicmodel.stats import RunStats
 from nicmodel.workloads import Endpoint, WorkloadSpec, nic_counters
 
-ETH_P_ALL = 0x0003
-PACKET_OUTGOING = 4
 IP_FREEBIND = 15
 GUARD_PORTS = (4791, 4792)
 MAX_IDLE_S = 0.05  # longest sleep, so stop() and new work are noticed promptly
@@ -52,63 +49,16 @@ ROCE_IP_OVERHEAD = IPV4_HLEN + UDP_HLEN + BTH_LEN + RETH_LEN + IMM_LEN + ICRC_LE
 
 class FramePort(Protocol):
     """What the loop needs from a port: a selectable fd, non-blocking receive, send, and
-    the interface's IP MTU (None: no limit)."""
+    the interface's IP MTU (None: no limit). On a real interface this is
+    :class:`netbase.packet_socket.PacketSocketPort`, which also counts the frames the kernel
+    loses (``kernel_drops``)."""
 
     ip_mtu: int | None
 
     def fileno(self) -> int: ...
     def recv_frames(self, limit: int) -> list[bytes]: ...
-    def send(self, frame: bytes) -> None: ...
+    def send(self, frame: bytes) -> bool: ...
     def close(self) -> None: ...
-
-
-class RawPort:
-    """An AF_PACKET raw socket on ``iface``; our own transmitted copies are ignored."""
-
-    def __init__(self, iface: str) -> None:
-        self.iface = iface
-        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        try:
-            self.sock.bind((iface, 0))
-        except OSError as exc:
-            self.sock.close()
-            raise ValueError(f"cannot open interface {iface!r}: {exc}") from exc
-        self.sock.setblocking(False)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        self.send_errors = 0
-        self._kernel_drops = KernelDrops(self.sock)
-        try:
-            self.ip_mtu: int | None = int(Path(f"/sys/class/net/{iface}/mtu").read_text())
-        except (OSError, ValueError):
-            self.ip_mtu = None
-
-    @property
-    def rx_kernel_drops(self) -> int:
-        """Frames the kernel dropped because our receive buffer was full (no other counter sees them)."""
-        return self._kernel_drops.read()
-
-    def fileno(self) -> int:
-        return self.sock.fileno()
-
-    def recv_frames(self, limit: int) -> list[bytes]:
-        frames = []
-        for _ in range(limit):
-            try:
-                data, addr = self.sock.recvfrom(65535)
-            except (BlockingIOError, InterruptedError):
-                break
-            if addr[2] != PACKET_OUTGOING:
-                frames.append(data)
-        return frames
-
-    def send(self, frame: bytes) -> None:
-        try:
-            self.sock.send(frame)
-        except OSError:
-            self.send_errors += 1  # e.g. interface down: the transport recovers the loss
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 class DatagramPort:
@@ -133,11 +83,12 @@ class DatagramPort:
                 break
         return frames
 
-    def send(self, frame: bytes) -> None:
+    def send(self, frame: bytes) -> bool:
         try:
             self.sock.send(frame)
         except OSError:
-            pass  # peer gone or buffer full: a lost frame, as on a wire
+            return False  # peer gone or buffer full: a lost frame, as on a wire
+        return True
 
     def close(self) -> None:
         self.sock.close()
@@ -204,9 +155,10 @@ class LiveNic:
         self._started_ns = self.clock.now_ns()
         self._kernel_drops_at_start = self._port_kernel_drops()
 
-    def _port_kernel_drops(self) -> int:
-        """Frames the kernel dropped on the port's socket so far (raw-socket ports only)."""
-        return getattr(self.port, "rx_kernel_drops", 0)
+    def _port_kernel_drops(self) -> dict[str, int]:
+        """Frames the kernel lost on the port so far, by reason (packet-socket ports only)."""
+        kernel_drops = getattr(self.port, "kernel_drops", None)
+        return kernel_drops() if kernel_drops is not None else {}
 
     # -- the loop -----------------------------------------------------------------------
     def start(self) -> None:
@@ -327,9 +279,12 @@ class LiveNic:
     def stats(self) -> dict[str, Any]:
         with self.lock:
             now = self.clock.now_ns()
+            start = self._kernel_drops_at_start
+            kernel = {r: n - start.get(r, 0) for r, n in self._port_kernel_drops().items()}  # this run's
             self.run_stats.nic_counters[self.ip] = {
                 **nic_counters(self.nic, now),
-                "rx_kernel_drops": self._port_kernel_drops() - self._kernel_drops_at_start,  # this run's
+                **kernel_drop_totals(kernel),
+                **{f"kernel_{r}": n for r, n in kernel.items()},
             }
             self.run_stats.elapsed_ns = now - self._started_ns
             return self.run_stats.to_dict()

@@ -213,6 +213,7 @@ struct fabric_metadata_t {
     @field_list(CLONE_FIELD_LIST)
     bit<8>  int_max_hops;   /* a report clone of a single-hop path rebuilds the source's INT */
     bit<1>  int_sink_strip;
+    bit<16> int_ip_mtu;     /* largest IPv4 total length INT may grow the packet to (0: no limit) */
 
     /* PFC accounting of this packet (carried to egress for normal packets). */
     bit<1>  pfc_counted;

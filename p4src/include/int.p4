@@ -16,7 +16,13 @@
  * packet as received, without that INT, so egress adds the source's INT to it again (the
  * same max_hops, preserved in the clone) before pushing the hop: the report is the one a
  * multi-hop sink sends, with hop_count 1. A target whose ingress-to-egress clone kept the
- * ingress changes would report it unchanged, as the clone would already carry the INT. */
+ * ingress changes would report it unchanged, as the clone would already carry the INT.
+ * MTU: INT never grows a packet beyond its egress port's IP MTU (int_port_mtu; no entry = no
+ * limit). The source does not instrument a packet whose IPv4 total length plus the INT header
+ * and one hop would exceed it; a transit (or forwarding sink) that has no room for its hop sets
+ * the M bit instead (INT 2.1: "MTU exceeded"). Both are counted per egress port
+ * (int_source_mtu_skips, int_transit_mtu_skips), so no frame that the kernel would refuse as
+ * too big leaves the pipeline counted as sent because of INT. */
 #ifndef _FABRIC_INT_P4_
 #define _FABRIC_INT_P4_
 
@@ -59,6 +65,27 @@ control IntIngress(inout headers_t hdr,
                    in standard_metadata_t standard_metadata) {
 
     IntSourceHeaders() source_headers;
+
+    /* Sources that did not instrument a watched packet (too big for INT), by egress port. */
+    counter(NUM_PORTS, CounterType.packets) int_source_mtu_skips;
+
+    action set_int_mtu(bit<16> ip_mtu) {
+        meta.int_ip_mtu = ip_mtu;
+    }
+
+    /* Per egress port: the IP MTU (largest IPv4 total length) INT may grow a packet to. A port
+     * without an entry has no limit. */
+    table int_port_mtu {
+        key = {
+            standard_metadata.egress_spec: exact;
+        }
+        actions = {
+            set_int_mtu;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        size = NUM_PORTS;
+    }
 
     action int_source(bit<8> max_hops) {
         meta.int_source = 1;
@@ -115,7 +142,17 @@ control IntIngress(inout headers_t hdr,
         if (hdr.udp.isValid() && !hdr.int_shim.isValid() && meta.is_roce == 1
                 && meta.bth_opcode <= BTH_OPCODE_LAST_DATA) {
             int_watchlist.apply();
-            if (meta.int_source == 1) {
+        }
+        if (meta.int_source == 1 || hdr.int_shim.isValid()) {
+            int_port_mtu.apply();
+        }
+        if (meta.int_source == 1) {
+            /* Room for the INT header and at least this switch's own hop. */
+            if (meta.int_ip_mtu != 0 && (bit<32>)hdr.ipv4.total_len
+                    + (bit<32>)(INT_SHIM_MD_BYTES + INT_HOP_BYTES) > (bit<32>)meta.int_ip_mtu) {
+                meta.int_source = 0;
+                int_source_mtu_skips.count((bit<32>)standard_metadata.egress_spec);
+            } else {
                 source_headers.apply(hdr, meta.int_max_hops);
             }
         }
@@ -132,6 +169,8 @@ control IntEgress(inout headers_t hdr,
 
     /* Telemetry reports sent, by the sink's egress port towards the host. */
     counter(NUM_PORTS, CounterType.packets) int_reports;
+    /* Hops not added because the packet would have exceeded the port's MTU (M bit set). */
+    counter(NUM_PORTS, CounterType.packets) int_transit_mtu_skips;
     /* Report sequence number (one per switch). */
     register<bit<32>>(1) int_report_seq;
 
@@ -140,25 +179,13 @@ control IntEgress(inout headers_t hdr,
     bit<32> tx_bytes = 0;
     bit<19> qdepth = 0;
     bit<32> switch_id = 0;
+    bit<32> hop_switch_id = 0;
+    bit<32> hop_link_rate = 0;
 
+    /* The hop record's switch id and port rate; the record is pushed in apply, when it fits. */
     action int_transit(bit<32> switch_id_value, bit<32> link_rate_mbps) {
-        hdr.int_hops.push_front(1);
-        hdr.int_hops[0].setValid();
-        hdr.int_hops[0].switch_id = switch_id_value;
-        hdr.int_hops[0].ingress_port = (bit<16>)meta.ingress_port;
-        hdr.int_hops[0].egress_port = (bit<16>)meta.out_port;
-        hdr.int_hops[0].hop_latency =
-            (bit<32>)(standard_metadata.egress_global_timestamp - meta.ingress_tstamp);
-        hdr.int_hops[0].queue_id = (bit<8>)meta.prio;
-        hdr.int_hops[0].queue_occupancy = (bit<24>)qdepth;
-        hdr.int_hops[0].ingress_tstamp = (bit<32>)meta.ingress_tstamp;
-        hdr.int_hops[0].egress_tstamp = (bit<32>)standard_metadata.egress_global_timestamp;
-        hdr.int_hops[0].egress_tx_bytes = tx_bytes;
-        hdr.int_hops[0].egress_link_rate = link_rate_mbps;
-        hdr.int_md.remaining_hop_cnt = hdr.int_md.remaining_hop_cnt - 1;
-        hdr.int_shim.len = hdr.int_shim.len + (bit<8>)INT_HOP_WORDS;
-        hdr.udp.length = hdr.udp.length + INT_HOP_BYTES;
-        hdr.ipv4.total_len = hdr.ipv4.total_len + INT_HOP_BYTES;
+        hop_switch_id = switch_id_value;
+        hop_link_rate = link_rate_mbps;
     }
 
     /* Per egress port: this switch's id and the port's rate. A port without an entry
@@ -235,7 +262,33 @@ control IntEgress(inout headers_t hdr,
                         qdepth = standard_metadata.deq_qdepth;
                     }
                     if (int_transit_port.apply().hit) {
-                        hops = hops + 1;
+                        /* A report clone is cut after the BTH: only forwarded packets are
+                         * held to the MTU (a clone's int_ip_mtu is 0). */
+                        if (meta.int_ip_mtu != 0 && (bit<32>)hdr.ipv4.total_len
+                                + (bit<32>)INT_HOP_BYTES > (bit<32>)meta.int_ip_mtu) {
+                            hdr.int_md.m = 1;
+                            int_transit_mtu_skips.count((bit<32>)meta.out_port);
+                        } else {
+                            /* This switch's hop record, newest first. */
+                            hdr.int_hops.push_front(1);
+                            hdr.int_hops[0].setValid();
+                            hdr.int_hops[0].switch_id = hop_switch_id;
+                            hdr.int_hops[0].ingress_port = (bit<16>)meta.ingress_port;
+                            hdr.int_hops[0].egress_port = (bit<16>)meta.out_port;
+                            hdr.int_hops[0].hop_latency =
+                                (bit<32>)(standard_metadata.egress_global_timestamp - meta.ingress_tstamp);
+                            hdr.int_hops[0].queue_id = (bit<8>)meta.prio;
+                            hdr.int_hops[0].queue_occupancy = (bit<24>)qdepth;
+                            hdr.int_hops[0].ingress_tstamp = (bit<32>)meta.ingress_tstamp;
+                            hdr.int_hops[0].egress_tstamp = (bit<32>)standard_metadata.egress_global_timestamp;
+                            hdr.int_hops[0].egress_tx_bytes = tx_bytes;
+                            hdr.int_hops[0].egress_link_rate = hop_link_rate;
+                            hdr.int_md.remaining_hop_cnt = hdr.int_md.remaining_hop_cnt - 1;
+                            hdr.int_shim.len = hdr.int_shim.len + (bit<8>)INT_HOP_WORDS;
+                            hdr.udp.length = hdr.udp.length + INT_HOP_BYTES;
+                            hdr.ipv4.total_len = hdr.ipv4.total_len + INT_HOP_BYTES;
+                            hops = hops + 1;
+                        }
                     }
                 }
             }

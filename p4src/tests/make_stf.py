@@ -436,6 +436,78 @@ def int_source_transit() -> str:
     return "\n".join(lines) + "\n"
 
 
+def int_mtu() -> str:
+    """INT never grows a packet past its egress port's IP MTU (int_port_mtu): the source leaves
+    a packet uninstrumented when the INT header and its hop would not fit, a transit sets the
+    M bit instead of adding a hop; both counted (int_source_mtu_skips, int_transit_mtu_skips).
+    A port without an MTU entry has no limit."""
+    rate, mtu = 100000, 1500
+    bth = 20 + 8 + 12 + 4                               # IPv4, UDP, BTH and ICRC around the payload
+
+    def sized(ip_len: int, psn: int, dst: str = "10.0.2.2") -> bytes:
+        return roce(dst_ip=dst, dscp=26, psn=psn, payload=bytes(ip_len - bth))
+
+    small = sized(200, 0)
+    exact = sized(mtu - 48, 1)                          # + shim/INT-MD 16 + hop 32 = the MTU
+    large = sized(mtu - 47, 2)                          # one byte too many: no INT
+    upstream = Hop(0x10, 3, 1, 7, 3, 9, 100, 107, 5000, rate)
+    transit_fits = with_int(sized(mtu - 48 - 32, 3), IntStack(4, [upstream]))   # its hop just fits
+    transit_full = with_int(sized(mtu - 48 - 31, 4), IntStack(4, [upstream]))   # no room for a hop
+    no_limit = sized(mtu + 100, 5, dst="10.0.3.3")     # port 3 has no MTU entry
+    first_hop = 14 + 20 + 8 + 16
+    sent = 0                                            # port 2's egress_tx_bytes so far
+
+    def instrumented(frame: bytes, port: int, stack_hops: list[Hop], remaining: int) -> bytes:
+        return with_int(fwd(frame, port), IntStack(remaining, stack_hops))
+
+    out_small = instrumented(small, 2, [Hop(0x11, 1, 2, queue_id=3, egress_link_rate=rate)], 4)
+    sent += len(out_small)
+    out_exact = instrumented(exact, 2, [Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=sent, egress_link_rate=rate)], 4)
+    sent += len(out_exact)
+    out_large = fwd(large, 2)
+    sent += len(out_large)
+    fits_hop = Hop(0x11, 1, 2, queue_id=3, egress_tx_bytes=sent, egress_link_rate=rate)
+    plain_fits = sized(mtu - 48 - 32, 3)
+    out_fits = with_int(fwd(plain_fits, 2), IntStack(3, [fits_hop, upstream]))
+    out_full = with_int(fwd(sized(mtu - 48 - 31, 4), 2), IntStack(4, [upstream], m=1))
+    out_no_limit = instrumented(no_limit, 3, [Hop(0x11, 1, 3, queue_id=3, egress_link_rate=rate)], 4)
+    assert len(out_exact) - 14 == mtu and len(out_fits) - 14 == mtu and len(out_full) - 14 == mtu - 31
+    lines = [
+        "# INT and the MTU (int_port_mtu, port 2: IP MTU 1500). The source instruments a watched",
+        "# packet only if its IPv4 total length + 16 (shim, INT-MD) + 32 (its hop) fits: 200 and",
+        "# 1452 bytes get INT, 1453 bytes leave without it (counted). A transit adds its hop only",
+        "# if + 32 fits: at 1468 it does, at 1469 the M bit is set instead (counted). Port 3 has",
+        "# no MTU entry: no limit.",
+        f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000202/32 FabricIngress.routing.route_to_port(port:2)",
+        f"add {ROUTE} hdr.ipv4.dst_addr:0x0A000303/32 FabricIngress.routing.route_to_port(port:3)",
+        *next_hops([2, 3]),
+        "add FabricIngress.int_ingress.int_watchlist 10 hdr.ipv4.src_addr:0x0A000101&&&0xFFFFFFFF "
+        "FabricIngress.int_ingress.int_source(max_hops:5)",
+        *[f"add FabricEgress.int_egress.int_transit_port meta.out_port:{p} "
+          f"FabricEgress.int_egress.int_transit(switch_id_value:0x11, link_rate_mbps:{rate})" for p in (2, 3)],
+        f"add FabricIngress.int_ingress.int_port_mtu standard_metadata.egress_spec:2 "
+        f"FabricIngress.int_ingress.set_int_mtu(ip_mtu:{mtu})",
+        f"packet 1 {hexs(small)}",
+        f"expect 2 {wild(out_small, _time_spans(first_hop, 1))}$",
+        f"packet 1 {hexs(exact)}",
+        f"expect 2 {wild(out_exact, _time_spans(first_hop, 1))}$",
+        f"packet 1 {hexs(large)}",
+        f"expect 2 {hexs(out_large)}$",
+        f"packet 1 {hexs(transit_fits)}",
+        f"expect 2 {wild(out_fits, _time_spans(first_hop, 1))}$",
+        f"packet 1 {hexs(transit_full)}",
+        f"expect 2 {hexs(out_full)}$",
+        f"packet 1 {hexs(no_limit)}",
+        f"expect 3 {wild(out_no_limit, _time_spans(first_hop, 1))}$",
+        "check_counter FabricIngress.int_ingress.int_source_mtu_skips(2) packets == 1",
+        "check_counter FabricEgress.int_egress.int_transit_mtu_skips(2) packets == 1",
+        "check_counter FabricIngress.int_ingress.int_source_mtu_skips(3) packets == 0",
+        "check_counter FabricEgress.int_egress.int_transit_mtu_skips(3) packets == 0",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def int_sink() -> str:
     rate = 100000
     upstream = [Hop(0x22, 3, 1, 5, 3, 2, 50, 55, 7000, rate), Hop(0x21, 1, 4, 4, 3, 1, 40, 44, 6000, rate)]
@@ -644,6 +716,7 @@ TESTS = {
     "fabric_pfc.stf": pfc_test,
     "fabric_tx_bytes.stf": tx_bytes,
     "fabric_int_transit.stf": int_source_transit,
+    "fabric_int_mtu.stf": int_mtu,
     "fabric_int_sink.stf": int_sink,
     "fabric_int_sink_both.stf": int_sink_both,
     "fabric_int_single_hop.stf": int_single_hop,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from netbase.packet_socket import kernel_drop_totals
 from p4rt.entries import (
     ActionCall,
     CloneSession,
@@ -394,12 +395,14 @@ class Commands:
             name = d.port_names[port]
             state = Path(f"/sys/class/net/{name}/operstate")
             status = state.read_text().strip().upper()[:6] if state.exists() else "UP"
-            tx = d.tm.ports[port].tx_frames if port in d.tm.ports else 0
             io = d.ports[port]
-            rx_errors = getattr(io, "rx_errors", 0)  # raw-socket ports count receive failures
-            kernel = getattr(io, "rx_kernel_drops", 0)  # ... and what the kernel dropped before we read it
+            rx_errors = getattr(io, "rx_errors", 0)  # packet-socket ports count receive failures
+            kernel = io.kernel_drops() if hasattr(io, "kernel_drops") else {}  # ... and what the kernel lost
+            totals = kernel_drop_totals(kernel)
+            reasons = "".join(f" {r}={n}" for r, n in kernel.items() if n)
             lines.append(f"{port:^7}| {name:<17}| {status:<7}| rx={d.port_rx[port]} rx_errors={rx_errors} "
-                         f"rx_kernel_drops={kernel} tx={tx}")
+                         f"rx_kernel_drops={totals['rx_kernel_drops']} tx={d.port_tx[port]} "
+                         f"tx_kernel_drops={totals['tx_kernel_drops']}{reasons}")
         if d.cpu_port is not None:
             lines.append(f"{d.cpu_port:^7}| {'(cpu port)':<17}| UP     | P4Runtime packet-in/out")
         return "\n".join(lines)
@@ -491,8 +494,11 @@ class Commands:
             for k, v in d.pipe.stats.items():
                 stats[f"pipeline.{k}"] = v
         for port, io in sorted(d.ports.items()):
-            if hasattr(io, "rx_kernel_drops"):  # raw-socket ports: frames lost in the kernel's receive buffer
-                stats[f"port{port}.rx_kernel_drops"] = io.rx_kernel_drops
+            stats[f"port{port}.tx"] = d.port_tx[port]
+            if hasattr(io, "kernel_drops"):  # packet-socket ports: frames the kernel lost, by reason
+                kernel = io.kernel_drops()
+                for key, n in [*kernel_drop_totals(kernel).items(), *((f"kernel_{r}", n) for r, n in kernel.items())]:
+                    stats[f"port{port}.{key}"] = n
         for port, lk in sorted(d.links.items()):
             stats[f"link{port}.sent"] = lk.sent
             stats[f"link{port}.lost"] = lk.lost

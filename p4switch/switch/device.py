@@ -79,6 +79,7 @@ class Device:
         self.notify: Callable[[], None] | None = None  # wakes the I/O loop (set by the loop)
         self.stats: Counter[str] = Counter()
         self.port_rx: Counter[int] = Counter()  # frames received per port
+        self.port_tx: Counter[int] = Counter()  # frames that left per port (the port's send succeeded)
         self._inject: deque[tuple[int, bytes]] = deque()  # packet-outs and recirculations
         self._pcap: dict[tuple[int, str], PcapWriter] = {}
         self._pcap_epoch_ns = 0
@@ -265,5 +266,6 @@ class Device:
             self.stats["drop_no_port"] += 1
         elif io.send(frame):
             self.stats["tx"] += 1
-        else:
+            self.port_tx[port] += 1
+        else:  # refused by the kernel: the port counts it by reason (its kernel tx drops)
             self.stats["tx_errors"] += 1

@@ -1,4 +1,4 @@
-"""The I/O loop of the switch process: raw-socket ports in, device, ports out.
+"""The I/O loop of the switch process: packet-socket ports in, device, ports out.
 
 One thread waits on every port socket and on a wake-up pipe (poked when another thread, such
 as the P4Runtime server, gives the device work: a packet-out or a rate change), hands frames to
@@ -11,16 +11,24 @@ from __future__ import annotations
 import os
 import selectors
 import threading
+from collections.abc import Mapping
+from typing import Protocol
 
 from p4switch.switch.device import Device
-from p4switch.switch.ports import RawPort
 
 RX_BATCH = 64  # frames read from one port before the queues are served again
 MAX_SLEEP_S = 0.2  # bound on a sleep, so a stop request is seen promptly
 
 
+class FramePort(Protocol):
+    """What the loop reads from (a :class:`netbase.packet_socket.PacketSocketPort`)."""
+
+    def fileno(self) -> int: ...
+    def recv_frames(self, limit: int) -> list[bytes]: ...
+
+
 class SwitchLoop:
-    def __init__(self, device: Device, ports: list[RawPort]) -> None:
+    def __init__(self, device: Device, ports: Mapping[int, FramePort]) -> None:
         self.device = device
         self.ports = ports
         self.stop_event = threading.Event()
@@ -43,8 +51,8 @@ class SwitchLoop:
         device, clock = self.device, self.device.clock
         sel = selectors.DefaultSelector()
         sel.register(self._wake_r, selectors.EVENT_READ, None)
-        for p in self.ports:
-            sel.register(p, selectors.EVENT_READ, p)
+        for num, p in self.ports.items():
+            sel.register(p, selectors.EVENT_READ, (num, p))
         try:
             while not self.stop_event.is_set():
                 nxt = device.poll()
@@ -53,19 +61,16 @@ class SwitchLoop:
                 else:
                     timeout = min(MAX_SLEEP_S, clock.wall_seconds(nxt - clock.now_ns()))
                 for key, _ in sel.select(timeout):
-                    port = key.data
-                    if port is None:
+                    if key.data is None:
                         try:
                             while os.read(self._wake_r, 4096):
                                 pass
                         except BlockingIOError:
                             pass
                         continue
-                    for _ in range(RX_BATCH):
-                        frame = port.recv()
-                        if frame is None:
-                            break
-                        device.receive(port.port, frame)
+                    num, port = key.data
+                    for frame in port.recv_frames(RX_BATCH):
+                        device.receive(num, frame)
         finally:
             sel.close()
             os.close(self._wake_r)

@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from netbase.clock import DilatedClock
+from netbase.packet_socket import PacketSocketPort
 from p4switch.exec import LoadedProgram
 from p4switch.frontend import compile_file
 from p4switch.p4info import generate_p4info
 from p4switch.p4runtime import P4RuntimeServer
 from p4switch.switch.device import Device, check_device_config
 from p4switch.switch.loop import SwitchLoop
-from p4switch.switch.ports import RawPort, parse_interface
+from p4switch.switch.ports import parse_interface
 from p4switch.switch.runtime_cli import DEFAULT_PORT, CliServer
 
 log = logging.getLogger("p4switch")
@@ -102,13 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"p4switch: {e}", file=sys.stderr)
         return 2
-    ports: list[RawPort] = []
+    ports: dict[int, PacketSocketPort] = {}
     resources: list[Any] = []
     try:
         try:
             for num, ifname in port_specs:
-                port = RawPort(num, ifname)
-                ports.append(port)
+                port = PacketSocketPort(ifname)
+                ports[num] = port
                 device.add_port(num, port, ifname)
                 log.info("Adding interface %s as port %d", ifname, num)
             if args.pcap is not None:
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for r in reversed(resources):
             _close(r)
-        for p in ports:
+        for p in ports.values():
             p.close()
         device.close()
 

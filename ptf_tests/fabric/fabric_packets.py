@@ -92,6 +92,7 @@ class IntStack:
     hops: list[Hop]
     e: int = 0
     udp_dport: int = ROCE_PORT
+    m: int = 0  # MTU exceeded: a hop had no room for its record
 
 
 def _udp_offset(frame: bytes) -> int:
@@ -119,7 +120,7 @@ def with_int(frame: bytes, stack: IntStack) -> bytes:
     u = _udp_offset(frame)
     words = 3 + 8 * len(stack.hops)
     shim = bytes([0x10 | 0x04, words]) + struct.pack("!H", stack.udp_dport)
-    word0 = (2 << 28) | (stack.e << 26) | (8 << 8) | stack.remaining_hop_cnt
+    word0 = (2 << 28) | (stack.e << 26) | (stack.m << 25) | (8 << 8) | stack.remaining_hop_cnt
     md = _MD.pack(word0, 0xFF00, 0, 0x0AF1, 0)
     body = shim + md + b"".join(h.pack() for h in stack.hops)
     out[u + 8:u + 8] = body
@@ -140,7 +141,7 @@ def parse_int(frame: bytes) -> IntStack | None:
     nhops = (words - 3) // 8
     first = shim + 16
     hops = [Hop.unpack(frame[first + i * HOP_BYTES:]) for i in range(nhops)]
-    return IntStack(word0 & 0xFF, hops, (word0 >> 26) & 1, udp_dport)
+    return IntStack(word0 & 0xFF, hops, (word0 >> 26) & 1, udp_dport, m=(word0 >> 25) & 1)
 
 
 def pfc(src_mac: str, priority: int, quanta: int) -> bytes:

@@ -2,6 +2,7 @@
 reasons, PacketIn/PacketOut, classes, ECN marking, round-robin and best-of-two spraying, DLB
 flowlets, PFC pause/resume frames, tx byte counting of transmitted frames, INT
 source/transit/sink byte layouts and reports (report,
+INT within the egress port's MTU (source skips, transit sets the M bit, both counted),
 to-host and to-host-and-report sinks; collector on a port or the CPU port), also with source
 and sink on one switch (single-hop INT), and the load-balancing mode chosen per class and per
 destination (lb_mode)."""
@@ -37,7 +38,7 @@ def test_every_feature_has_an_stf_test() -> None:
     names = {p.name for p in STF_FILES}
     assert {"fabric_routing.stf", "fabric_classify.stf", "fabric_ecn.stf", "fabric_spray_rr.stf", "fabric_spray_best2.stf",
             "fabric_dlb.stf", "fabric_pfc.stf", "fabric_tx_bytes.stf",
-            "fabric_int_transit.stf", "fabric_int_sink.stf", "fabric_int_sink_both.stf",
+            "fabric_int_transit.stf", "fabric_int_mtu.stf", "fabric_int_sink.stf", "fabric_int_sink_both.stf",
             "fabric_int_single_hop.stf", "fabric_lb_class.stf"} <= names
 
 

@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from lab.veth import VethPairs
-from nicmodel.live import LiveNic, RawPort
+from netbase.packet_socket import PacketSocketPort
+from nicmodel.live import LiveNic
 
 pytestmark = pytest.mark.net  # veths, as root
 
@@ -17,7 +18,7 @@ BURST = 400
 
 def test_live_nic_stats_report_kernel_socket_drops() -> None:
     with VethPairs(1, prefix="nk") as veth:
-        port = RawPort(veth.switch_side[0])
+        port = PacketSocketPort(veth.switch_side[0])
         nic = LiveNic(port, "10.81.0.1", "02:81:00:00:00:01", guard_udp=False)  # not started: nobody reads
         try:
             port.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)  # the kernel's minimum: a few frames
@@ -33,5 +34,6 @@ def test_live_nic_stats_report_kernel_socket_drops() -> None:
             stats = nic.stats()
             assert stats["nic_counters"]["10.81.0.1"]["rx_kernel_drops"] == BURST - received
             assert stats["summary"]["counters"]["rx_kernel_drops"] == BURST - received
+            assert stats["nic_counters"]["10.81.0.1"]["kernel_rx_buffer_full"] == BURST - received
         finally:
             nic.close()

@@ -75,7 +75,7 @@ def switch():
     ports = {p: ListPort() for p in DATA_PORTS}
     for p, io in ports.items():
         device.add_port(p, io)
-    loop = SwitchLoop(device, [])
+    loop = SwitchLoop(device, {})
     thread = threading.Thread(target=loop.run, daemon=True)
     thread.start()
     server = P4RuntimeServer(device, "127.0.0.1:0").start()

@@ -11,6 +11,7 @@ from scapy.layers.l2 import Ether
 
 from lab.basic_program import CPU_PORT, PORT_COUNTER, QDEPTH_REGISTER, TABLE, TO_CPU, routed, udp_frame
 from p4rt.entries import ActionCall, Lpm, TableEntry
+from p4switch.switch.commands import Commands
 from p4switch.switch.pcap import read_pcap
 from p4switch.switch.pfc import WatchdogConfig
 
@@ -43,6 +44,20 @@ def test_routes_a_packet_between_ports(dev) -> None:
     assert ports[2].sent == [out(frame)]
     assert ports[1].sent == [] and ports[3].sent == []
     assert device.stats["rx"] == 1 and device.stats["tx"] == 1
+
+
+def test_a_port_counts_only_frames_its_interface_took(dev) -> None:
+    """A frame the kernel refuses (the port's send returns False: too big, buffers full) is a
+    tx error, not a frame that left: the port's tx count stays put."""
+    device, _, ports, _ = dev
+    device.receive(1, udp("10.0.2.2"))
+    device.poll()
+    ports[2].send = lambda frame: False  # type: ignore[method-assign]
+    device.receive(1, udp("10.0.2.3"))
+    device.poll()
+    assert device.port_tx[2] == 1 and device.stats["tx"] == 1 and device.stats["tx_errors"] == 1
+    row = next(line for line in Commands(device).run("show_ports").splitlines() if line.split("|")[0].strip() == "2")
+    assert " tx=1 " in row
 
 
 def test_low_queue_rate_shows_growing_queue_depth_to_the_program(dev) -> None:

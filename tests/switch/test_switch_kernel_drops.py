@@ -1,6 +1,7 @@
-"""Frames the kernel drops on a switch port's raw socket (receive buffer full while the switch
+"""Frames the kernel drops on a switch port's packet socket (receive buffer full while the switch
 is busy) are counted, not lost silently: the port's ``rx_kernel_drops`` equals what was sent
-minus what the switch could read, and ``show_ports``/``switch_stats`` show it. Needs root (veths)."""
+minus what the switch could read, and ``show_ports``/``switch_stats`` show it, by reason.
+Needs root (veths)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 from lab.veth import VethPairs
+from netbase.packet_socket import PacketSocketPort
 from p4switch.switch.commands import Commands
 from p4switch.switch.device import Device
-from p4switch.switch.ports import RawPort
 
 pytestmark = pytest.mark.net  # veths, as root
 
@@ -27,10 +28,10 @@ def veth() -> Iterator[VethPairs]:
         yield pairs
 
 
-def burst_into_paused_port(veth: VethPairs) -> tuple[RawPort, int]:
+def burst_into_paused_port(veth: VethPairs) -> tuple[PacketSocketPort, int]:
     """A switch port with a tiny receive buffer, not read while BURST frames arrive; then read
     dry. Returns the port and how many of the frames it received."""
-    port = RawPort(1, veth.switch_side[0])
+    port = PacketSocketPort(veth.switch_side[0])
     port.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, TINY_RCVBUF)
     frame = bytes.fromhex("02000000000102000000000288b5") + MARK + bytes(200)
     with socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0) as host:
@@ -38,9 +39,9 @@ def burst_into_paused_port(veth: VethPairs) -> tuple[RawPort, int]:
         for _ in range(BURST):
             host.send(frame)
     received = 0
-    while (data := port.recv()) is not None:
-        assert MARK in data  # nothing else arrives on the quiet veth, so the count is exact
-        received += 1
+    while frames := port.recv_frames(64):
+        assert all(MARK in data for data in frames)  # nothing else arrives on the quiet veth, so the count is exact
+        received += len(frames)
     return port, received
 
 
@@ -50,6 +51,7 @@ def test_kernel_drops_on_a_switch_port_equal_the_frames_lost(veth: VethPairs) ->
         assert 0 < received < BURST  # the buffer held some, the kernel dropped the rest
         assert port.rx_kernel_drops == BURST - received
         assert port.rx_kernel_drops == BURST - received  # reading again does not lose the total
+        assert port.kernel_drops()["rx_buffer_full"] == BURST - received
     finally:
         port.close()
     assert port.rx_kernel_drops == BURST - received  # still reported after the socket is closed
@@ -63,6 +65,9 @@ def test_show_ports_and_switch_stats_show_kernel_drops(veth: VethPairs) -> None:
         commands = Commands(device)
         row = next(line for line in commands.run("show_ports").splitlines() if veth.switch_side[0] in line)
         assert f"rx_kernel_drops={BURST - received}" in row
-        assert f"port1.rx_kernel_drops={BURST - received}" in commands.run("switch_stats").splitlines()
+        assert f"rx_buffer_full={BURST - received}" in row
+        stats = commands.run("switch_stats").splitlines()
+        assert f"port1.rx_kernel_drops={BURST - received}" in stats
+        assert f"port1.kernel_rx_buffer_full={BURST - received}" in stats
     finally:
         port.close()
