@@ -24,6 +24,9 @@ from typing import Any
 from google.protobuf import json_format, text_format
 from p4.config.v1 import p4info_pb2
 
+from p4switch.frontend import CompileError, compile_file
+from p4switch.p4info import IdError, P4InfoError, generate_p4info
+
 _V1MODEL = re.compile(r'^\s*#\s*include\s*[<"]v1model\.p4[>"]', re.MULTILINE)
 # Repeated top-level entities, keyed by their preamble name when compared.
 _ENTITIES = ("tables", "actions", "action_profiles", "counters", "direct_counters", "meters",
@@ -81,9 +84,6 @@ def differences(ours: p4info_pb2.P4Info, theirs: p4info_pb2.P4Info) -> list[str]
 
 
 def compare_program(source: Path, expected: Path) -> Outcome:
-    from p4switch.frontend import CompileError, compile_file
-    from p4switch.p4info import IdError, P4InfoError, generate_p4info
-
     theirs = text_format.Parse(expected.read_text(), p4info_pb2.P4Info())
     try:
         ours = generate_p4info(compile_file(str(source), include_dirs=[str(source.parent)], target=None))

@@ -39,6 +39,11 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from p4switch.exec import LoadedProgram
+from p4switch.exec.compile import UnsupportedError
+from p4switch.frontend import CompileError, compile_file
+from p4switch.stf.runner import StfError, run_stf_file
+
 STF_STATUSES = ("pass", "fail", "error", "crash", "timeout")
 FE_STATUSES = ("accept", "diagnostic", "crash", "timeout")
 
@@ -91,8 +96,6 @@ class _FaultLog(logging.Handler):
 
 
 def _is_v1model(checked) -> bool:
-    from p4switch.frontend import CompileError
-
     try:
         checked.pipeline
     except CompileError:  # not a V1Switch program: the front end alone is what runs
@@ -106,10 +109,6 @@ def _first_line(e: BaseException) -> str:
 
 def run_one(job: Job) -> dict:
     """Compile (and, with an STF file, run) one program; never raises."""
-    from p4switch.exec import LoadedProgram
-    from p4switch.exec.compile import UnsupportedError
-    from p4switch.frontend import CompileError, compile_file
-    from p4switch.stf.runner import StfError, run_stf_file
 
     include = [os.path.dirname(job.program)]
     faults = _FaultLog()

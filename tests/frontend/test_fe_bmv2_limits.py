@@ -9,13 +9,13 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
+from p4rt.errors import P4RuntimeError
 from p4switch.compile_cli import main as compile_main
 from p4switch.frontend import CompileError, compile_file
 from p4switch.frontend.bmv2_limits import Bmv2LimitError
 from p4switch.frontend.preprocess import preprocess
 from p4switch.p4info import generate_p4info
 from p4switch.p4info.device_config import encode
-from p4switch.p4runtime.errors import P4RuntimeError
 from p4switch.p4runtime.pipeline import compile_config
 
 SHIFT_8 = "shift amount limited to 8 bits on this target"
