@@ -59,7 +59,8 @@ class RunResult:
     pauses: int = 0  # PFC pause frames sent by switches
     ecn_marks: int = 0
     drops: int = 0
-    kernel_drops: int = 0  # frames the kernel lost on packet-socket ports (switches, NICs), received or sent: no other counter sees them
+    # frames the kernel lost on packet-socket ports (switches, NICs), received or sent: no other counter sees them
+    kernel_drops: int = 0
     int_reports: int = 0
     links: list[LinkSeries] = field(default_factory=list)
     queue_depth: dict[str, list[tuple[float, int]]] = field(default_factory=dict)  # "leaf1:3" -> (t_us, pkts)

@@ -501,8 +501,8 @@ class _Collector:
     def controller_header(self, decl: ast.HeaderDecl) -> None:
         a = decl.annotation("controller_header")
         header = ControllerHeaderInfo(_annotation_string(a), type_name_of(decl), notes=notes_of(decl.annotations))
-        for name, t, annotations in _flat_fields(decl.type.fields, ""):
-            header.metadata.append(MetadataInfo(name, width_of(t), notes_of(annotations), self.named_type(t)))
+        for name, t, notes in _flat_fields(decl.type.fields, ""):
+            header.metadata.append(MetadataInfo(name, width_of(t), notes_of(notes), self.named_type(t)))
         self.info.controller_headers.append(header)
 
     # --- type specs (registers, digests, user-defined types) ------------------------------

@@ -97,7 +97,7 @@ class _FaultLog(logging.Handler):
 
 def _is_v1model(checked) -> bool:
     try:
-        checked.pipeline
+        _ = checked.pipeline
     except CompileError:  # not a V1Switch program: the front end alone is what runs
         return False
     return True
@@ -169,7 +169,7 @@ def run_jobs(jobs: list[Job], workers: int, timeout: float, report) -> list[dict
             proc.stdin.write(json.dumps(jobs[i].__dict__) + "\n")
             proc.stdin.flush()
             line: list[str] = []
-            reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)
+            reader = threading.Thread(target=lambda out=proc.stdout, got=line: got.append(out.readline()), daemon=True)
             reader.start()
             reader.join(timeout)
             if reader.is_alive() or not line or not line[0]:
@@ -177,7 +177,8 @@ def run_jobs(jobs: list[Job], workers: int, timeout: float, report) -> list[dict
                 proc.kill()
                 proc.wait()
                 proc = None
-                res = {"status": status, "detail": f"worker {'killed after ' + str(timeout) + ' s' if status == 'timeout' else 'died'}"}
+                detail = f"worker killed after {timeout} s" if status == "timeout" else "worker died"
+                res = {"status": status, "detail": detail}
             else:
                 res = json.loads(line[0])
             results[i] = res

@@ -137,7 +137,8 @@ control c(inout bit<16> p) {
      '2:12', "field 's' of S cannot have type string"),
     ('header h_t { bit<8> f; }\ncontrol c(inout h_t[2] s, out bit<32> i) {\n    apply { i = s.lastIndex; }\n}\n',
      '3:17', "'lastIndex' of a header stack is only allowed in parsers"),
-    ('control d(inout bit<8> x) { apply { } }\ncontrol c(inout bit<8> x) {\n    d() sub;\n    action a() { sub.apply(x); }\n    apply { a(); }\n}\n',
+    ('control d(inout bit<8> x) { apply { } }\ncontrol c(inout bit<8> x) {\n    d() sub;\n'
+     '    action a() { sub.apply(x); }\n    apply { a(); }\n}\n',
      '4:18', 'd.apply() cannot be called from an action'),
     ('action a() { }\nvoid f() {\n    a();\n}\n',
      '3:5', 'functions cannot call actions'),
