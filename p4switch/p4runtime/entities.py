@@ -64,6 +64,8 @@ class Entities:
     def _write_table_entry(self, update_type: int, msg: p4runtime_pb2.TableEntry) -> None:
         ts = self.schema.table(msg.table_id)
         table = self._table(ts)
+        if msg.is_const:
+            raise invalid(f"{ts.name}: is_const is read-only (only the server sets it, on const entries it reads)")
         if msg.is_default_action:
             self._write_default(update_type, ts, table, msg)
             return
@@ -154,7 +156,11 @@ class Entities:
 
     @staticmethod
     def _check_index(info: Any, index: int) -> None:
-        if not 0 <= index < info.size:
+        """A negative index is malformed (INVALID_ARGUMENT); one past the end names a cell
+        that does not exist (OUT_OF_RANGE), as the spec distinguishes them."""
+        if index < 0:
+            raise invalid(f"{info.preamble.name}: index {index} is negative")
+        if index >= info.size:
             raise P4RuntimeError(Code.OUT_OF_RANGE, f"{info.preamble.name}: index {index} outside 0..{info.size - 1}")
 
     def _direct_target(self, msg: p4runtime_pb2.TableEntry, kind: str) -> tuple[TableSchema, Any, dict]:

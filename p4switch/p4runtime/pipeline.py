@@ -76,13 +76,12 @@ class PipelineManager:
         """One SetForwardingPipelineConfig; raises P4RuntimeError with the spec's status."""
         if action == Req.UNSPECIFIED:
             raise invalid("SetForwardingPipelineConfig action is UNSPECIFIED")
-        if action == Req.COMMIT:
-            if config is not None and config.HasField("p4info"):
-                program = compile_config(config)
-            elif self.saved is not None:
-                config, program = self.saved
-            else:
-                raise P4RuntimeError(Code.FAILED_PRECONDITION, "COMMIT without a config saved by VERIFY_AND_SAVE")
+        if action == Req.COMMIT:  # P4Runtime 1.4: COMMIT installs what VERIFY_AND_SAVE kept
+            if config is not None:
+                raise invalid("COMMIT takes no config: it installs the one saved by VERIFY_AND_SAVE")
+            if self.saved is None:
+                raise P4RuntimeError(Code.NOT_FOUND, "COMMIT without a config saved by VERIFY_AND_SAVE")
+            config, program = self.saved
             self._install(config, program, reconcile=False)
             self.saved = None
             return

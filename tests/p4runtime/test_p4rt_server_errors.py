@@ -184,3 +184,32 @@ def test_packet_out_from_backup_is_refused_on_the_stream(controller, switch, rt)
         assert err.packet_out.packet_out.payload == b"\x00" * 14
     finally:
         backup.close()
+
+
+def test_is_const_in_a_write_is_invalid(controller, rt):
+    entry = l2_entry(1)
+    entry.is_const = True
+    with pytest.raises(grpc.RpcError) as info:
+        controller.write(rt.update(INSERT, table_entry=entry))
+    code, message = rt.batch_errors(info.value)[0]
+    assert code == C.INVALID_ARGUMENT and "is_const" in message
+    assert controller.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry())) == []
+
+
+@pytest.mark.parametrize("kind", ["counter_entry", "register_entry"])
+def test_negative_index_is_invalid_and_past_the_end_out_of_range(controller, rt, kind):
+    if kind == "counter_entry":
+        entity = p4runtime_pb2.CounterEntry(counter_id=ids.hashed_id(ids.COUNTER, "MyIngress.port_packets"))
+    else:
+        entity = p4runtime_pb2.RegisterEntry(register_id=ids.hashed_id(ids.REGISTER, "MyIngress.last_length"))
+    for index, code in ((-1, C.INVALID_ARGUMENT), (-(1 << 63), C.INVALID_ARGUMENT), (1 << 20, C.OUT_OF_RANGE)):
+        entity.index.index = index
+        with pytest.raises(grpc.RpcError) as info:
+            controller.read(p4runtime_pb2.Entity(**{kind: entity}))
+        assert info.value.code() == code, index
+    entity.index.index = -1
+    if kind == "register_entry":
+        entity.data.bitstring = b"\x01"
+    with pytest.raises(grpc.RpcError) as info:
+        controller.write(rt.update(MODIFY, **{kind: entity}))
+    assert rt.batch_errors(info.value)[0][0] == C.INVALID_ARGUMENT
