@@ -41,6 +41,7 @@ from p4switch.p4runtime.schema import Schema
 
 log = logging.getLogger("p4switch.p4runtime")
 
+MAX_STREAMS = 16  # open StreamChannels at once; more are answered RESOURCE_EXHAUSTED
 READ_CHUNK = 1000  # entities per ReadResponse, keeping messages under clients' 4 MB limit
 
 try:
@@ -78,8 +79,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     """The RPC handlers. Control-plane state (arbitration, digest batching, one-shot groups,
     the pipeline config) lives here and in its helpers; the data plane stays in ``device``."""
 
-    def __init__(self, device: Any, now_ns: Callable[[], int] | None = None) -> None:
+    def __init__(self, device: Any, now_ns: Callable[[], int] | None = None, max_streams: int = MAX_STREAMS) -> None:
         self.device = device
+        self.max_streams = max_streams
         clock = getattr(device, "clock", None)
         self.now_ns = now_ns or (clock.now_ns if clock is not None else time.monotonic_ns)
         self.arbiter = Arbiter()
@@ -206,7 +208,12 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                       context: grpc.ServicerContext) -> Iterator[p4runtime_pb2.StreamMessageResponse]:
         stream = _Stream(next(self.keys))
         with self.state_lock:
-            self.streams[stream.key] = stream
+            full = len(self.streams) >= self.max_streams
+            if not full:
+                self.streams[stream.key] = stream
+        if full:  # each stream pins a worker thread: past the bound, unary RPCs would starve
+            self._fail(context, P4RuntimeError(Code.RESOURCE_EXHAUSTED,
+                                               f"this switch serves at most {self.max_streams} open StreamChannels"))
         reader = threading.Thread(target=self._read_stream, args=(stream, request_iterator),
                                   name=f"p4rt-stream-{stream.key}", daemon=True)
         reader.start()
