@@ -17,10 +17,11 @@ from typing import Any, Callable
 from p4.v1 import p4runtime_pb2
 
 from p4switch import entries as E
-from p4switch.p4info import device_config
+from p4switch.p4info import device_config, generate_p4info
 from p4switch.p4runtime.digests import DigestBatcher
 from p4switch.p4runtime.errors import Code, P4RuntimeError, invalid
 from p4switch.p4runtime.oneshot import OneShots
+from p4switch.p4runtime.p4info_check import check_p4info
 from p4switch.p4runtime.schema import Schema
 
 log = logging.getLogger("p4switch.p4runtime")
@@ -29,7 +30,7 @@ Get = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
 
 def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
-    """Compile a device config to a LoadedProgram and check the P4Info names exist in it."""
+    """Compile a device config to a LoadedProgram and check the P4Info describes it."""
     from p4switch.exec import LoadedProgram
     from p4switch.frontend import CompileError, compile_source
 
@@ -37,7 +38,9 @@ def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
         raise invalid("the pipeline config has no P4Info")
     try:
         cfg = device_config.decode(config.p4_device_config)
-        program = LoadedProgram.from_checked(compile_source(cfg.source, filename=cfg.name))
+        checked = compile_source(cfg.source, filename=cfg.name)
+        generated = generate_p4info(checked)
+        program = LoadedProgram.from_checked(checked)
     except CompileError as e:
         raise invalid(f"device config does not compile: {e}") from None
     except ValueError as e:
@@ -45,10 +48,7 @@ def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
     except Exception as e:  # noqa: BLE001 - an executor bug must not look like a bad request
         log.exception("loading the device config failed")
         raise P4RuntimeError(Code.INTERNAL, f"the target cannot load this program: {e}") from None
-    missing = [t.preamble.name for t in config.p4info.tables if t.preamble.name not in program.tables]
-    missing += [a.preamble.name for a in config.p4info.actions if a.preamble.name not in program.actions]
-    if missing:
-        raise invalid("P4Info does not match the device config: not in the program: " + ", ".join(missing))
+    check_p4info(config.p4info, generated)
     return program
 
 
