@@ -213,3 +213,15 @@ def test_negative_index_is_invalid_and_past_the_end_out_of_range(controller, rt,
     with pytest.raises(grpc.RpcError) as info:
         controller.write(rt.update(MODIFY, **{kind: entity}))
     assert rt.batch_errors(info.value)[0][0] == C.INVALID_ARGUMENT
+
+
+def test_huge_batch_details_keep_every_code_within_bounds():
+    from p4switch.p4runtime.errors import MAX_DETAILS, batch_status, update_error
+
+    errors = [update_error(C.INVALID_ARGUMENT, f"update {i}: " + "x" * 300) for i in range(10000)]
+    status = batch_status(errors, "10000 of 10000 updates failed")
+    assert len(status.details) == 10000
+    assert status.ByteSize() < 2 * MAX_DETAILS  # the client channel accepts 4 MiB
+    last = p4runtime_pb2.Error()
+    status.details[-1].Unpack(last)
+    assert last.canonical_code == C.INVALID_ARGUMENT.value[0] and last.message.startswith("update 9999: xx")
