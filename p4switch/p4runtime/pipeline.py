@@ -56,8 +56,9 @@ class PipelineManager:
     """The device's current P4Info and device config, the one VERIFY_AND_SAVE kept for a
     later COMMIT, and the state that must be reset or carried over when either is replaced."""
 
-    def __init__(self, device: Any, digests: DigestBatcher) -> None:
+    def __init__(self, device: Any, digests: DigestBatcher, control_lock: Any) -> None:
         self.device = device
+        self.control_lock = control_lock  # no Write runs while the program is replaced
         self.digests = digests
         self.config: p4runtime_pb2.ForwardingPipelineConfig | None = None
         self.schema: Schema | None = None
@@ -100,7 +101,7 @@ class PipelineManager:
             raise P4RuntimeError(Code.UNIMPLEMENTED, f"pipeline config action {action} is not supported")
 
     def _install(self, config: p4runtime_pb2.ForwardingPipelineConfig, program: Any, reconcile: bool) -> None:
-        with self.device.lock:
+        with self.control_lock, self.device.lock:
             old = self.device.program
             self.device.set_program(program, config.p4info)
             self.schema = Schema.build(config.p4info)

@@ -8,7 +8,7 @@ from concurrent import futures
 from typing import Any
 
 import grpc
-from p4.v1 import p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2
 
 from p4switch.p4runtime.service import MAX_STREAMS, P4RuntimeService
 
@@ -31,7 +31,7 @@ class P4RuntimeServer:
                                                            thread_name_prefix="p4rt"),
                                 options=[("grpc.max_receive_message_length", MAX_MESSAGE),
                                          ("grpc.max_send_message_length", MAX_MESSAGE)])
-        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.service, self.grpc)
+        self.grpc.add_generic_rpc_handlers((_handlers(self.service),))
         self.port = self.grpc.add_insecure_port(address)
         if self.port == 0:
             raise OSError(f"cannot listen on {address}")
@@ -51,6 +51,32 @@ class P4RuntimeServer:
     def stop(self, grace: float | None = 0.5) -> None:
         self._stop.set()
         self.grpc.stop(grace).wait()
+
+
+def _handlers(service: P4RuntimeService) -> grpc.GenericRpcHandler:
+    """The p4.v1.P4Runtime methods, with Write's request and Read's responses left as bytes:
+    the service decodes and encodes those itself (``wire.py``: the protobuf runtime here is
+    pure Python and would cost ten times the work of the switch)."""
+    pb = p4runtime_pb2
+    unary, stream = grpc.unary_unary_rpc_method_handler, grpc.unary_stream_rpc_method_handler
+    return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
+        "Write": unary(service.Write, request_deserializer=None,
+                       response_serializer=pb.WriteResponse.SerializeToString),
+        "Read": stream(service.Read, request_deserializer=pb.ReadRequest.FromString, response_serializer=None),
+        "SetForwardingPipelineConfig": unary(
+            service.SetForwardingPipelineConfig,
+            request_deserializer=pb.SetForwardingPipelineConfigRequest.FromString,
+            response_serializer=pb.SetForwardingPipelineConfigResponse.SerializeToString),
+        "GetForwardingPipelineConfig": unary(
+            service.GetForwardingPipelineConfig,
+            request_deserializer=pb.GetForwardingPipelineConfigRequest.FromString,
+            response_serializer=pb.GetForwardingPipelineConfigResponse.SerializeToString),
+        "StreamChannel": grpc.stream_stream_rpc_method_handler(
+            service.StreamChannel, request_deserializer=pb.StreamMessageRequest.FromString,
+            response_serializer=pb.StreamMessageResponse.SerializeToString),
+        "Capabilities": unary(service.Capabilities, request_deserializer=pb.CapabilitiesRequest.FromString,
+                              response_serializer=pb.CapabilitiesResponse.SerializeToString),
+    })
 
 
 def serve(device: Any, address: str) -> grpc.Server:
