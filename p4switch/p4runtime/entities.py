@@ -75,11 +75,11 @@ class Entities:
             return
         if update_type != DELETE and msg.HasField("time_since_last_hit"):
             raise invalid(f"{ts.name}: time_since_last_hit is read-only (it must be unset in a write)")
-        if ts.info.is_const_table:
+        if ts.is_const:
             raise P4RuntimeError(Code.PERMISSION_DENIED, f"{ts.name} has const entries and cannot be written")
         one_shot = update_type != DELETE and msg.action.WhichOneof("type") == "action_profile_action_set"
         entry = X.entry_from_proto(self.schema, ts, msg, need_action=update_type != DELETE and not one_shot)
-        profile = self._profile(ts.info.implementation_id)[1] if ts.info.implementation_id else None
+        profile = self._profile(ts.profile_id)[1] if ts.profile_id else None
         key = self.oneshots.key(ts, entry) if profile is not None else None
         now_us = self.now_ns() // 1000
         if one_shot:
@@ -110,12 +110,12 @@ class Entities:
             raise invalid(f"{ts.name}: the default entry has no match key or priority")
         if msg.idle_timeout_ns or msg.HasField("time_since_last_hit"):
             raise invalid(f"{ts.name}: the default entry has no idle timeout")
-        if ts.info.const_default_action_id:
+        if ts.const_default_id:
             raise P4RuntimeError(Code.PERMISSION_DENIED, f"{ts.name} has a const default action")
         if not msg.HasField("action"):
             table.reset_default()
             return
-        if ts.info.implementation_id:
+        if ts.profile_id:
             raise P4RuntimeError(Code.UNIMPLEMENTED, f"{ts.name}: default entries of action-profile tables")
         table.set_default(X.table_action_from_proto(self.schema, ts, msg.action, default=True))
 
@@ -334,7 +334,7 @@ class Entities:
                 hits = [table.last_hit(e.match, e.priority) for e in found] if idle else None
                 sets = {i: self.oneshots.action_set_of(ts, e) for i, e in enumerate(found)
                         if isinstance(e.action, E.GroupRef) and e.action.group_id in self.oneshots.hidden}
-            is_const = ts.info.is_const_table
+            is_const = ts.is_const
             for i, entry in enumerate(found):
                 action_set = sets.get(i)
                 body = X.entry_bytes(self.schema, ts, entry, with_counter, with_meter,

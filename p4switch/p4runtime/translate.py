@@ -18,7 +18,7 @@ from p4switch import entries as E
 from p4switch.p4runtime import wire as W
 from p4switch.p4runtime.bytestrings import canonical, to_int, values_by_id
 from p4switch.p4runtime.errors import Code, P4RuntimeError, invalid
-from p4switch.p4runtime.schema import Schema, TableSchema
+from p4switch.p4runtime.schema import Field, Schema, TableSchema
 
 MF = p4info_pb2.MatchField
 _KIND_OF = {MF.EXACT: "exact", MF.LPM: "lpm", MF.TERNARY: "ternary", MF.RANGE: "range", MF.OPTIONAL: "optional"}
@@ -37,13 +37,13 @@ def match_from_proto(ts: TableSchema, matches: Iterable[p4runtime_pb2.FieldMatch
             raise invalid(f"{ts.name}: match field {info.name} given twice")
         seen.add(m.field_id)
         result[info.name] = _field_from_proto(ts.name, info, m)
-    for info in ts.fields.values():
-        if info.match_type == MF.EXACT and info.id not in seen:
-            raise invalid(f"{ts.name}: exact match field {info.name} is missing")
+    if not ts.exact_ids <= seen:
+        missing = next(info for info in ts.key if info.id in ts.exact_ids and info.id not in seen)
+        raise invalid(f"{ts.name}: exact match field {missing.name} is missing")
     return result
 
 
-def _field_from_proto(table: str, info: p4info_pb2.MatchField, m: p4runtime_pb2.FieldMatch) -> E.FieldMatch:
+def _field_from_proto(table: str, info: Field, m: p4runtime_pb2.FieldMatch) -> E.FieldMatch:
     kind = m.WhichOneof("field_match_type")
     expected = _KIND_OF.get(info.match_type)
     what = f"{table}: field {info.name}"
@@ -76,7 +76,7 @@ def _field_from_proto(table: str, info: p4info_pb2.MatchField, m: p4runtime_pb2.
     return E.Optional(to_int(m.optional.value, w, what))
 
 
-def _field_match_bytes(info: p4info_pb2.MatchField, fm: E.FieldMatch) -> bytes:
+def _field_match_bytes(info: Field, fm: E.FieldMatch) -> bytes:
     """One FieldMatch message (canonical byte strings), or b"" for a wildcard."""
     if isinstance(fm, E.Exact):
         body = W.bytes_field(_EXACT_VALUE, canonical(fm.value))
@@ -105,17 +105,18 @@ def _field_match_bytes(info: p4info_pb2.MatchField, fm: E.FieldMatch) -> bytes:
 def match_bytes(ts: TableSchema, match: dict[str, E.FieldMatch]) -> bytes:
     """The ``match`` fields of a TableEntry (P4Info order, canonical byte strings, wildcards
     left out)."""
-    return b"".join(_field_match_bytes(info, match[info.name]) for info in ts.info.match_fields
-                    if info.name in match)
+    return b"".join(_field_match_bytes(info, match[info.name]) for info in ts.key if info.name in match)
 
 
 # --- actions ----------------------------------------------------------------------------------
 def action_call_from_proto(schema: Schema, action: p4runtime_pb2.Action) -> E.ActionCall:
-    info = schema.action(action.action_id)
-    params = schema.params[action.action_id]
-    values = values_by_id(params, ((p.param_id, p.value) for p in action.params),
-                          f"action {info.preamble.name}", "parameter")
-    return E.ActionCall(info.preamble.name, {params[pid].name: v for pid, v in values.items()})
+    action_id = action.action_id
+    params = schema.params.get(action_id)
+    if params is None:
+        raise invalid(f"unknown action id {action_id}")
+    name = schema.action_names[action_id]
+    values = values_by_id(params, ((p.param_id, p.value) for p in action.params), f"action {name}", "parameter")
+    return E.ActionCall(name, {params[pid].name: v for pid, v in values.items()})
 
 
 def action_call_bytes(schema: Schema, call: E.ActionCall) -> bytes:
@@ -136,24 +137,25 @@ def table_action_from_proto(schema: Schema, ts: TableSchema, ta: p4runtime_pb2.T
         raise invalid(f"{ts.name}: entry has no action")
     if kind == "action_profile_action_set":  # table entries handle these (oneshot.py)
         raise P4RuntimeError(Code.UNIMPLEMENTED, "one-shot action sets are only supported in table entries")
-    if ts.info.implementation_id:
+    if ts.profile_id:
         if kind == "action":
             raise invalid(f"{ts.name} has an action profile: use a member or group id")
         if kind == "action_profile_group_id":
-            if not schema.profiles[ts.info.implementation_id].with_selector:
+            if not schema.profiles[ts.profile_id].with_selector:
                 raise invalid(f"{ts.name}: its action profile has no selector, so no groups")
             return E.GroupRef(ta.action_profile_group_id)
         return E.MemberRef(ta.action_profile_member_id)
     if kind != "action":
         raise invalid(f"{ts.name} has no action profile: give an action, not a {kind}")
-    ref = ts.actions.get(ta.action.action_id)
-    if ref is None:
-        raise invalid(f"{ts.name}: action id {ta.action.action_id} is not one of the table's actions")
-    if default and ref.scope == p4info_pb2.ActionRef.TABLE_ONLY:
-        raise invalid(f"{ts.name}: action {schema.actions[ref.id].preamble.name} is @tableonly")
-    if not default and ref.scope == p4info_pb2.ActionRef.DEFAULT_ONLY:
-        raise invalid(f"{ts.name}: action {schema.actions[ref.id].preamble.name} is @defaultonly")
-    return action_call_from_proto(schema, ta.action)
+    action = ta.action
+    scope = ts.scopes.get(action.action_id)
+    if scope is None:
+        raise invalid(f"{ts.name}: action id {action.action_id} is not one of the table's actions")
+    if default and scope == p4info_pb2.ActionRef.TABLE_ONLY:
+        raise invalid(f"{ts.name}: action {schema.action_names[action.action_id]} is @tableonly")
+    if not default and scope == p4info_pb2.ActionRef.DEFAULT_ONLY:
+        raise invalid(f"{ts.name}: action {schema.action_names[action.action_id]} is @defaultonly")
+    return action_call_from_proto(schema, action)
 
 
 def table_action_bytes(schema: Schema, action: E.EntryAction) -> bytes:
@@ -228,7 +230,7 @@ def entry_bytes(schema: Schema, ts: TableSchema, entry: E.TableEntry, with_count
                 elapsed_ns: int | None = None) -> bytes:
     """A TableEntry message for ``entry``; ``action`` replaces the TableAction message (the
     one-shot action sets), ``elapsed_ns`` is the time since the last hit when asked for."""
-    out = [W.varint_field(_TE["table_id"], ts.info.preamble.id), match_bytes(ts, entry.match),
+    out = [W.varint_field(_TE["table_id"], ts.id), match_bytes(ts, entry.match),
            W.bytes_field(_TE_ACTION, table_action_bytes(schema, entry.action) if action is None else action),
            W.varint_field(_TE["priority"], entry.priority)]
     if with_meter and ts.direct_meter and entry.meter is not None:
@@ -247,7 +249,7 @@ def entry_bytes(schema: Schema, ts: TableSchema, entry: E.TableEntry, with_count
 def default_entry_bytes(schema: Schema, ts: TableSchema, default: Any) -> bytes:
     """The TableEntry of a table's default action (its action left out when it is not one
     the P4Info names)."""
-    out = [W.varint_field(_TE["table_id"], ts.info.preamble.id), W.varint_field(_TE["is_default_action"], 1)]
+    out = [W.varint_field(_TE["table_id"], ts.id), W.varint_field(_TE["is_default_action"], 1)]
     if isinstance(default, E.ActionCall) and default.name in schema.action_ids:
         out.insert(1, W.bytes_field(_TE_ACTION, table_action_bytes(schema, default)))
     return b"".join(out)

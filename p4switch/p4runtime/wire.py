@@ -72,30 +72,41 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             raise Undecodable("varint too long")
 
 
-def _fields(data: bytes) -> list[tuple[int, int, Any]]:
-    """(field number, wire type, value) of every field of one message: ints for varints,
-    bytes for length-delimited fields. Fixed-width or group fields are not in the messages
-    the fast path reads: Undecodable."""
+def _fields(data: bytes) -> list[tuple[int, Any]]:
+    """(key, value) of every field of one message, key being ``number << 3 | wire type``:
+    ints for varints, bytes for length-delimited fields. Fixed-width and group fields are
+    not in the messages the fast path reads: Undecodable. Keys and lengths under 128 (all
+    of them in practice) take the short way."""
     out = []
     pos, end = 0, len(data)
-    try:
-        while pos < end:
-            key, pos = _varint(data, pos)
-            wire = key & 7
-            if wire == VARINT:
-                value, pos = _varint(data, pos)
-            elif wire == LEN:
-                length, pos = _varint(data, pos)
-                value = data[pos:pos + length]
-                pos += length
-                if pos > end:
-                    raise Undecodable("truncated field")
-            else:
-                raise Undecodable(f"wire type {wire}")
-            out.append((key >> 3, wire, value))
-    except IndexError:
-        raise Undecodable("truncated message") from None
+    while pos < end:
+        key = data[pos]
+        pos += 1
+        if key >= 0x80:
+            key, pos = _varint(data, pos - 1)
+        wire = key & 7
+        if wire == LEN:
+            length = data[pos]
+            pos += 1
+            if length >= 0x80:
+                length, pos = _varint(data, pos - 1)
+            value = data[pos:pos + length]
+            pos += length
+            if pos > end:
+                raise Undecodable("truncated field")
+        elif wire == VARINT:
+            value = data[pos]
+            pos += 1
+            if value >= 0x80:
+                value, pos = _varint(data, pos - 1)
+        else:
+            raise Undecodable(f"wire type {wire}")
+        out.append((key, value))
     return out
+
+
+def _key(number: int, wire: int) -> int:
+    return number << 3 | wire
 
 
 def _signed(value: int) -> int:
@@ -251,29 +262,44 @@ class UpdateView(_View):
         self.type, self.entity = update_type, entity
 
 
-_MATCH_KINDS = {_FM[k]: k for k in ("exact", "ternary", "lpm", "range", "optional")}
-_TWO = {"lpm": ("value", "prefix_len"), "ternary": ("value", "mask"), "range": ("low", "high")}
+_MATCH_KINDS = {_key(_FM[k], LEN): k for k in ("exact", "ternary", "lpm", "range", "optional")}
+_K_FIELD_ID = _key(_FM["field_id"], VARINT)
+_K_FIRST = _key(1, LEN)  # value / low of every match kind
+_K_SECOND = {"lpm": _key(2, VARINT), "ternary": _key(2, LEN), "range": _key(2, LEN)}  # prefix_len, mask, high
+_K_ACTION_ID, _K_PARAMS = _key(_AC["action_id"], VARINT), _key(_AC["params"], LEN)
+_K_PARAM_ID, _K_PARAM_VALUE = _key(_PA["param_id"], VARINT), _key(_PA["value"], LEN)
+_K_TA = {_key(_TA["action"], LEN): "action", _key(_TA["action_profile_member_id"], VARINT): "action_profile_member_id",
+         _key(_TA["action_profile_group_id"], VARINT): "action_profile_group_id"}
+_K_TYPE, _K_ENTITY = _key(_UP["type"], VARINT), _key(_UP["entity"], LEN)
+_K_TABLE_ENTRY = _key(_EN["table_entry"], LEN)
+_K_TABLE_ID, _K_MATCH, _K_ACTION = (_key(_TE["table_id"], VARINT), _key(_TE["match"], LEN),
+                                    _key(_TE["action"], LEN))
+_K_PRIORITY, _K_DEFAULT, _K_IDLE = (_key(_TE["priority"], VARINT), _key(_TE["is_default_action"], VARINT),
+                                    _key(_TE["idle_timeout_ns"], VARINT))
+_K_METADATA, _K_CONST = _key(_TE["metadata"], LEN), _key(_TE["is_const"], VARINT)
+_U32 = 0xFFFFFFFF
 
 
 def _field_match(data: bytes) -> FieldMatchView:
-    field_id, kind, body = 0, None, None
-    for number, wire, value in _fields(data):
-        if number == _FM["field_id"] and wire == VARINT:
-            field_id = value & 0xFFFFFFFF
-        elif number in _MATCH_KINDS and wire == LEN and kind is None:
-            kind, body = _MATCH_KINDS[number], value
+    field_id, kind, body = 0, None, b""
+    for key, value in _fields(data):
+        if key == _K_FIELD_ID:
+            field_id = value & _U32
+        elif key in _MATCH_KINDS and kind is None:
+            kind, body = _MATCH_KINDS[key], value
         else:
-            raise Undecodable(f"field match field {number}")
+            raise Undecodable(f"field match key {key}")
     if kind is None:
         raise Undecodable("field match without a kind")
+    second_key = _K_SECOND.get(kind)
     a, b = b"", (0 if kind == "lpm" else b"")
-    for number, wire, value in _fields(body):
-        if number == 1 and wire == LEN:
+    for key, value in _fields(body):
+        if key == _K_FIRST:
             a = value
-        elif number == 2 and kind in _TWO and wire == (VARINT if kind == "lpm" else LEN):
+        elif key == second_key:
             b = value
         else:
-            raise Undecodable(f"{kind} field {number}")
+            raise Undecodable(f"{kind} key {key}")
     if kind == "lpm":
         return FieldMatchView(field_id, kind, _Lpm(a, _signed(b)))
     if kind == "ternary":
@@ -285,87 +311,83 @@ def _field_match(data: bytes) -> FieldMatchView:
 
 def _action(data: bytes) -> ActionView:
     action_id, params = 0, []
-    for number, wire, value in _fields(data):
-        if number == _AC["action_id"] and wire == VARINT:
-            action_id = value & 0xFFFFFFFF
-        elif number == _AC["params"] and wire == LEN:
+    for key, value in _fields(data):
+        if key == _K_PARAMS:
             param_id, param = 0, b""
-            for n, w, v in _fields(value):
-                if n == _PA["param_id"] and w == VARINT:
-                    param_id = v & 0xFFFFFFFF
-                elif n == _PA["value"] and w == LEN:
+            for k, v in _fields(value):
+                if k == _K_PARAM_ID:
+                    param_id = v & _U32
+                elif k == _K_PARAM_VALUE:
                     param = v
                 else:
-                    raise Undecodable(f"param field {n}")
+                    raise Undecodable(f"param key {k}")
             params.append(ParamView(param_id, param))
+        elif key == _K_ACTION_ID:
+            action_id = value & _U32
         else:
-            raise Undecodable(f"action field {number}")
+            raise Undecodable(f"action key {key}")
     return ActionView(action_id, params)
 
 
 def _table_action(data: bytes) -> TableActionView:
-    kind, action, member, group = None, None, 0, 0
-    for number, wire, value in _fields(data):
-        if kind is not None:
-            raise Undecodable("table action with two kinds")
-        if number == _TA["action"] and wire == LEN:
-            kind, action = "action", _action(value)
-        elif number == _TA["action_profile_member_id"] and wire == VARINT:
-            kind, member = "action_profile_member_id", value & 0xFFFFFFFF
-        elif number == _TA["action_profile_group_id"] and wire == VARINT:
-            kind, group = "action_profile_group_id", value & 0xFFFFFFFF
-        else:
-            raise Undecodable(f"table action field {number}")  # one-shot sets go to protobuf
-    return TableActionView(kind, action, member, group)
+    fields = _fields(data)
+    if not fields:
+        return TableActionView(None, None, 0, 0)
+    if len(fields) > 1:
+        raise Undecodable("table action with two kinds")
+    key, value = fields[0]
+    kind = _K_TA.get(key)  # one-shot action sets are left to protobuf
+    if kind == "action":
+        return TableActionView(kind, _action(value), 0, 0)
+    if kind == "action_profile_member_id":
+        return TableActionView(kind, None, value & _U32, 0)
+    if kind == "action_profile_group_id":
+        return TableActionView(kind, None, 0, value & _U32)
+    raise Undecodable(f"table action key {key}")
 
 
 def decode_table_update(data: bytes) -> UpdateView | None:
     """A table-entry Update as views, or None when protobuf should parse it."""
     try:
         update_type, entity = 0, None
-        for number, wire, value in _fields(data):
-            if number == _UP["type"] and wire == VARINT:
+        for key, value in _fields(data):
+            if key == _K_TYPE:
                 update_type = value
-            elif number == _UP["entity"] and wire == LEN and entity is None:
+            elif key == _K_ENTITY and entity is None:
                 entity = value
             else:
                 return None
         if entity is None:
             return None
-        body = None
-        for number, wire, value in _fields(entity):
-            if number == _EN["table_entry"] and wire == LEN and body is None:
-                body = value
-            else:
-                return None
-        if body is None:
+        fields = _fields(entity)
+        if len(fields) != 1 or fields[0][0] != _K_TABLE_ENTRY:
             return None
-        return UpdateView(update_type, EntityView(_table_entry(body)))
-    except Undecodable:
+        return UpdateView(update_type, EntityView(_table_entry(fields[0][1])))
+    except (Undecodable, IndexError):  # IndexError: a message cut short
         return None
 
 
 def _table_entry(data: bytes) -> TableEntryView:
     te = TableEntryView()
-    for number, wire, value in _fields(data):
-        if number == _TE["table_id"] and wire == VARINT:
-            te.table_id = value & 0xFFFFFFFF
-        elif number == _TE["match"] and wire == LEN:
+    for key, value in _fields(data):
+        if key == _K_MATCH:
             te.match.append(_field_match(value))
-        elif number == _TE["action"] and wire == LEN and not te.has_action:
+        elif key == _K_TABLE_ID:
+            te.table_id = value & _U32
+        elif key == _K_ACTION and not te.has_action:
             te.action, te.has_action = _table_action(value), True
-        elif number == _TE["priority"] and wire == VARINT:
+        elif key == _K_PRIORITY:
             te.priority = _signed(value)
-        elif number == _TE["is_default_action"] and wire == VARINT:
+        elif key == _K_DEFAULT:
             te.is_default_action = bool(value)
-        elif number == _TE["idle_timeout_ns"] and wire == VARINT:
+        elif key == _K_IDLE:
             te.idle_timeout_ns = _signed(value)
-        elif number == _TE["metadata"] and wire == LEN:
+        elif key == _K_METADATA:
             te.metadata = value
-        elif number == _TE["is_const"] and wire == VARINT:
+        elif key == _K_CONST:
             te.is_const = bool(value)
         else:  # counter data, meter config, time since last hit, deprecated fields, unknown ones
-            raise Undecodable(f"table entry field {number}")
+            raise Undecodable(f"table entry key {key}")
     return te
 
 
