@@ -11,6 +11,7 @@ ask for ``time_since_last_hit`` measure against it.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Iterable, Iterator
 
 from p4.v1 import p4runtime_pb2
@@ -389,7 +390,9 @@ class Entities:
         indexes = list(indexes)
         for start in range(0, len(indexes), SNAPSHOT):
             with self.lock:
-                yield [(i, read(i)) for i in indexes[start:start + SNAPSHOT]]
+                cells = [(i, read(i)) for i in indexes[start:start + SNAPSHOT]]
+            yield_to_forwarding()
+            yield cells
 
     def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, out: "ReadOut") -> None:
         for cid, counter, indexes in self._selected("counter", self.schema.counters, self.program.counters,
@@ -522,5 +525,12 @@ class ReadOut:
 
 
 SNAPSHOT = 1024  # counter/register cells copied per hold of the device lock
+
+
+def yield_to_forwarding() -> None:
+    """Let a thread waiting for the device lock (or the GIL) run now, not at the end of the
+    interpreter's 5 ms switch interval: the control plane works in chunks so that packets
+    pass between them, and this makes them pass."""
+    time.sleep(0)
 _LOCKS_ITSELF = {"table_entry", "counter_entry", "register_entry", "direct_counter_entry", "direct_meter_entry"}
 _TABLE_ENTRY = W.ENTITY_TAGS["table_entry"]

@@ -27,7 +27,7 @@ from p4switch.p4runtime import packetio, wire
 from p4switch.p4runtime.arbitration import Arbiter, Notice
 from p4switch.p4runtime.bytestrings import canonical
 from p4switch.p4runtime.digests import DigestBatcher
-from p4switch.p4runtime.entities import Entities, ReadOut
+from p4switch.p4runtime.entities import Entities, ReadOut, yield_to_forwarding
 from p4switch.p4runtime.errors import (
     DETAILS_KEY,
     Code,
@@ -204,6 +204,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                         error = update if isinstance(update, P4RuntimeError) else _apply(entities, update)
                         if error is not None:
                             failures[i] = error
+                yield_to_forwarding()
         if failures:
             ok = update_error(Code.OK)
             errors = [update_error(failures[i].code, str(failures[i])) if i in failures else ok
