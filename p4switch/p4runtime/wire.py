@@ -130,6 +130,8 @@ def split_write_request(data: bytes) -> tuple[p4runtime_pb2.WriteRequest, list[b
                 _, pos = _varint(data, pos)
             elif wire == LEN:
                 length, pos = _varint(data, pos)
+                if pos + length > end:
+                    raise Undecodable("truncated field")
                 if key >> 3 == updates_field:
                     updates.append(data[pos:pos + length])
                     pos += length
