@@ -312,7 +312,6 @@ class Entities:
             raise invalid("the default entry has no idle timeout: time_since_last_hit must be unset")
         if with_idle and msg.table_id and not tables[0].idle_timeout:
             raise invalid(f"{tables[0].name} does not support idle timeout: time_since_last_hit must be unset")
-        match = X.match_from_proto(tables[0], msg.match) if msg.match and not msg.is_default_action else None
         for ts in tables:
             table = self._table(ts)
             if msg.is_default_action:
@@ -321,6 +320,7 @@ class Entities:
                 out.raw(_TABLE_ENTRY + W.with_length(X.default_entry_bytes(self.schema, ts, default)))
                 continue
             idle = with_idle and ts.idle_timeout  # a wildcard read skips tables without it
+            match = X.match_from_proto(ts, msg.match) if msg.match else None
             with self.lock:  # copy out what the data plane and writers change
                 if match is not None:
                     try:
