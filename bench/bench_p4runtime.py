@@ -20,7 +20,6 @@ import threading
 import time
 from pathlib import Path
 
-import grpc
 from p4.v1 import p4runtime_pb2
 
 from bench.result import Result
@@ -44,29 +43,10 @@ def _raw_calls(conn: SwitchConnection) -> tuple:
 
 
 def _count_entities(chunks: list[bytes]) -> int:
-    """Entities in serialized ReadResponses (field 1, length-delimited), without parsing them."""
-    count = 0
-    for data in chunks:
-        pos = 0
-        while pos < len(data):
-            key, pos = _varint(data, pos)
-            if key != 0x0A:
-                raise ValueError(f"unexpected field key {key} in a ReadResponse")
-            length, pos = _varint(data, pos)
-            pos += length
-            count += 1
-    return count
+    """Entities in serialized ReadResponses (their only field), without parsing them."""
+    from p4switch.p4runtime.wire import fields
 
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    shift = value = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, pos
-        shift += 7
+    return sum(len(fields(data)) for data in chunks)
 
 
 def _start(program: Path, include_dirs: list[str] | None = None):

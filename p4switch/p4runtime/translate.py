@@ -1,5 +1,9 @@
 """P4Runtime protobuf entities <-> the control-plane values of ``p4switch.entries``.
 
+Requests come in as protobuf messages or as ``wire``'s views of them (same attribute names);
+answers go out as encoded messages (``*_bytes``), which callers that need a protobuf message
+parse (protobuf is pure Python here: building messages field by field is the slow part).
+
 All validation the P4Runtime spec asks of a server happens here, before the executor sees a
 value: ids must exist in the P4Info, byte strings must fit their bit width, LPM values must
 have no bits past the prefix, ternary values no bits outside the mask, "don't care" fields

@@ -72,7 +72,7 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             raise Undecodable("varint too long")
 
 
-def _fields(data: bytes) -> list[tuple[int, Any]]:
+def fields(data: bytes) -> list[tuple[int, Any]]:
     """(key, value) of every field of one message, key being ``number << 3 | wire type``:
     ints for varints, bytes for length-delimited fields. Fixed-width and group fields are
     not in the messages the fast path reads: Undecodable. Keys and lengths under 128 (all
@@ -284,7 +284,7 @@ _U32 = 0xFFFFFFFF
 
 def _field_match(data: bytes) -> FieldMatchView:
     field_id, kind, body = 0, None, b""
-    for key, value in _fields(data):
+    for key, value in fields(data):
         if key == _K_FIELD_ID:
             field_id = value & _U32
         elif key in _MATCH_KINDS and kind is None:
@@ -295,7 +295,7 @@ def _field_match(data: bytes) -> FieldMatchView:
         raise Undecodable("field match without a kind")
     second_key = _K_SECOND.get(kind)
     a, b = b"", (0 if kind == "lpm" else b"")
-    for key, value in _fields(body):
+    for key, value in fields(body):
         if key == _K_FIRST:
             a = value
         elif key == second_key:
@@ -313,10 +313,10 @@ def _field_match(data: bytes) -> FieldMatchView:
 
 def _action(data: bytes) -> ActionView:
     action_id, params = 0, []
-    for key, value in _fields(data):
+    for key, value in fields(data):
         if key == _K_PARAMS:
             param_id, param = 0, b""
-            for k, v in _fields(value):
+            for k, v in fields(value):
                 if k == _K_PARAM_ID:
                     param_id = v & _U32
                 elif k == _K_PARAM_VALUE:
@@ -332,12 +332,12 @@ def _action(data: bytes) -> ActionView:
 
 
 def _table_action(data: bytes) -> TableActionView:
-    fields = _fields(data)
-    if not fields:
+    found = fields(data)
+    if not found:
         return TableActionView(None, None, 0, 0)
-    if len(fields) > 1:
+    if len(found) > 1:
         raise Undecodable("table action with two kinds")
-    key, value = fields[0]
+    key, value = found[0]
     kind = _K_TA.get(key)  # one-shot action sets are left to protobuf
     if kind == "action":
         return TableActionView(kind, _action(value), 0, 0)
@@ -352,7 +352,7 @@ def decode_table_update(data: bytes) -> UpdateView | None:
     """A table-entry Update as views, or None when protobuf should parse it."""
     try:
         update_type, entity = 0, None
-        for key, value in _fields(data):
+        for key, value in fields(data):
             if key == _K_TYPE:
                 update_type = value
             elif key == _K_ENTITY and entity is None:
@@ -361,17 +361,17 @@ def decode_table_update(data: bytes) -> UpdateView | None:
                 return None
         if entity is None:
             return None
-        fields = _fields(entity)
-        if len(fields) != 1 or fields[0][0] != _K_TABLE_ENTRY:
+        found = fields(entity)
+        if len(found) != 1 or found[0][0] != _K_TABLE_ENTRY:
             return None
-        return UpdateView(update_type, EntityView(_table_entry(fields[0][1])))
+        return UpdateView(update_type, EntityView(_table_entry(found[0][1])))
     except (Undecodable, IndexError):  # IndexError: a message cut short
         return None
 
 
 def _table_entry(data: bytes) -> TableEntryView:
     te = TableEntryView()
-    for key, value in _fields(data):
+    for key, value in fields(data):
         if key == _K_MATCH:
             te.match.append(_field_match(value))
         elif key == _K_TABLE_ID:
@@ -411,7 +411,7 @@ _SMALL = [bytes([i]) for i in range(0x80)]
 
 
 def tag(number: int, wire: int) -> bytes:
-    return varint(number << 3 | wire)
+    return varint(_key(number, wire))
 
 
 def varint_field(number: int, value: int) -> bytes:
