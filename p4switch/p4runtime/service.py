@@ -222,9 +222,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         try:
             self._check_device(request.device_id)
             self._check_role(request.role)
-            schema = self._schema()
-            entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots, self.now_ns,
-                                self.device.lock)
+            with self.control_lock:  # the schema and the program of one pipeline, not one of each
+                entities = Entities(self.device.program, self._schema(), self.digests, self.pipeline.oneshots,
+                                    self.now_ns, self.device.lock)
             for entity in request.entities:
                 entities.read(entity, out)
         except P4RuntimeError as e:
