@@ -188,15 +188,15 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._check_device(header.device_id)
             self._check_role(header.role)
             self._check_primary(election_id_of(header.election_id))
-            schema = self._schema()
+            self._schema()  # a pipeline is set (it can be replaced, never removed)
             if header.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
         except P4RuntimeError as e:
             self._fail(context, e)
         failures: dict[int, P4RuntimeError] = {}
         with self.control_lock:
-            entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots, self.now_ns,
-                                self.device.lock)
+            entities = Entities(self.device.program, self.pipeline.schema, self.digests, self.pipeline.oneshots,
+                                self.now_ns, self.device.lock)
             for start in range(0, len(raw_updates), WRITE_CHUNK):
                 decoded = [_decode_update(raw) for raw in raw_updates[start:start + WRITE_CHUNK]]
                 with self.device.lock:
