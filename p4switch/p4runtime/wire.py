@@ -109,10 +109,11 @@ def _key(number: int, wire: int) -> int:
     return number << 3 | wire
 
 
-def _signed(value: int) -> int:
-    """An int32/int64 field's varint as a Python int (negative values are 10-byte varints)."""
-    value &= 0xFFFFFFFFFFFFFFFF
-    return value - (1 << 64) if value >> 63 else value
+def _signed(value: int, bits: int) -> int:
+    """An int32/int64 (or enum) field's varint as protobuf reads it: the low ``bits`` bits,
+    two's complement."""
+    sign = 1 << (bits - 1)
+    return ((value & ((1 << bits) - 1)) ^ sign) - sign
 
 
 def split_write_request(data: bytes) -> tuple[p4runtime_pb2.WriteRequest, list[bytes]]:
@@ -303,7 +304,7 @@ def _field_match(data: bytes) -> FieldMatchView:
         else:
             raise Undecodable(f"{kind} key {key}")
     if kind == "lpm":
-        return FieldMatchView(field_id, kind, _Lpm(a, _signed(b)))
+        return FieldMatchView(field_id, kind, _Lpm(a, _signed(b, 32)))
     if kind == "ternary":
         return FieldMatchView(field_id, kind, _Ternary(a, b))
     if kind == "range":
@@ -354,7 +355,7 @@ def decode_table_update(data: bytes) -> UpdateView | None:
         update_type, entity = 0, None
         for key, value in fields(data):
             if key == _K_TYPE:
-                update_type = value
+                update_type = _signed(value, 32)
             elif key == _K_ENTITY and entity is None:
                 entity = value
             else:
@@ -379,11 +380,11 @@ def _table_entry(data: bytes) -> TableEntryView:
         elif key == _K_ACTION and not te.has_action:
             te.action, te.has_action = _table_action(value), True
         elif key == _K_PRIORITY:
-            te.priority = _signed(value)
+            te.priority = _signed(value, 32)
         elif key == _K_DEFAULT:
             te.is_default_action = bool(value)
         elif key == _K_IDLE:
-            te.idle_timeout_ns = _signed(value)
+            te.idle_timeout_ns = _signed(value, 64)
         elif key == _K_METADATA:
             te.metadata = value
         elif key == _K_CONST:

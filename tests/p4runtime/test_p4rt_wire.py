@@ -77,6 +77,8 @@ CASES = {
     "idle timeout": _fwd(),
 }
 CASES["idle timeout"].idle_timeout_ns = 10**12
+CASES["negative idle timeout"] = _fwd()
+CASES["negative idle timeout"].idle_timeout_ns = -1
 CASES["wide param"] = _fwd()
 CASES["wide param"].action.action.params[1].value = b"\x02\x00\x00"
 CASES["param twice"] = _fwd()
@@ -111,6 +113,15 @@ def test_decoder_declines_what_it_does_not_handle():
     good = p4runtime_pb2.Update(type=1, entity=p4runtime_pb2.Entity(table_entry=_fwd())).SerializeToString()
     for cut in (1, 5, len(good) - 1):
         assert wire.decode_table_update(good[:cut]) is None  # protobuf then says what is wrong
+
+
+def test_out_of_range_integers_read_as_protobuf_reads_them():
+    """int32 fields sent as 64-bit varints (a client bug) are cut to 32 bits by protobuf."""
+    entry = _acl(priority=0).SerializeToString() + wire.varint_field(4, 7 + 2**32)  # priority
+    data = wire.varint_field(1, 1) + wire.bytes_field(2, wire.bytes_field(2, entry))  # Update{INSERT, Entity{table_entry}}
+    parsed = p4runtime_pb2.Update.FromString(data)
+    assert parsed.entity.table_entry.priority == 7
+    assert wire.decode_table_update(data).entity.table_entry.priority == 7
 
 
 def test_split_write_request_keeps_the_header():
