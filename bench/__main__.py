@@ -1,6 +1,7 @@
 """`make bench`: runs every benchmark module in this package and prints one table.
 
-Each ``bench/bench_*.py`` module exposes ``run() -> list[Result]``; a module whose subject
+Each ``bench/bench_*.py`` module exposes ``run() -> list[Result]``; ``python -m bench NAME...``
+runs only the modules whose names contain one of the NAMEs (``python -m bench p4runtime``); a module whose subject
 is not built yet (an import error) is reported, not fatal, so the table grows with the project.
 """
 
@@ -21,12 +22,12 @@ from bench.result import Result
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 
-def main() -> int:
+def main(only: list[str]) -> int:
     results: list[Result] = []
     failed = 0
     here = Path(__file__).parent
     for info in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
-        if not info.name.startswith("bench_"):
+        if not info.name.startswith("bench_") or (only and not any(n in info.name for n in only)):
             continue
         try:
             module = importlib.import_module(f"bench.{info.name}")
@@ -42,4 +43,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -37,6 +37,7 @@ from p4rt.formatting import format_match, format_value
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
+SHOWN_UPDATE_ERRORS = 5  # failing updates of a Write printed with their codes; the rest counted
 
 # `set` sections: a settings section, or a shorthand that also selects a mode.
 SET_ALIASES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
@@ -151,6 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, SettingsError, P4InfoError) as e:
         print(f"fabricctl: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except P4RuntimeError as e:  # its first line says what failed; then the first failing updates
+        print(f"fabricctl: {str(e).splitlines()[0]}", file=sys.stderr)
+        for line in e.details[:SHOWN_UPDATE_ERRORS]:
+            print(f"  {line}", file=sys.stderr)
+        if len(e.details) > SHOWN_UPDATE_ERRORS:
+            print(f"  ... and {len(e.details) - SHOWN_UPDATE_ERRORS} more failed updates", file=sys.stderr)
+        return EXIT_FAIL
     except (StateError, ConnectionError, RuntimeError, OSError, MgmtError) as e:
         print(f"fabricctl: {e}", file=sys.stderr)
         return EXIT_FAIL

@@ -1,5 +1,9 @@
 """P4Runtime protobuf entities <-> the control-plane values of ``p4rt.entries``.
 
+Requests come in as protobuf messages or as ``wire``'s views of them (same attribute names);
+answers go out as encoded messages (``*_bytes``), which callers that need a protobuf message
+parse (protobuf is pure Python here: building messages field by field is the slow part).
+
 All validation the P4Runtime spec asks of a server happens here, before the executor sees a
 value: ids must exist in the P4Info, byte strings must fit their bit width, LPM values must
 have no bits past the prefix, ternary values no bits outside the mask, "don't care" fields
@@ -16,9 +20,10 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from p4rt import entries as E
+from p4rt import wire as W
 from p4rt.bytestrings import canonical, to_int, values_by_id
 from p4rt.errors import Code, P4RuntimeError, invalid
-from p4rt.schema import Schema, TableSchema
+from p4rt.schema import Field, Schema, TableSchema
 
 MF = p4info_pb2.MatchField
 _KIND_OF = {MF.EXACT: "exact", MF.LPM: "lpm", MF.TERNARY: "ternary", MF.RANGE: "range", MF.OPTIONAL: "optional"}
@@ -37,13 +42,13 @@ def match_from_proto(ts: TableSchema, matches: Iterable[p4runtime_pb2.FieldMatch
             raise invalid(f"{ts.name}: match field {info.name} given twice")
         seen.add(m.field_id)
         result[info.name] = _field_from_proto(ts.name, info, m)
-    for info in ts.fields.values():
-        if info.match_type == MF.EXACT and info.id not in seen:
-            raise invalid(f"{ts.name}: exact match field {info.name} is missing")
+    if not ts.exact_ids <= seen:
+        missing = next(info for info in ts.key if info.id in ts.exact_ids and info.id not in seen)
+        raise invalid(f"{ts.name}: exact match field {missing.name} is missing")
     return result
 
 
-def _field_from_proto(table: str, info: p4info_pb2.MatchField, m: p4runtime_pb2.FieldMatch) -> E.FieldMatch:
+def _field_from_proto(table: str, info: Field, m: p4runtime_pb2.FieldMatch) -> E.FieldMatch:
     kind = m.WhichOneof("field_match_type")
     expected = _KIND_OF.get(info.match_type)
     what = f"{table}: field {info.name}"
@@ -76,44 +81,58 @@ def _field_from_proto(table: str, info: p4info_pb2.MatchField, m: p4runtime_pb2.
     return E.Optional(to_int(m.optional.value, w, what))
 
 
-def match_into(ts: TableSchema, match: dict[str, E.FieldMatch], out: Any) -> None:
-    """Append the FieldMatch messages of ``match`` to the repeated field ``out`` (in P4Info
-    order, canonical byte strings, wildcards left out)."""
-    for info in ts.info.match_fields:
-        fm = match.get(info.name)
-        if fm is None:
-            continue
-        if isinstance(fm, E.Exact):
-            out.add(field_id=info.id).exact.value = canonical(fm.value)
-        elif isinstance(fm, E.Lpm):
-            if fm.prefix_len:
-                lpm = out.add(field_id=info.id).lpm
-                lpm.value, lpm.prefix_len = canonical(fm.value), fm.prefix_len
-        elif isinstance(fm, E.Ternary):
-            if fm.mask:
-                ternary = out.add(field_id=info.id).ternary
-                ternary.value, ternary.mask = canonical(fm.value), canonical(fm.mask)
-        elif isinstance(fm, E.Range):
-            rng = out.add(field_id=info.id).range
-            rng.low, rng.high = canonical(fm.low), canonical(fm.high)
-        elif isinstance(fm, E.Optional) and fm.value is not None:
-            out.add(field_id=info.id).optional.value = canonical(fm.value)
+def _field_match_bytes(info: Field, fm: E.FieldMatch) -> bytes:
+    """One FieldMatch message (canonical byte strings), or b"" for a wildcard."""
+    if isinstance(fm, E.Exact):
+        body = W.bytes_field(_EXACT_VALUE, canonical(fm.value))
+        kind = _FM_EXACT
+    elif isinstance(fm, E.Lpm):
+        if not fm.prefix_len:
+            return b""
+        body = W.bytes_field(_LPM_VALUE, canonical(fm.value)) + W.varint_field(_LPM_PLEN, fm.prefix_len)
+        kind = _FM_LPM
+    elif isinstance(fm, E.Ternary):
+        if not fm.mask:
+            return b""
+        body = W.bytes_field(_TERNARY_VALUE, canonical(fm.value)) + W.bytes_field(_TERNARY_MASK, canonical(fm.mask))
+        kind = _FM_TERNARY
+    elif isinstance(fm, E.Range):
+        body = W.bytes_field(_RANGE_LOW, canonical(fm.low)) + W.bytes_field(_RANGE_HIGH, canonical(fm.high))
+        kind = _FM_RANGE
+    elif isinstance(fm, E.Optional) and fm.value is not None:
+        body = W.bytes_field(_OPTIONAL_VALUE, canonical(fm.value))
+        kind = _FM_OPTIONAL
+    else:
+        return b""
+    return W.bytes_field(_TE_MATCH, W.varint_field(_FM_FIELD_ID, info.id) + W.bytes_field(kind, body))
+
+
+def match_bytes(ts: TableSchema, match: dict[str, E.FieldMatch]) -> bytes:
+    """The ``match`` fields of a TableEntry (P4Info order, canonical byte strings, wildcards
+    left out)."""
+    return b"".join(_field_match_bytes(info, match[info.name]) for info in ts.key if info.name in match)
 
 
 # --- actions ----------------------------------------------------------------------------------
 def action_call_from_proto(schema: Schema, action: p4runtime_pb2.Action) -> E.ActionCall:
-    info = schema.action(action.action_id)
-    params = schema.params[action.action_id]
-    values = values_by_id(params, ((p.param_id, p.value) for p in action.params),
-                          f"action {info.preamble.name}", "parameter")
-    return E.ActionCall(info.preamble.name, {params[pid].name: v for pid, v in values.items()})
+    action_id = action.action_id
+    params = schema.params.get(action_id)
+    if params is None:
+        raise invalid(f"unknown action id {action_id}")
+    name = schema.action_names[action_id]
+    values = values_by_id(params, ((p.param_id, p.value) for p in action.params), f"action {name}", "parameter")
+    return E.ActionCall(name, {params[pid].name: v for pid, v in values.items()})
 
 
-def action_call_into(schema: Schema, call: E.ActionCall, msg: p4runtime_pb2.Action) -> None:
+def action_call_bytes(schema: Schema, call: E.ActionCall) -> bytes:
+    """An Action message: the action id and every parameter in P4Info order."""
     action_id = schema.action_ids[call.name]
-    msg.action_id = action_id
+    params = call.params
+    out = [W.varint_field(_ACTION_ID, action_id)]
     for p in schema.actions[action_id].params:
-        msg.params.add(param_id=p.id, value=canonical(call.params.get(p.name, 0)))
+        out.append(W.bytes_field(_ACTION_PARAMS, W.varint_field(_PARAM_ID, p.id)
+                                 + W.bytes_field(_PARAM_VALUE, canonical(params.get(p.name, 0)))))
+    return b"".join(out)
 
 
 def table_action_from_proto(schema: Schema, ts: TableSchema, ta: p4runtime_pb2.TableAction,
@@ -123,33 +142,39 @@ def table_action_from_proto(schema: Schema, ts: TableSchema, ta: p4runtime_pb2.T
         raise invalid(f"{ts.name}: entry has no action")
     if kind == "action_profile_action_set":  # table entries handle these (oneshot.py)
         raise P4RuntimeError(Code.UNIMPLEMENTED, "one-shot action sets are only supported in table entries")
-    if ts.info.implementation_id:
+    if ts.profile_id:
         if kind == "action":
             raise invalid(f"{ts.name} has an action profile: use a member or group id")
         if kind == "action_profile_group_id":
-            if not schema.profiles[ts.info.implementation_id].with_selector:
+            if not schema.profiles[ts.profile_id].with_selector:
                 raise invalid(f"{ts.name}: its action profile has no selector, so no groups")
             return E.GroupRef(ta.action_profile_group_id)
         return E.MemberRef(ta.action_profile_member_id)
     if kind != "action":
         raise invalid(f"{ts.name} has no action profile: give an action, not a {kind}")
-    ref = ts.actions.get(ta.action.action_id)
-    if ref is None:
-        raise invalid(f"{ts.name}: action id {ta.action.action_id} is not one of the table's actions")
-    if default and ref.scope == p4info_pb2.ActionRef.TABLE_ONLY:
-        raise invalid(f"{ts.name}: action {schema.actions[ref.id].preamble.name} is @tableonly")
-    if not default and ref.scope == p4info_pb2.ActionRef.DEFAULT_ONLY:
-        raise invalid(f"{ts.name}: action {schema.actions[ref.id].preamble.name} is @defaultonly")
-    return action_call_from_proto(schema, ta.action)
+    action = ta.action
+    scope = ts.scopes.get(action.action_id)
+    if scope is None:
+        raise invalid(f"{ts.name}: action id {action.action_id} is not one of the table's actions")
+    if default and scope == p4info_pb2.ActionRef.TABLE_ONLY:
+        raise invalid(f"{ts.name}: action {schema.action_names[action.action_id]} is @tableonly")
+    if not default and scope == p4info_pb2.ActionRef.DEFAULT_ONLY:
+        raise invalid(f"{ts.name}: action {schema.action_names[action.action_id]} is @defaultonly")
+    return action_call_from_proto(schema, action)
 
 
-def table_action_into(schema: Schema, action: E.EntryAction, ta: p4runtime_pb2.TableAction) -> None:
+def table_action_bytes(schema: Schema, action: E.EntryAction) -> bytes:
+    """A TableAction message: a member, a group or a direct action."""
     if isinstance(action, E.MemberRef):
-        ta.action_profile_member_id = action.member_id
-    elif isinstance(action, E.GroupRef):
-        ta.action_profile_group_id = action.group_id
-    else:
-        action_call_into(schema, action, ta.action)
+        return W.varint_field(_TA_MEMBER, action.member_id)
+    if isinstance(action, E.GroupRef):
+        return W.varint_field(_TA_GROUP, action.group_id)
+    return W.bytes_field(_TA_ACTION, action_call_bytes(schema, action))
+
+
+def action_set_bytes(action_set: p4runtime_pb2.ActionProfileActionSet) -> bytes:
+    """A TableAction message carrying a one-shot action set."""
+    return W.bytes_field(_TAN["action_profile_action_set"], action_set.SerializeToString())
 
 
 # --- counters and meters ----------------------------------------------------------------------
@@ -157,10 +182,11 @@ def counter_from_proto(data: p4runtime_pb2.CounterData) -> E.CounterData:
     return E.CounterData(packets=data.packet_count, bytes=data.byte_count)
 
 
-def counter_into(data: E.CounterData | None, msg: p4runtime_pb2.CounterData) -> None:
-    msg.SetInParent()
-    if data is not None:
-        msg.packet_count, msg.byte_count = data.packets, data.bytes
+def counter_bytes(data: E.CounterData | None) -> bytes:
+    """A CounterData message (zero counts left out, as protobuf does)."""
+    if data is None:
+        return b""
+    return W.varint_field(_CD_BYTES, data.bytes) + W.varint_field(_CD_PACKETS, data.packets)
 
 
 def meter_from_proto(cfg: p4runtime_pb2.MeterConfig) -> E.MeterConfig:
@@ -171,8 +197,10 @@ def meter_from_proto(cfg: p4runtime_pb2.MeterConfig) -> E.MeterConfig:
     return E.MeterConfig(cfg.cir, cfg.cburst, cfg.pir, cfg.pburst)
 
 
-def meter_into(cfg: E.MeterConfig, msg: p4runtime_pb2.MeterConfig) -> None:
-    msg.cir, msg.cburst, msg.pir, msg.pburst = cfg.cir, cfg.cburst, cfg.pir, cfg.pburst
+def meter_bytes(cfg: E.MeterConfig) -> bytes:
+    """A MeterConfig message."""
+    return (W.varint_field(_MC["cir"], cfg.cir) + W.varint_field(_MC["cburst"], cfg.cburst)
+            + W.varint_field(_MC["pir"], cfg.pir) + W.varint_field(_MC["pburst"], cfg.pburst))
 
 
 # --- whole table entries ----------------------------------------------------------------------
@@ -202,16 +230,49 @@ def entry_from_proto(schema: Schema, ts: TableSchema, msg: p4runtime_pb2.TableEn
     return entry
 
 
-def entry_into(schema: Schema, ts: TableSchema, entry: E.TableEntry, msg: p4runtime_pb2.TableEntry,
-               with_counter: bool, with_meter: bool) -> None:
-    msg.table_id = ts.info.preamble.id
-    msg.priority = entry.priority
-    match_into(ts, entry.match, msg.match)
-    table_action_into(schema, entry.action, msg.action)
-    if with_counter and ts.direct_counter:
-        counter_into(entry.counter, msg.counter_data)
+def entry_bytes(schema: Schema, ts: TableSchema, entry: E.TableEntry, with_counter: bool = False,
+                with_meter: bool = False, action: bytes | None = None, is_const: bool = False,
+                elapsed_ns: int | None = None) -> bytes:
+    """A TableEntry message for ``entry``; ``action`` replaces the TableAction message (the
+    one-shot action sets), ``elapsed_ns`` is the time since the last hit when asked for."""
+    out = [W.varint_field(_TE["table_id"], ts.id), match_bytes(ts, entry.match),
+           W.bytes_field(_TE_ACTION, table_action_bytes(schema, entry.action) if action is None else action),
+           W.varint_field(_TE["priority"], entry.priority)]
     if with_meter and ts.direct_meter and entry.meter is not None:
-        meter_into(entry.meter, msg.meter_config)
-    if entry.idle_timeout_ns:
-        msg.idle_timeout_ns = entry.idle_timeout_ns
-    msg.metadata = entry.metadata
+        out.append(W.bytes_field(_TE["meter_config"], meter_bytes(entry.meter)))
+    if with_counter and ts.direct_counter:
+        out.append(W.bytes_field(_TE["counter_data"], counter_bytes(entry.counter)))
+    out.append(W.varint_field(_TE["idle_timeout_ns"], entry.idle_timeout_ns))
+    if elapsed_ns is not None:
+        out.append(W.bytes_field(_TE["time_since_last_hit"], W.varint_field(1, max(0, elapsed_ns))))
+    out.append(W.bytes_field(_TE["metadata"], entry.metadata, keep_empty=False))
+    if is_const:
+        out.append(W.varint_field(_TE["is_const"], 1))
+    return b"".join(out)
+
+
+def default_entry_bytes(schema: Schema, ts: TableSchema, default: Any) -> bytes:
+    """The TableEntry of a table's default action (its action left out when it is not one
+    the P4Info names)."""
+    out = [W.varint_field(_TE["table_id"], ts.id), W.varint_field(_TE["is_default_action"], 1)]
+    if isinstance(default, E.ActionCall) and default.name in schema.action_ids:
+        out.insert(1, W.bytes_field(_TE_ACTION, table_action_bytes(schema, default)))
+    return b"".join(out)
+
+
+_TE = W.numbers(p4runtime_pb2.TableEntry)
+_TE_MATCH, _TE_ACTION = _TE["match"], _TE["action"]
+_FMN = W.numbers(p4runtime_pb2.FieldMatch)
+_FM_FIELD_ID, _FM_EXACT, _FM_LPM, _FM_TERNARY, _FM_RANGE, _FM_OPTIONAL = (
+    _FMN["field_id"], _FMN["exact"], _FMN["lpm"], _FMN["ternary"], _FMN["range"], _FMN["optional"])
+_EXACT_VALUE = W.numbers(p4runtime_pb2.FieldMatch.Exact)["value"]
+_LPM_VALUE, _LPM_PLEN = (W.numbers(p4runtime_pb2.FieldMatch.LPM)[k] for k in ("value", "prefix_len"))
+_TERNARY_VALUE, _TERNARY_MASK = (W.numbers(p4runtime_pb2.FieldMatch.Ternary)[k] for k in ("value", "mask"))
+_RANGE_LOW, _RANGE_HIGH = (W.numbers(p4runtime_pb2.FieldMatch.Range)[k] for k in ("low", "high"))
+_OPTIONAL_VALUE = W.numbers(p4runtime_pb2.FieldMatch.Optional)["value"]
+_TAN = W.numbers(p4runtime_pb2.TableAction)
+_TA_ACTION, _TA_MEMBER, _TA_GROUP = _TAN["action"], _TAN["action_profile_member_id"], _TAN["action_profile_group_id"]
+_ACTION_ID, _ACTION_PARAMS = (W.numbers(p4runtime_pb2.Action)[k] for k in ("action_id", "params"))
+_PARAM_ID, _PARAM_VALUE = (W.numbers(p4runtime_pb2.Action.Param)[k] for k in ("param_id", "value"))
+_CD_BYTES, _CD_PACKETS = (W.numbers(p4runtime_pb2.CounterData)[k] for k in ("byte_count", "packet_count"))
+_MC = W.numbers(p4runtime_pb2.MeterConfig)

@@ -63,15 +63,29 @@ def update_error(code: grpc.StatusCode, message: str = "") -> p4runtime_pb2.Erro
     return err
 
 
+MAX_DETAILS = 1024 * 1024  # bytes of per-update errors in a Write's trailers (clients allow 4 MiB)
+
+
 def batch_status(errors: list[p4runtime_pb2.Error], message: str) -> status_pb2.Status:
     """Top-level status of a Write with failed updates: UNKNOWN, one detail per update
-    (OK for the ones that succeeded), as the P4Runtime spec requires."""
+    (OK for the ones that succeeded), as the P4Runtime spec requires. Should the messages
+    add up to more than ``MAX_DETAILS``, each is shortened so that every update keeps its
+    code and the start of its message within that size."""
+    total = sum(len(e.message) for e in errors)
+    if total > MAX_DETAILS:
+        keep = max(16, MAX_DETAILS // len(errors) - 32)
+        errors = [p4runtime_pb2.Error(canonical_code=e.canonical_code, message=_shorten(e.message, keep))
+                  for e in errors]
     status = status_pb2.Status(code=code_pb2.UNKNOWN, message=message)
     for err in errors:
         detail = any_pb2.Any()
         detail.Pack(err)
         status.details.append(detail)
     return status
+
+
+def _shorten(message: str, keep: int) -> str:
+    return message if len(message) <= keep else message[:keep - 3] + "..."
 
 
 DETAILS_KEY = "grpc-status-details-bin"

@@ -136,7 +136,7 @@ class P4InfoIndex:
         for name, value in call.params.items():
             encode(value, params[name])
         msg = p4runtime_pb2.Action()
-        codec.action_call_into(self.schema, ActionCall(a.preamble.name, call.params), msg)
+        msg.MergeFromString(codec.action_call_bytes(self.schema, ActionCall(a.preamble.name, call.params)))
         return msg
 
     def table_entry_pb(self, table: str, entry: TableEntry | None, default: ActionCall | None = None
@@ -154,12 +154,12 @@ class P4InfoIndex:
         if unknown:
             raise P4InfoError(f"table {table} has no key field(s) {sorted(unknown)} (keys: {sorted(keys)})")
         match = {name: _fitted(f"{table}.{name}", m, keys[name].bitwidth) for name, m in entry.match.items()}
-        codec.match_into(self.schema.tables[t.preamble.id], match, msg.match)
+        msg.MergeFromString(codec.match_bytes(self.schema.tables[t.preamble.id], match))
         msg.priority = entry.priority
         if isinstance(entry.action, ActionCall):
             msg.action.action.CopyFrom(self.action_pb(entry.action))
         elif entry.action is not None:  # None: a key alone, e.g. for a DELETE
-            codec.table_action_into(self.schema, entry.action, msg.action)
+            msg.action.MergeFromString(codec.table_action_bytes(self.schema, entry.action))
         return msg
 
     def member_pb(self, profile: str, member_id: int, call: ActionCall) -> p4runtime_pb2.ActionProfileMember:

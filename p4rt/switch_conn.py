@@ -25,6 +25,9 @@ from p4rt.errors import DETAILS_KEY, P4RuntimeError
 log = logging.getLogger(__name__)
 
 BATCH = 256  # updates per WriteRequest: bounded message size, still few round trips
+# A failed Write carries one p4.v1.Error per update in its trailing metadata; gRPC's default
+# 8 KiB limit would turn a large failed batch into a bare RESOURCE_EXHAUSTED.
+CHANNEL_OPTIONS = [("grpc.max_metadata_size", 4 * 1024 * 1024)]
 
 
 def _call_error(switch: str, what: str, err: grpc.RpcError) -> P4RuntimeError:
@@ -66,7 +69,7 @@ class SwitchConnection:
         self.on_packet_in = on_packet_in
         self.on_digest = on_digest
         self.on_reconnect = on_reconnect
-        self.channel = grpc.insecure_channel(address)
+        self.channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.is_primary = threading.Event()
         self.reconnects = 0  # times the session was re-established after a break

@@ -16,7 +16,14 @@ What a controller gets (module that implements it):
   value sets of ``bit<W>``, with wildcard reads (``entities.py``, with the codec of ``p4rt.codec``).
 
 Errors carry the statuses the P4Runtime spec names; a failed Write batch returns UNKNOWN with
-one p4.v1.Error per update in ``grpc-status-details-bin``. Not supported (UNIMPLEMENTED):
+one p4.v1.Error per update in ``grpc-status-details-bin``. SetForwardingPipelineConfig checks
+the P4Info against the device config's program object by object (``p4info_check.py``).
+
+Robustness and speed: at most ``MAX_STREAMS`` StreamChannels are open at once (more get
+RESOURCE_EXHAUSTED) and unary RPCs have worker threads of their own (``server.py``); table
+entries, counters and registers travel through a hand-written wire codec (``wire.py``) since
+the protobuf runtime here is pure Python; Writes and Reads take the device lock in short
+stretches, so forwarding goes on during a long request (``python -m bench p4runtime``). Not supported (UNIMPLEMENTED):
 roles other than the default one, value sets of structs, extern entries, ROLLBACK_ON_ERROR
 and DATAPLANE_ATOMIC batches.
 

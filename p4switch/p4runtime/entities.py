@@ -1,21 +1,25 @@
 """Write and Read of every P4Runtime entity against a loaded program (the executor API).
 
-One class per request: ``Entities(program, schema, digests, oneshots, now_ns)``; ``write(update)``
-applies one update or raises P4RuntimeError/EntryError, ``read(entity, add)`` fills one Entity from
-``add()`` per match (zero ids and missing indexes are wildcards). The caller holds the device lock.
+One class per request: ``Entities(program, schema, digests, oneshots, now_ns, lock)``;
+``write(update)`` applies one update (a protobuf Update or its ``wire`` view) or raises
+P4RuntimeError/EntryError, the caller holding the device ``lock``; ``read(entity, out)`` puts
+one Entity into a ReadOut per match (zero ids and missing indexes are wildcards) and takes
+the lock itself, as briefly as it can.
 ``now_ns`` is the switch's clock: inserted entries start their idle timer at it, and reads that
 ask for ``time_since_last_hit`` measure against it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from p4.v1 import p4runtime_pb2
 
 from p4rt import codec as X
 from p4rt import entries as E
+from p4rt import wire as W
 from p4rt.bytestrings import canonical, to_int
 from p4rt.errors import Code, P4RuntimeError, invalid
 from p4rt.schema import Schema, TableSchema
@@ -36,8 +40,9 @@ class Entities:
     """The executor-side half of Write and Read: P4Runtime entities in, executor calls out."""
 
     def __init__(self, program: Any, schema: Schema, digests: DigestBatcher, oneshots: OneShots,
-                 now_ns: Callable[[], int]) -> None:
+                 now_ns: Callable[[], int], lock: Any) -> None:
         self.program = program
+        self.lock = lock
         self.schema = schema
         self.digests = digests
         self.oneshots = oneshots
@@ -65,17 +70,19 @@ class Entities:
     def _write_table_entry(self, update_type: int, msg: p4runtime_pb2.TableEntry) -> None:
         ts = self.schema.table(msg.table_id)
         table = self._table(ts)
+        if msg.is_const:
+            raise invalid(f"{ts.name}: is_const is read-only (only the server sets it, on const entries it reads)")
         if msg.is_default_action:
             self._write_default(update_type, ts, table, msg)
             return
         if update_type != DELETE and msg.HasField("time_since_last_hit"):
             raise invalid(f"{ts.name}: time_since_last_hit is read-only (it must be unset in a write)")
-        if ts.info.is_const_table:
+        if ts.is_const:
             raise P4RuntimeError(Code.PERMISSION_DENIED, f"{ts.name} has const entries and cannot be written")
         one_shot = update_type != DELETE and msg.action.WhichOneof("type") == "action_profile_action_set"
         entry = X.entry_from_proto(self.schema, ts, msg, need_action=update_type != DELETE and not one_shot)
-        profile = self._profile(ts.info.implementation_id)[1] if ts.info.implementation_id else None
-        key = self.oneshots.key(ts, entry)
+        profile = self._profile(ts.profile_id)[1] if ts.profile_id else None
+        key = self.oneshots.key(ts, entry) if profile is not None else None
         now_us = self.now_ns() // 1000
         if one_shot:
             made = self.oneshots.create(self.schema, ts, profile, msg.action.action_profile_action_set)
@@ -105,12 +112,12 @@ class Entities:
             raise invalid(f"{ts.name}: the default entry has no match key or priority")
         if msg.idle_timeout_ns or msg.HasField("time_since_last_hit"):
             raise invalid(f"{ts.name}: the default entry has no idle timeout")
-        if ts.info.const_default_action_id:
+        if ts.const_default_id:
             raise P4RuntimeError(Code.PERMISSION_DENIED, f"{ts.name} has a const default action")
         if not msg.HasField("action"):
             table.reset_default()
             return
-        if ts.info.implementation_id:
+        if ts.profile_id:
             raise P4RuntimeError(Code.UNIMPLEMENTED, f"{ts.name}: default entries of action-profile tables")
         table.set_default(X.table_action_from_proto(self.schema, ts, msg.action, default=True))
 
@@ -155,7 +162,11 @@ class Entities:
 
     @staticmethod
     def _check_index(info: Any, index: int) -> None:
-        if not 0 <= index < info.size:
+        """A negative index is malformed (INVALID_ARGUMENT); one past the end names a cell
+        that does not exist (OUT_OF_RANGE), as the spec distinguishes them."""
+        if index < 0:
+            raise invalid(f"{info.preamble.name}: index {index} is negative")
+        if index >= info.size:
             raise P4RuntimeError(Code.OUT_OF_RANGE, f"{info.preamble.name}: index {index} outside 0..{info.size - 1}")
 
     def _direct_target(self, msg: p4runtime_pb2.TableEntry, kind: str) -> tuple[TableSchema, Any, dict]:
@@ -275,18 +286,24 @@ class Entities:
             self.digests.configure(msg.digest_id, msg.config)
 
     # ============================================================================ reads
-    # Readers fill Entity messages obtained from ``add`` (normally ``response.entities.add``):
-    # protobuf is pure Python here, so building a message and copying it into the response
-    # would double the cost of a Read.
-    def read(self, entity: p4runtime_pb2.Entity, add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        """Fill one Entity from ``add()`` for every object ``entity`` selects."""
+    # Readers put what they find into a ReadOut: encoded Entity messages for the kinds that
+    # can be large (table entries, counters, registers; see wire.py for why), protobuf
+    # Entities for the rest. The large kinds take the device lock only while they copy state
+    # out, in stretches of at most SNAPSHOT cells or one table, and encode after letting go,
+    # so a full Read never stalls forwarding for long; the others run under the lock.
+    def read(self, entity: p4runtime_pb2.Entity, out: ReadOut) -> None:
+        """Put one Entity into ``out`` for every object ``entity`` selects."""
         kind = entity.WhichOneof("entity")
         handler = getattr(self, f"_read_{kind}", None) if kind else None
         if handler is None:
             raise P4RuntimeError(Code.UNIMPLEMENTED, f"reading {kind or 'an empty entity'} is not supported")
-        handler(getattr(entity, kind), add)
+        if kind in _LOCKS_ITSELF:
+            handler(getattr(entity, kind), out)
+        else:
+            with self.lock:
+                handler(getattr(entity, kind), out)
 
-    def _read_table_entry(self, msg: p4runtime_pb2.TableEntry, add: Callable[[], p4runtime_pb2.Entity],
+    def _read_table_entry(self, msg: p4runtime_pb2.TableEntry, out: ReadOut,
                           counter: bool = False, meter: bool = False) -> None:
         tables = [self.schema.table(msg.table_id)] if msg.table_id else list(self.schema.tables.values())
         with_counter = counter or msg.HasField("counter_data")
@@ -296,54 +313,50 @@ class Entities:
             raise invalid("the default entry has no idle timeout: time_since_last_hit must be unset")
         if with_idle and msg.table_id and not tables[0].idle_timeout:
             raise invalid(f"{tables[0].name} does not support idle timeout: time_since_last_hit must be unset")
-        now_ns = self.now_ns()
         for ts in tables:
             table = self._table(ts)
             if msg.is_default_action:
-                self._default_entity(ts, table, add())
+                with self.lock:
+                    default = table.default_action
+                out.raw(_TABLE_ENTRY + W.with_length(X.default_entry_bytes(self.schema, ts, default)))
                 continue
-            if msg.match:
-                match = X.match_from_proto(ts, msg.match)
-                try:
-                    found = [table.get(match, msg.priority)]
-                except E.NotFoundError:
-                    found = []
-            else:
-                found = table.entries()
-            for entry in found:
-                if msg.priority and entry.priority != msg.priority:
-                    continue
-                out = add()
-                X.entry_into(self.schema, ts, entry, out.table_entry, with_counter, with_meter)
-                if isinstance(entry.action, E.GroupRef) and entry.action.group_id in self.oneshots.hidden:
-                    action_set = self.oneshots.action_set_of(ts, entry)
-                    out.table_entry.action.action_profile_action_set.CopyFrom(action_set)
-                if ts.info.is_const_table:
-                    out.table_entry.is_const = True
-                if with_idle and ts.idle_timeout:  # a wildcard read skips tables without it
-                    elapsed = now_ns - table.last_hit(entry.match, entry.priority) * 1000
-                    out.table_entry.time_since_last_hit.elapsed_ns = max(0, elapsed)
+            idle = with_idle and ts.idle_timeout  # a wildcard read skips tables without it
+            match = X.match_from_proto(ts, msg.match) if msg.match else None
+            with self.lock:  # copy out what the data plane and writers change
+                if match is not None:
+                    try:
+                        found = [table.get(match, msg.priority)]
+                    except E.NotFoundError:
+                        found = []
+                else:
+                    found = table.entries()
+                if msg.priority:
+                    found = [e for e in found if e.priority == msg.priority]
+                now_ns = self.now_ns()
+                hits = [table.last_hit(e.match, e.priority) for e in found] if idle else None
+                sets = {i: self.oneshots.action_set_of(ts, e) for i, e in enumerate(found)
+                        if isinstance(e.action, E.GroupRef) and e.action.group_id in self.oneshots.hidden}
+            is_const = ts.is_const
+            for i, entry in enumerate(found):
+                action_set = sets.get(i)
+                body = X.entry_bytes(self.schema, ts, entry, with_counter, with_meter,
+                                     action=X.action_set_bytes(action_set) if action_set is not None else None,
+                                     is_const=is_const,
+                                     elapsed_ns=now_ns - hits[i] * 1000 if hits is not None else None)
+                out.raw(_TABLE_ENTRY + W.with_length(body))
 
-    def _default_entity(self, ts: TableSchema, table: Any, out: p4runtime_pb2.Entity) -> None:
-        out.table_entry.table_id = ts.info.preamble.id
-        out.table_entry.is_default_action = True
-        default = table.default_action
-        if isinstance(default, E.ActionCall) and default.name in self.schema.action_ids:
-            X.table_action_into(self.schema, default, out.table_entry.action)
-
-    def _read_action_profile_member(self, msg: p4runtime_pb2.ActionProfileMember, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+    def _read_action_profile_member(self, msg: p4runtime_pb2.ActionProfileMember, out: ReadOut) -> None:
         ids = [msg.action_profile_id] if msg.action_profile_id else list(self.schema.profiles)
         for pid in ids:
             _info, profile = self._profile(pid)
             for member_id, call in sorted(profile.members.items()):
                 if (msg.member_id and member_id != msg.member_id) or member_id in self.oneshots.hidden:
                     continue
-                out = add()
-                m = out.action_profile_member
+                m = out.add().action_profile_member
                 m.action_profile_id, m.member_id = pid, member_id
-                X.action_call_into(self.schema, call, m.action)
+                m.action.MergeFromString(X.action_call_bytes(self.schema, call))
 
-    def _read_action_profile_group(self, msg: p4runtime_pb2.ActionProfileGroup, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+    def _read_action_profile_group(self, msg: p4runtime_pb2.ActionProfileGroup, out: ReadOut) -> None:
         ids = [msg.action_profile_id] if msg.action_profile_id else list(self.schema.profiles)
         for pid in ids:
             info, profile = self._profile(pid)
@@ -352,8 +365,7 @@ class Entities:
             for group_id, group in sorted(profile.groups.items()):
                 if (msg.group_id and group_id != msg.group_id) or group_id in self.oneshots.hidden:
                     continue
-                out = add()
-                g = out.action_profile_group
+                g = out.add().action_profile_group
                 g.action_profile_id, g.group_id, g.max_size = pid, group_id, group.max_size
                 for member_id, weight in group.members:
                     g.members.add(member_id=member_id, weight=weight)
@@ -366,73 +378,77 @@ class Entities:
             return [msg.index.index]
         return range(info.size)
 
-    def _cells(self, kind: str, infos: dict[int, Any], objects: dict[str, Any], obj_id: int,
-               msg: Any) -> Iterable[tuple[int, Any, int]]:
-        """(id, executor object, index) of every cell a counter/meter/register read names:
-        id 0 is every object of the kind, an unset index every cell."""
+    def _selected(self, kind: str, infos: dict[int, Any], objects: dict[str, Any], obj_id: int,
+                  msg: Any) -> Iterable[tuple[int, Any, Iterable[int]]]:
+        """(id, executor object, indexes) of every counter/meter/register a read names: id 0
+        is every object of the kind, an unset index every cell."""
         for oid in [obj_id] if obj_id else list(infos):
             info = self.schema.lookup(kind, infos, oid)
-            obj = objects[info.preamble.name]
-            for index in self._indexes(info, msg):
-                yield oid, obj, index
+            yield oid, objects[info.preamble.name], self._indexes(info, msg)
 
-    def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        for cid, counter, index in self._cells("counter", self.schema.counters, self.program.counters,
-                                               msg.counter_id, msg):
-            c = add().counter_entry
-            c.counter_id, c.index.index = cid, index
-            X.counter_into(counter.read(index), c.data)
+    def _snapshots(self, indexes: Iterable[int], read: Callable[[int], Any]) -> Iterable[list[tuple[int, Any]]]:
+        """(index, value) of the cells, copied under the device lock SNAPSHOT cells at a time."""
+        indexes = list(indexes)
+        for start in range(0, len(indexes), SNAPSHOT):
+            with self.lock:
+                cells = [(i, read(i)) for i in indexes[start:start + SNAPSHOT]]
+            yield_to_forwarding()
+            yield cells
 
-    def _read_meter_entry(self, msg: p4runtime_pb2.MeterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        for mid, meter, index in self._cells("meter", self.schema.meters, self.program.meters, msg.meter_id, msg):
-            m = add().meter_entry
-            m.meter_id, m.index.index = mid, index
-            config = meter.get_config(index)
-            if config is not None:
-                X.meter_into(config, m.config)
+    def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, out: ReadOut) -> None:
+        for cid, counter, indexes in self._selected("counter", self.schema.counters, self.program.counters,
+                                                    msg.counter_id, msg):
+            for cells in self._snapshots(indexes, counter.read):
+                out.extend_raw(W.counter_entities(cid, [(i, c.packets, c.bytes) for i, c in cells]))
 
-    def _read_register_entry(self, msg: p4runtime_pb2.RegisterEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        for rid, register, index in self._cells("register", self.schema.registers, self.program.registers,
-                                                msg.register_id, msg):
-            r = add().register_entry
-            r.register_id, r.index.index = rid, index
-            r.data.bitstring = canonical(register.read(index))
+    def _read_meter_entry(self, msg: p4runtime_pb2.MeterEntry, out: ReadOut) -> None:
+        for mid, meter, indexes in self._selected("meter", self.schema.meters, self.program.meters, msg.meter_id, msg):
+            for index in indexes:
+                m = out.add().meter_entry
+                m.meter_id, m.index.index = mid, index
+                config = meter.get_config(index)
+                if config is not None:
+                    m.config.MergeFromString(X.meter_bytes(config))
 
-    def _read_direct(self, msg: Any, add: Callable[[], p4runtime_pb2.Entity], kind: str) -> None:
+    def _read_register_entry(self, msg: p4runtime_pb2.RegisterEntry, out: ReadOut) -> None:
+        for rid, register, indexes in self._selected("register", self.schema.registers, self.program.registers,
+                                                     msg.register_id, msg):
+            for cells in self._snapshots(indexes, register.read):
+                out.extend_raw(W.register_entities(rid, [(i, canonical(v)) for i, v in cells]))
+
+    def _read_direct(self, msg: Any, out: ReadOut, kind: str) -> None:
         """Direct counter or meter entries: the table entries read with their ``counter_data``
         or ``meter_config``, which moves out of the entry into the direct entity. A wildcard
         table id skips the tables without that resource; naming one is INVALID_ARGUMENT."""
         counter = kind == "counter"
-        found = _Collected()
-        self._read_table_entry(msg.table_entry, found.add, counter=counter, meter=not counter)
-        for item in found.items:
+        found = ReadOut()
+        self._read_table_entry(msg.table_entry, found, counter=counter, meter=not counter)
+        for item in found.entities():
             entry = item.table_entry
             ts = self.schema.tables[entry.table_id]
             if not (ts.direct_counter if counter else ts.direct_meter):
                 if msg.table_entry.table_id:
                     raise invalid(f"{ts.name} has no direct {kind}")
                 continue
-            out = add()
             if counter:
-                direct = out.direct_counter_entry
+                direct = out.add().direct_counter_entry
                 direct.data.CopyFrom(entry.counter_data)
                 entry.ClearField("counter_data")
             else:
-                direct = out.direct_meter_entry
+                direct = out.add().direct_meter_entry
                 if entry.HasField("meter_config"):
                     direct.config.CopyFrom(entry.meter_config)
                 entry.ClearField("meter_config")
             direct.table_entry.CopyFrom(entry)
 
-    def _read_direct_counter_entry(self, msg: p4runtime_pb2.DirectCounterEntry,
-                                   add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        self._read_direct(msg, add, "counter")
+    def _read_direct_counter_entry(self, msg: p4runtime_pb2.DirectCounterEntry, out: ReadOut) -> None:
+        self._read_direct(msg, out, "counter")
 
-    def _read_direct_meter_entry(self, msg: p4runtime_pb2.DirectMeterEntry,
-                                 add: Callable[[], p4runtime_pb2.Entity]) -> None:
-        self._read_direct(msg, add, "meter")
+    def _read_direct_meter_entry(self, msg: p4runtime_pb2.DirectMeterEntry, out: ReadOut) -> None:
+        self._read_direct(msg, out, "meter")
 
-    def _read_packet_replication_engine_entry(self, msg: p4runtime_pb2.PacketReplicationEngineEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+    def _read_packet_replication_engine_entry(self, msg: p4runtime_pb2.PacketReplicationEngineEntry,
+                                              out: ReadOut) -> None:
         """Multicast groups and clone sessions; an empty entity (or id 0) reads all of them."""
         pre = self.program.pre
         kind = msg.WhichOneof("type")
@@ -442,12 +458,12 @@ class Entities:
 
         if kind in (None, "multicast_group_entry"):
             for gid, replicas in selected(pre.mc_groups, msg.multicast_group_entry.multicast_group_id):
-                group = add().packet_replication_engine_entry.multicast_group_entry
+                group = out.add().packet_replication_engine_entry.multicast_group_entry
                 group.multicast_group_id, group.metadata = gid, pre.mc_metadata[gid]
                 self._replicas_into(replicas, group.replicas)
         if kind in (None, "clone_session_entry"):
             for sid, session in selected(pre.clone_sessions, msg.clone_session_entry.session_id):
-                cs = add().packet_replication_engine_entry.clone_session_entry
+                cs = out.add().packet_replication_engine_entry.clone_session_entry
                 cs.session_id, cs.class_of_service, cs.packet_length_bytes = sid, session.cos, session.truncate
                 self._replicas_into(session.replicas, cs.replicas)
 
@@ -456,36 +472,66 @@ class Entities:
         for r in replicas:
             out.add(egress_port=r.port, instance=r.instance)
 
-    def _read_value_set_entry(self, msg: p4runtime_pb2.ValueSetEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+    def _read_value_set_entry(self, msg: p4runtime_pb2.ValueSetEntry, out: ReadOut) -> None:
         ids = [msg.value_set_id] if msg.value_set_id else list(self.schema.value_sets)
         for vid in ids:
             info, value_set = self._value_set(vid)
             field = info.match[0]
             full = (1 << field.bitwidth) - 1
-            out = add()
-            out.value_set_entry.value_set_id = vid
+            entry = out.add().value_set_entry
+            entry.value_set_id = vid
             for value, mask in value_set.members:
-                m = out.value_set_entry.members.add().match.add(field_id=field.id)
+                m = entry.members.add().match.add(field_id=field.id)
                 if mask == full:
                     m.exact.value = canonical(value)
                 else:
                     m.ternary.value, m.ternary.mask = canonical(value), canonical(mask)
 
-    def _read_digest_entry(self, msg: p4runtime_pb2.DigestEntry, add: Callable[[], p4runtime_pb2.Entity]) -> None:
+    def _read_digest_entry(self, msg: p4runtime_pb2.DigestEntry, out: ReadOut) -> None:
         for digest_id, config in sorted(self.digests.configs.items()):
             if msg.digest_id and digest_id != msg.digest_id:
                 continue
-            out = add()
-            out.digest_entry.digest_id = digest_id
-            out.digest_entry.config.CopyFrom(config)
+            entry = out.add().digest_entry
+            entry.digest_id = digest_id
+            entry.config.CopyFrom(config)
 
 
-class _Collected:
-    """An ``add`` target outside any response (the direct-resource readers reshape entries)."""
+class ReadOut:
+    """What a Read found, in order: encoded Entity messages and protobuf Entities."""
 
     def __init__(self) -> None:
-        self.items: list[p4runtime_pb2.Entity] = []
+        self.items: list[bytes | p4runtime_pb2.Entity] = []
 
     def add(self) -> p4runtime_pb2.Entity:
         self.items.append(Entity())
         return self.items[-1]
+
+    def raw(self, entity: bytes) -> None:
+        self.items.append(entity)
+
+    def extend_raw(self, entities: list[bytes]) -> None:
+        self.items.extend(entities)
+
+    def responses(self, chunk: int) -> Iterator[bytes]:
+        """Serialized ReadResponses of at most ``chunk`` entities (one empty one if none)."""
+        if not self.items:
+            yield b""
+        for start in range(0, len(self.items), chunk):
+            yield W.read_response(e if isinstance(e, bytes) else e.SerializeToString()
+                                  for e in self.items[start:start + chunk])
+
+    def entities(self) -> list[p4runtime_pb2.Entity]:
+        """Everything as protobuf Entities (for the few readers that reshape them)."""
+        return [Entity.FromString(e) if isinstance(e, bytes) else e for e in self.items]
+
+
+SNAPSHOT = 1024  # counter/register cells copied per hold of the device lock
+
+
+def yield_to_forwarding() -> None:
+    """Let a thread waiting for the device lock (or the GIL) run now, not at the end of the
+    interpreter's 5 ms switch interval: the control plane works in chunks so that packets
+    pass between them, and this makes them pass."""
+    time.sleep(0)
+_LOCKS_ITSELF = {"table_entry", "counter_entry", "register_entry", "direct_counter_entry", "direct_meter_entry"}
+_TABLE_ENTRY = W.ENTITY_TAGS["table_entry"]

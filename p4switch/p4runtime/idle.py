@@ -29,7 +29,7 @@ def idle_notification(program: Any, schema: Schema, now_ns: int) -> p4runtime_pb
             continue
         for entry in table.idle_expired(now_ns // 1000):
             out = msg.table_entry.add()
-            X.entry_into(schema, ts, entry, out, with_counter=False, with_meter=False)
+            out.MergeFromString(X.entry_bytes(schema, ts, entry))
             out.ClearField("action")  # the key, metadata and TTL identify it; nothing else is asked for
     if not msg.table_entry:
         return None

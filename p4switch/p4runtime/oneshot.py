@@ -50,7 +50,7 @@ class OneShots:
     def create(self, schema: Schema, ts: TableSchema, profile: Any,
                action_set: p4runtime_pb2.ActionProfileActionSet) -> _Installed:
         """Members and a group for ``action_set`` (validated against the table's actions)."""
-        if not schema.profiles[ts.info.implementation_id].with_selector:
+        if not schema.profiles[ts.profile_id].with_selector:
             raise invalid(f"{ts.name}: one-shot action sets need an action selector")
         if not action_set.action_profile_actions:
             raise invalid(f"{ts.name}: empty one-shot action set")

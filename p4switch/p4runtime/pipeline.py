@@ -22,9 +22,10 @@ from p4rt.errors import Code, P4RuntimeError, invalid
 from p4rt.schema import Schema
 from p4switch.exec import LoadedProgram
 from p4switch.frontend import CompileError, compile_source
-from p4switch.p4info import device_config
+from p4switch.p4info import device_config, generate_p4info
 from p4switch.p4runtime.digests import DigestBatcher
 from p4switch.p4runtime.oneshot import OneShots
+from p4switch.p4runtime.p4info_check import check_p4info
 
 log = logging.getLogger("p4switch.p4runtime")
 Req = p4runtime_pb2.SetForwardingPipelineConfigRequest
@@ -32,12 +33,14 @@ Get = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
 
 def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
-    """Compile a device config to a LoadedProgram and check the P4Info names exist in it."""
+    """Compile a device config to a LoadedProgram and check the P4Info describes it."""
     if not config.p4info.ByteSize():  # a program without tables still has pkg_info and more
         raise invalid("the pipeline config has no P4Info")
     try:
         cfg = device_config.decode(config.p4_device_config)
-        program = LoadedProgram.from_checked(compile_source(cfg.source, filename=cfg.name))
+        checked = compile_source(cfg.source, filename=cfg.name)
+        generated = generate_p4info(checked)
+        program = LoadedProgram.from_checked(checked)
     except CompileError as e:
         raise invalid(f"device config does not compile: {e}") from None
     except ValueError as e:
@@ -45,10 +48,7 @@ def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
     except Exception as e:  # noqa: BLE001 - an executor bug must not look like a bad request
         log.exception("loading the device config failed")
         raise P4RuntimeError(Code.INTERNAL, f"the target cannot load this program: {e}") from None
-    missing = [t.preamble.name for t in config.p4info.tables if t.preamble.name not in program.tables]
-    missing += [a.preamble.name for a in config.p4info.actions if a.preamble.name not in program.actions]
-    if missing:
-        raise invalid("P4Info does not match the device config: not in the program: " + ", ".join(missing))
+    check_p4info(config.p4info, generated)
     return program
 
 
@@ -56,8 +56,9 @@ class PipelineManager:
     """The device's current P4Info and device config, the one VERIFY_AND_SAVE kept for a
     later COMMIT, and the state that must be reset or carried over when either is replaced."""
 
-    def __init__(self, device: Any, digests: DigestBatcher) -> None:
+    def __init__(self, device: Any, digests: DigestBatcher, control_lock: Any) -> None:
         self.device = device
+        self.control_lock = control_lock  # no Write runs while the program is replaced
         self.digests = digests
         self.config: p4runtime_pb2.ForwardingPipelineConfig | None = None
         self.schema: Schema | None = None
@@ -76,13 +77,12 @@ class PipelineManager:
         """One SetForwardingPipelineConfig; raises P4RuntimeError with the spec's status."""
         if action == Req.UNSPECIFIED:
             raise invalid("SetForwardingPipelineConfig action is UNSPECIFIED")
-        if action == Req.COMMIT:
-            if config is not None and config.HasField("p4info"):
-                program = compile_config(config)
-            elif self.saved is not None:
-                config, program = self.saved
-            else:
-                raise P4RuntimeError(Code.FAILED_PRECONDITION, "COMMIT without a config saved by VERIFY_AND_SAVE")
+        if action == Req.COMMIT:  # P4Runtime 1.4: COMMIT installs what VERIFY_AND_SAVE kept
+            if config is not None:
+                raise invalid("COMMIT takes no config: it installs the one saved by VERIFY_AND_SAVE")
+            if self.saved is None:
+                raise P4RuntimeError(Code.NOT_FOUND, "COMMIT without a config saved by VERIFY_AND_SAVE")
+            config, program = self.saved
             self._install(config, program, reconcile=False)
             self.saved = None
             return
@@ -101,7 +101,7 @@ class PipelineManager:
             raise P4RuntimeError(Code.UNIMPLEMENTED, f"pipeline config action {action} is not supported")
 
     def _install(self, config: p4runtime_pb2.ForwardingPipelineConfig, program: Any, reconcile: bool) -> None:
-        with self.device.lock:
+        with self.control_lock, self.device.lock:
             old = self.device.program
             self.device.set_program(program, config.p4info)
             self.schema = Schema.build(config.p4info)

@@ -8,22 +8,30 @@ from concurrent import futures
 from typing import Any
 
 import grpc
-from p4.v1 import p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2
 
-from p4switch.p4runtime.service import P4RuntimeService
+from p4switch.p4runtime.service import MAX_STREAMS, P4RuntimeService
 
 TICK_S = 0.005  # digest timeouts are checked this often (wall time)
 MAX_MESSAGE = 64 * 1024 * 1024  # pipeline configs carry the whole program source
-WORKERS = 32  # each open StreamChannel holds one worker for its lifetime; the rest serve RPCs
+UNARY_WORKERS = 8  # threads that only unary RPCs can use, however many streams are open
 
 
 class P4RuntimeServer:
-    def __init__(self, device: Any, address: str = "127.0.0.1:9559", workers: int = WORKERS) -> None:
-        self.service = P4RuntimeService(device)
-        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
+    """Each open StreamChannel holds one gRPC worker thread for its lifetime, so the pool has
+    ``max_streams`` workers for streams plus ``unary_workers`` that idle streams can never
+    take: a controller's Write/Read is served however many clients hold streams open."""
+
+    def __init__(self, device: Any, address: str = "127.0.0.1:9559", max_streams: int = MAX_STREAMS,
+                 unary_workers: int = UNARY_WORKERS) -> None:
+        if max_streams < 1 or unary_workers < 1:
+            raise ValueError("the P4Runtime server needs at least one stream and one unary worker")
+        self.service = P4RuntimeService(device, max_streams=max_streams)
+        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=max_streams + unary_workers,
+                                                           thread_name_prefix="p4rt"),
                                 options=[("grpc.max_receive_message_length", MAX_MESSAGE),
                                          ("grpc.max_send_message_length", MAX_MESSAGE)])
-        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.service, self.grpc)
+        self.grpc.add_generic_rpc_handlers((_handlers(self.service),))
         self.port = self.grpc.add_insecure_port(address)
         if self.port == 0:
             raise OSError(f"cannot listen on {address}")
@@ -43,6 +51,32 @@ class P4RuntimeServer:
     def stop(self, grace: float | None = 0.5) -> None:
         self._stop.set()
         self.grpc.stop(grace).wait()
+
+
+def _handlers(service: P4RuntimeService) -> grpc.GenericRpcHandler:
+    """The p4.v1.P4Runtime methods, with Write's request and Read's responses left as bytes:
+    the service decodes and encodes those itself (``wire.py``: the protobuf runtime here is
+    pure Python and would cost ten times the work of the switch)."""
+    pb = p4runtime_pb2
+    unary, stream = grpc.unary_unary_rpc_method_handler, grpc.unary_stream_rpc_method_handler
+    return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
+        "Write": unary(service.Write, request_deserializer=None,
+                       response_serializer=pb.WriteResponse.SerializeToString),
+        "Read": stream(service.Read, request_deserializer=pb.ReadRequest.FromString, response_serializer=None),
+        "SetForwardingPipelineConfig": unary(
+            service.SetForwardingPipelineConfig,
+            request_deserializer=pb.SetForwardingPipelineConfigRequest.FromString,
+            response_serializer=pb.SetForwardingPipelineConfigResponse.SerializeToString),
+        "GetForwardingPipelineConfig": unary(
+            service.GetForwardingPipelineConfig,
+            request_deserializer=pb.GetForwardingPipelineConfigRequest.FromString,
+            response_serializer=pb.GetForwardingPipelineConfigResponse.SerializeToString),
+        "StreamChannel": grpc.stream_stream_rpc_method_handler(
+            service.StreamChannel, request_deserializer=pb.StreamMessageRequest.FromString,
+            response_serializer=pb.StreamMessageResponse.SerializeToString),
+        "Capabilities": unary(service.Capabilities, request_deserializer=pb.CapabilitiesRequest.FromString,
+                              response_serializer=pb.CapabilitiesResponse.SerializeToString),
+    })
 
 
 def serve(device: Any, address: str) -> grpc.Server:

@@ -1,6 +1,7 @@
 """The P4Runtime gRPC service (p4.v1.P4Runtime) in front of one switch Device.
 
-Write, Read and pipeline RPCs translate to the executor API under ``device.lock``; the
+Write, Read and pipeline RPCs translate to the executor API under ``device.lock``, held in
+short stretches so that forwarding never waits long behind the control plane; the
 StreamChannel carries arbitration, packet-out/packet-in and digests. Statuses follow the
 P4Runtime spec: NOT_FOUND for an unknown device id or role, PERMISSION_DENIED for a request that does not
 come from the primary, FAILED_PRECONDITION before a pipeline is set, UNKNOWN with per-update
@@ -19,9 +20,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 from p4.v1 import p4data_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4rt import entries as E
+from p4rt import wire
 from p4rt.bytestrings import canonical
 from p4rt.errors import (
     DETAILS_KEY,
@@ -36,13 +39,15 @@ from p4rt.schema import Schema
 from p4switch.p4runtime import packetio
 from p4switch.p4runtime.arbitration import Arbiter, Notice
 from p4switch.p4runtime.digests import DigestBatcher
-from p4switch.p4runtime.entities import Entities
+from p4switch.p4runtime.entities import Entities, ReadOut, yield_to_forwarding
 from p4switch.p4runtime.idle import idle_notification
 from p4switch.p4runtime.pipeline import PipelineManager
 
 log = logging.getLogger("p4switch.p4runtime")
 
+MAX_STREAMS = 16  # open StreamChannels at once; more are answered RESOURCE_EXHAUSTED
 READ_CHUNK = 1000  # entities per ReadResponse, keeping messages under clients' 4 MB limit
+WRITE_CHUNK = 128  # updates applied per hold of the device lock
 
 try:
     API_VERSION = importlib.metadata.version("p4runtime")
@@ -53,6 +58,32 @@ except importlib.metadata.PackageNotFoundError:  # protobufs vendored some other
 def election_id_of(msg: Any) -> int:
     """A p4.v1.Uint128 as one int, so election ids compare as the spec orders them."""
     return (msg.high << 64) | msg.low
+
+
+def _decode_update(raw: bytes) -> Any:
+    """One update's bytes as ``wire`` views (table entries) or a protobuf Update, or the
+    P4RuntimeError that fails it."""
+    update = wire.decode_table_update(raw)
+    if update is not None:
+        return update
+    try:
+        return p4runtime_pb2.Update.FromString(raw)
+    except DecodeError as e:
+        return P4RuntimeError(Code.INVALID_ARGUMENT, f"malformed update: {e}")
+
+
+def _apply(entities: Entities, update: Any) -> P4RuntimeError | None:
+    """Apply one update; the error it fails with, mapped to its status, or None."""
+    try:
+        entities.write(update)
+        return None
+    except P4RuntimeError as e:
+        return e
+    except E.EntryError as e:
+        return from_entry_error(e)
+    except Exception as e:  # noqa: BLE001 - a bug must fail one update, not the server
+        log.exception("update failed")
+        return P4RuntimeError(Code.INTERNAL, f"internal error: {e}")
 
 
 class _Stream:
@@ -79,16 +110,18 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     """The RPC handlers. Control-plane state (arbitration, digest batching, one-shot groups,
     the pipeline config) lives here and in its helpers; the data plane stays in ``device``."""
 
-    def __init__(self, device: Any, now_ns: Callable[[], int] | None = None) -> None:
+    def __init__(self, device: Any, now_ns: Callable[[], int] | None = None, max_streams: int = MAX_STREAMS) -> None:
         self.device = device
+        self.max_streams = max_streams
         clock = getattr(device, "clock", None)
         self.now_ns = now_ns or (clock.now_ns if clock is not None else time.monotonic_ns)
         self.arbiter = Arbiter()
         self.streams: dict[int, _Stream] = {}
         self.state_lock = threading.Lock()
+        self.control_lock = threading.Lock()  # one Write or pipeline change at a time
         self.keys = itertools.count(1)
         self.digests = DigestBatcher(self._send_digest_list, self.now_ns)
-        self.pipeline = PipelineManager(device, self.digests)
+        self.pipeline = PipelineManager(device, self.digests, self.control_lock)
         self.stats: dict[str, int] = {"packet_in_dropped": 0, "packet_in_short": 0, "digest_lists_dropped": 0,
                                       "idle_notifications_dropped": 0}
         device.on_packet_in = self._packet_in
@@ -144,70 +177,75 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         except P4RuntimeError as e:
             self._fail(context, e)
 
-    def Write(self, request: p4runtime_pb2.WriteRequest, context: grpc.ServicerContext) -> p4runtime_pb2.WriteResponse:
+    def Write(self, request: bytes, context: grpc.ServicerContext) -> p4runtime_pb2.WriteResponse:
+        """A WriteRequest, taken as bytes (``server.py``): table-entry updates are decoded by
+        ``wire``, everything else by protobuf. Updates are applied WRITE_CHUNK at a time under
+        the device lock, so forwarding goes on between chunks; ``control_lock`` keeps other
+        Writes and pipeline changes out for the whole request."""
         try:
-            self._check_device(request.device_id)
-            self._check_role(request.role)
-            self._check_primary(election_id_of(request.election_id))
-            schema = self._schema()
-            if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+            try:
+                header, raw_updates = wire.split_write_request(request)
+            except (wire.Undecodable, DecodeError) as e:
+                raise P4RuntimeError(Code.INVALID_ARGUMENT, f"malformed WriteRequest: {e}") from None
+            self._check_device(header.device_id)
+            self._check_role(header.role)
+            self._check_primary(election_id_of(header.election_id))
+            self._schema()  # a pipeline is set (it can be replaced, never removed)
+            if header.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR atomicity is supported")
         except P4RuntimeError as e:
             self._fail(context, e)
-        errors, failed = [], 0
-        with self.device.lock:
-            entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots, self.now_ns)
-            for update in request.updates:
-                try:
-                    entities.write(update)
-                    errors.append(update_error(Code.OK))
-                except P4RuntimeError as e:
-                    errors.append(update_error(e.code, str(e)))
-                    failed += 1
-                except E.EntryError as e:
-                    mapped = from_entry_error(e)
-                    errors.append(update_error(mapped.code, str(mapped)))
-                    failed += 1
-                except Exception as e:  # noqa: BLE001 - a bug must fail one update, not the server
-                    log.exception("update failed")
-                    errors.append(update_error(Code.INTERNAL, f"internal error: {e}"))
-                    failed += 1
-        if failed:
-            message = f"{failed} of {len(request.updates)} updates failed"
+        failures: dict[int, P4RuntimeError] = {}
+        with self.control_lock:
+            entities = Entities(self.device.program, self.pipeline.schema, self.digests, self.pipeline.oneshots,
+                                self.now_ns, self.device.lock)
+            for start in range(0, len(raw_updates), WRITE_CHUNK):
+                decoded = [_decode_update(raw) for raw in raw_updates[start:start + WRITE_CHUNK]]
+                with self.device.lock:
+                    for i, update in enumerate(decoded, start):
+                        error = update if isinstance(update, P4RuntimeError) else _apply(entities, update)
+                        if error is not None:
+                            failures[i] = error
+                yield_to_forwarding()
+        if failures:
+            ok = update_error(Code.OK)
+            errors = [update_error(failures[i].code, str(failures[i])) if i in failures else ok
+                      for i in range(len(raw_updates))]
+            message = f"{len(failures)} of {len(raw_updates)} updates failed"
             context.set_trailing_metadata(((DETAILS_KEY, batch_status(errors, message).SerializeToString()),))
             context.set_code(Code.UNKNOWN)
             context.set_details(message)
         return p4runtime_pb2.WriteResponse()
 
-    def Read(self, request: p4runtime_pb2.ReadRequest,
-             context: grpc.ServicerContext) -> Iterator[p4runtime_pb2.ReadResponse]:
-        responses = [p4runtime_pb2.ReadResponse()]
-
-        def add() -> p4runtime_pb2.Entity:
-            if len(responses[-1].entities) >= READ_CHUNK:
-                responses.append(p4runtime_pb2.ReadResponse())
-            return responses[-1].entities.add()
-
+    def Read(self, request: p4runtime_pb2.ReadRequest, context: grpc.ServicerContext) -> Iterator[bytes]:
+        """Serialized ReadResponses (``server.py`` sends them as they are). The readers take
+        the device lock only while copying state out (``entities.py``)."""
+        out = ReadOut()
         try:
             self._check_device(request.device_id)
             self._check_role(request.role)
-            schema = self._schema()
-            with self.device.lock:
-                entities = Entities(self.device.program, schema, self.digests, self.pipeline.oneshots, self.now_ns)
-                for entity in request.entities:
-                    entities.read(entity, add)
+            with self.control_lock:  # the schema and the program of one pipeline, not one of each
+                entities = Entities(self.device.program, self._schema(), self.digests, self.pipeline.oneshots,
+                                    self.now_ns, self.device.lock)
+            for entity in request.entities:
+                entities.read(entity, out)
         except P4RuntimeError as e:
             self._fail(context, e)
         except E.EntryError as e:
             self._fail(context, from_entry_error(e))
-        yield from responses
+        yield from out.responses(READ_CHUNK)
 
     # ------------------------------------------------------------------ stream channel
     def StreamChannel(self, request_iterator: Iterator[p4runtime_pb2.StreamMessageRequest],
                       context: grpc.ServicerContext) -> Iterator[p4runtime_pb2.StreamMessageResponse]:
         stream = _Stream(next(self.keys))
         with self.state_lock:
-            self.streams[stream.key] = stream
+            full = len(self.streams) >= self.max_streams
+            if not full:
+                self.streams[stream.key] = stream
+        if full:  # each stream pins a worker thread: past the bound, unary RPCs would starve
+            self._fail(context, P4RuntimeError(Code.RESOURCE_EXHAUSTED,
+                                               f"this switch serves at most {self.max_streams} open StreamChannels"))
         reader = threading.Thread(target=self._read_stream, args=(stream, request_iterator),
                                   name=f"p4rt-stream-{stream.key}", daemon=True)
         reader.start()

@@ -12,6 +12,7 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
+from controller import cli
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
@@ -198,3 +199,47 @@ def test_failed_restore_is_retried(one_switch, fabric_pipeline):
     finally:
         cli.close()
         ctl.close()
+
+
+def _bad_routes(pipeline, n: int) -> list[p4runtime_pb2.Update]:
+    """``n`` route inserts whose 7-byte IPv4 addresses every switch must refuse (INVALID_ARGUMENT)."""
+    table = next(t for t in pipeline.p4info.tables if t.preamble.name.endswith("routing_v4"))
+    updates = []
+    for i in range(n):
+        u = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
+        e = u.entity.table_entry
+        e.table_id = table.preamble.id
+        e.match.add(field_id=1).lpm.value, e.match[0].lpm.prefix_len = (0xFF << 48 | i).to_bytes(7, "big"), 32
+        e.action.action.action_id = table.action_refs[0].id
+        updates.append(u)
+    return updates
+
+
+def test_a_large_failed_batch_keeps_its_per_update_errors(one_switch, fabric_pipeline, monkeypatch, capsys):
+    """Hundreds of per-update errors exceed gRPC's default 8 KiB metadata limit; the session's
+    channel accepts them, and fabricctl shows the first few with their codes."""
+
+    _, spine, addr = one_switch
+    conn = SwitchConnection("spine1", addr, spine.device_id)
+    conn.connect(10)
+    try:
+        conn.set_pipeline(fabric_pipeline.p4info, fabric_pipeline.device_config)
+        with pytest.raises(P4RuntimeError) as err:
+            conn.write(_bad_routes(fabric_pipeline, 1000))
+    finally:
+        conn.close()
+    e = err.value
+    assert e.code == grpc.StatusCode.UNKNOWN  # the batch status, not RESOURCE_EXHAUSTED
+    assert len(e.details) == 256  # the first WriteRequest (BATCH updates) failed, each update named
+    assert e.details[0].startswith("update #0: INVALID_ARGUMENT: ")
+
+    def failing(args, state_path):
+        raise e
+
+    monkeypatch.setitem(cli.COMMANDS, "status", failing)
+    assert cli.main(["status"]) == cli.EXIT_FAIL
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "fabricctl: spine1: Write failed: UNKNOWN: 256 of 256 updates failed"
+    assert lines[1].startswith("  update #0: INVALID_ARGUMENT: ")
+    assert lines[cli.SHOWN_UPDATE_ERRORS].startswith(f"  update #{cli.SHOWN_UPDATE_ERRORS - 1}: INVALID_ARGUMENT")
+    assert lines[-1] == f"  ... and {256 - cli.SHOWN_UPDATE_ERRORS} more failed updates"

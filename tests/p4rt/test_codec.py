@@ -41,8 +41,7 @@ def test_lpm_exact_entry_round_trip(schema):
     entry = X.entry_from_proto(schema, ts, msg, need_action=True)
     assert entry.match == {"hdr.ipv4.dstAddr": E.Lpm(0x0A000100, 24), "meta.port": E.Exact(1)}
     assert entry.action == E.ActionCall("MyIngress.rewrite", {"mac": 1, "port": 2})
-    back = p4runtime_pb2.TableEntry()
-    X.entry_into(schema, ts, entry, back, with_counter=False, with_meter=False)
+    back = p4runtime_pb2.TableEntry.FromString(X.entry_bytes(schema, ts, entry))
     # canonical byte strings in answers
     assert back.match[0].lpm.value == b"\x0a\x00\x01\x00" and back.match[1].exact.value == b"\x01"
     assert back.action.action.params[0].value == b"\x01"

@@ -4,6 +4,7 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
+from p4rt.errors import MAX_DETAILS, batch_status, update_error
 from p4switch.p4info import ids
 
 INSERT, MODIFY, DELETE = p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.DELETE
@@ -184,3 +185,43 @@ def test_packet_out_from_backup_is_refused_on_the_stream(controller, switch, rt)
         assert err.packet_out.packet_out.payload == b"\x00" * 14
     finally:
         backup.close()
+
+
+def test_is_const_in_a_write_is_invalid(controller, rt):
+    entry = l2_entry(1)
+    entry.is_const = True
+    with pytest.raises(grpc.RpcError) as info:
+        controller.write(rt.update(INSERT, table_entry=entry))
+    code, message = rt.batch_errors(info.value)[0]
+    assert code == C.INVALID_ARGUMENT and "is_const" in message
+    assert controller.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry())) == []
+
+
+@pytest.mark.parametrize("kind", ["counter_entry", "register_entry"])
+def test_negative_index_is_invalid_and_past_the_end_out_of_range(controller, rt, kind):
+    if kind == "counter_entry":
+        entity = p4runtime_pb2.CounterEntry(counter_id=ids.hashed_id(ids.COUNTER, "MyIngress.port_packets"))
+    else:
+        entity = p4runtime_pb2.RegisterEntry(register_id=ids.hashed_id(ids.REGISTER, "MyIngress.last_length"))
+    for index, code in ((-1, C.INVALID_ARGUMENT), (-(1 << 63), C.INVALID_ARGUMENT), (1 << 20, C.OUT_OF_RANGE)):
+        entity.index.index = index
+        with pytest.raises(grpc.RpcError) as info:
+            controller.read(p4runtime_pb2.Entity(**{kind: entity}))
+        assert info.value.code() == code, index
+    entity.index.index = -1
+    if kind == "register_entry":
+        entity.data.bitstring = b"\x01"
+    with pytest.raises(grpc.RpcError) as info:
+        controller.write(rt.update(MODIFY, **{kind: entity}))
+    assert rt.batch_errors(info.value)[0][0] == C.INVALID_ARGUMENT
+
+
+def test_huge_batch_details_keep_every_code_within_bounds():
+
+    errors = [update_error(C.INVALID_ARGUMENT, f"update {i}: " + "x" * 300) for i in range(10000)]
+    status = batch_status(errors, "10000 of 10000 updates failed")
+    assert len(status.details) == 10000
+    assert status.ByteSize() < 2 * MAX_DETAILS  # the client channel accepts 4 MiB
+    last = p4runtime_pb2.Error()
+    status.details[-1].Unpack(last)
+    assert last.canonical_code == C.INVALID_ARGUMENT.value[0] and last.message.startswith("update 9999: xx")

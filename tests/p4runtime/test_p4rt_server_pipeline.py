@@ -110,9 +110,23 @@ def test_verify_and_save_then_commit(controller, switch_program, switch):
     assert switch.device.program is before and len(_entries(controller)) == 1
     controller.set_pipeline(None, Set.COMMIT)
     assert switch.device.program is not before and _entries(controller) == []
-    with pytest.raises(grpc.RpcError) as info:
+    with pytest.raises(grpc.RpcError) as info:  # the saved config was used up
         controller.set_pipeline(None, Set.COMMIT)
-    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_commit_takes_no_config(controller, switch_program, switch):
+    before = switch.device.program
+    with pytest.raises(grpc.RpcError) as info:  # nothing saved, and a config given
+        controller.set_pipeline(switch_program.config(), Set.COMMIT)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    controller.set_pipeline(switch_program.config(), Set.VERIFY_AND_SAVE)
+    with pytest.raises(grpc.RpcError) as info:  # something saved, and still a config given
+        controller.set_pipeline(switch_program.config(), Set.COMMIT)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert switch.device.program is before
+    controller.set_pipeline(None, Set.COMMIT)  # the saved one is still there to commit
+    assert switch.device.program is not before
 
 
 def test_only_the_primary_sets_the_pipeline(controller, switch, switch_program, rt):
