@@ -20,7 +20,7 @@ window, TIMELY sends a message shorter than its first feedback at line rate.
 
 The paper's thresholds were set for 10 Gb/s links and under-use 100 Gb/s: measured in the
 simulator (2 senders x 2 MiB incast into one 100 Gb/s port, base RTT 4.2 us, switch ECN
-off; tests/nic_sim/test_nicsim_missions.py), TIMELY keeps the mean queue at 27 KB against
+off; tests/fabricsim/test_fsim_missions.py), TIMELY keeps the mean queue at 27 KB against
 1.14 MB without congestion control, but finishes in 5.94 ms instead of 0.38 ms (15.6x
 slower, 5.6 Gb/s of goodput against 88 Gb/s). The first, line-rate RTT builds a queue
 (1.25 MB peak) whose rising delay the gradient rule cuts hard (beta = 0.8); once the RTT

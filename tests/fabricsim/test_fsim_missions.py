@@ -7,9 +7,9 @@ import bisect
 import csv
 import json
 
-from nicmodel.sim.fabric import FabricConfig, SimFabric
-from nicmodel.sim.link import LinkConfig
-from nicmodel.sim.switch import SwitchConfig
+from fabricsim.reference_fabric import FabricConfig, SimFabric
+from fabricsim.link import LinkConfig
+from fabricsim.reference_switch import SwitchConfig
 from nicmodel.stats import SeriesPoint
 from nicmodel.workloads import NicSettings, allreduce_expected, pattern
 

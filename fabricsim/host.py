@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Callable
 
 from nicmodel.nic import Nic
-from nicmodel.sim.engine import Simulator
-from nicmodel.sim.link import Link
+from fabricsim.engine import Simulator
+from fabricsim.link import Link
 from nicmodel.workloads import Endpoint
 
 

@@ -6,9 +6,9 @@ import random
 
 from netbase import pfc
 from nicmodel import roce
-from nicmodel.sim.engine import Simulator
-from nicmodel.sim.link import Link, LinkConfig
-from nicmodel.sim.switch import Switch, SwitchConfig
+from fabricsim.engine import Simulator
+from fabricsim.link import Link, LinkConfig
+from fabricsim.reference_switch import Switch, SwitchConfig
 
 MAC_A, MAC_B, MAC_C = (bytes([2, 0, 0, 0, 0, i]) for i in (1, 2, 3))
 IP_A, IP_B, IP_C = (bytes([10, 0, 0, i]) for i in (1, 2, 3))
