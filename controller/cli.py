@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import grpc
 
+from controller import sim_cmd
 from controller.intent import diff
 from controller.p4info import P4InfoError, format_match, format_value
 from controller.profiles import PROFILES, settings_for
@@ -111,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Start p4runtime-shell connected to SWITCH. The shell is primary while it is "
                                     "open (the fabric controller is backup and takes over again when it exits).")
     sp.add_argument("switch", metavar="SWITCH")
+
+    sim_cmd.add_parser(sub)
     return p
 
 
@@ -476,6 +479,7 @@ COMMANDS = {
     "telemetry": cmd_telemetry,
     "report": cmd_report,
     "shell": cmd_shell,
+    "sim": sim_cmd.cmd_sim,
 }
 
 if __name__ == "__main__":
