@@ -32,7 +32,11 @@ from controller.textfmt import ProgressBar, shown_path
 
 WORKLOADS = ("all-reduce", "all-to-all", "incast", "poisson")
 DEFAULT_SIZE = 1024 * 1024
-SAMPLE_US = 20.0  # simulated microseconds between telemetry samples
+# Simulated microseconds between telemetry samples, per 16 switch ports: a sample reads every
+# port's counters and registers over P4Runtime, so its cost grows with the fabric; the interval
+# grows with it, keeping telemetry a small part of the run (2x2x2: 20 us; fat tree k=4: 100 us).
+SAMPLE_US = 20.0
+SAMPLE_PORTS = 16
 _SIZE_UNITS = {"": 1, "k": 1000, "kib": 1024, "kb": 1000, "m": 10**6, "mib": 1 << 20, "mb": 10**6,
                "g": 10**9, "gib": 1 << 30}
 _TIME_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -204,10 +208,11 @@ class SimRun:
 
 def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]], *, seed: int = 1,
              loss: float = 0.0, until_ns: int | None = None, progress: ProgressBar | None = None,
-             sample_us: float = SAMPLE_US, observe: Callable[[str, Any], None] | None = None) -> SimRun:
+             sample_us: float | None = None, observe: Callable[[str, Any], None] | None = None) -> SimRun:
     """Configure a fresh simulated fabric with ``settings`` through the controller, start each
     host's workload ``specs[host]`` and advance virtual time until every host is done (or
-    ``until_ns``), sampling telemetry every ``sample_us`` simulated microseconds. ``observe``
+    ``until_ns``), sampling telemetry every ``sample_us`` simulated microseconds (default:
+    SAMPLE_US per SAMPLE_PORTS switch ports). ``observe``
     sees every packet-in (switch, PacketIn) after the telemetry. The controller stays
     connected (for reads); the caller closes it."""
     from controller.controller import FabricController
@@ -233,6 +238,9 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
     tel.start_run()
     for h in hosts:
         nics[h].start_workload(specs[h])
+    if sample_us is None:
+        ports = sum(len(topo.ports_of(s.name)) for s in topo.switches)
+        sample_us = SAMPLE_US * -(-ports // SAMPLE_PORTS)
     next_sample = fab.now_ns() + sample_us * 1e3
 
     def tick(now: int) -> None:
