@@ -56,6 +56,17 @@ def _duration_ns(text: str) -> int:
     return round(float(m.group(1)) * _TIME_UNITS[m.group(2)])
 
 
+def _link_down(text: str) -> tuple[str, str, int, int | None]:
+    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)-([A-Za-z][A-Za-z0-9_]*)@([^:]+)(?::(.+))?", text.strip())
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected A-B@T[:T2] such as leaf1-spine1@20us:200us, got {text!r}")
+    down = _duration_ns(m.group(3))
+    up = _duration_ns(m.group(4)) if m.group(4) else None
+    if up is not None and up <= down:
+        raise argparse.ArgumentTypeError(f"{text!r}: the link must come up after it went down")
+    return m.group(1), m.group(2), down, up
+
+
 def _load(text: str) -> float:
     try:
         v = float(text)
@@ -94,6 +105,9 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("--mtu", type=int, choices=(1024, 4096), default=1024,
                     help="built-in topologies: RoCE MTU (default 1024)")
     sp.add_argument("--loss", type=float, default=0.0, help="per-frame loss probability on every link")
+    sp.add_argument("--link-down", action="append", default=[], type=_link_down, metavar="A-B@T[:T2]",
+                    help="the cable between nodes A and B goes down at simulated time T (and up at T2), "
+                         "e.g. leaf1-spine1@20us:200us (repeatable)")
     sp.add_argument("--seed", type=int, default=1)
     sp.add_argument("--out", type=Path, default=Path("out/sim"), help="output directory (default out/sim)")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -138,6 +152,11 @@ def cmd_sim(args: argparse.Namespace, state_path: Path) -> int:
     except (ValueError, OSError) as e:
         print(f"fabricctl: error: {e}", file=sys.stderr)
         return 2
+    cables = {frozenset((lk.a, lk.b)) for lk in topo.links}
+    for a, b, _, _ in args.link_down:
+        if frozenset((a, b)) not in cables:
+            print(f"fabricctl: error: --link-down: no cable between {a} and {b} in {topo.name}", file=sys.stderr)
+            return 2
     size = args.size or DEFAULT_SIZE
     if args.workload == "all-reduce" and size % len(topo.hosts):
         print(f"fabricctl: error: --size must be a multiple of the {len(topo.hosts)} hosts", file=sys.stderr)
@@ -188,7 +207,7 @@ def run_profile(topo, pipe, profile: str, args: argparse.Namespace, size: int, o
     until = args.duration if args.workload != "poisson" else None
     bar = None if args.no_progress else ProgressBar(f"{args.workload} ({profile})")
     run = simulate(topo, pipe, settings_for(profile), profile, specs, seed=args.seed, loss=args.loss,
-                   until_ns=until, progress=bar)
+                   until_ns=until, progress=bar, cables_down=args.link_down)
     run.controller.close()
     return save_run(out, args.workload, profile, specs, run.fabric.nics, run.statuses, run.telemetry, run.errors)
 
@@ -208,12 +227,14 @@ class SimRun:
 
 def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]], *, seed: int = 1,
              loss: float = 0.0, until_ns: int | None = None, progress: ProgressBar | None = None,
-             sample_us: float | None = None, observe: Callable[[str, Any], None] | None = None) -> SimRun:
+             sample_us: float | None = None, observe: Callable[[str, Any], None] | None = None,
+             cables_down: list[tuple[str, str, int, int | None]] = ()) -> SimRun:
     """Configure a fresh simulated fabric with ``settings`` through the controller, start each
     host's workload ``specs[host]`` and advance virtual time until every host is done (or
     ``until_ns``), sampling telemetry every ``sample_us`` simulated microseconds (default:
     SAMPLE_US per SAMPLE_PORTS switch ports). ``observe``
-    sees every packet-in (switch, PacketIn) after the telemetry. The controller stays
+    sees every packet-in (switch, PacketIn) after the telemetry. ``cables_down``: (a, b, down
+    at, up at) cables that fail during the run, in ns from its start. The controller stays
     connected (for reads); the caller closes it."""
     from controller.controller import FabricController
     from controller.telemetry import Telemetry
@@ -235,6 +256,9 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
     ctl.start()
     hosts = list(specs)
     nics = fab.nics
+    t0 = fab.now_ns()
+    for a, b, down, up in cables_down:
+        fab.cable_down(a, b, t0 + down, None if up is None else t0 + up)
     tel.start_run()
     for h in hosts:
         nics[h].start_workload(specs[h])

@@ -87,6 +87,16 @@ class P4Fabric:
                 else:
                     self.hosts[src].attach(link)
 
+    def cable_down(self, a: str, b: str, at_ns: int, up_at_ns: int | None = None) -> None:
+        """Both directions of the cable between nodes ``a`` and ``b`` go down at ``at_ns``
+        (and up again at ``up_at_ns``): frames sent meanwhile are lost, as on a pulled fibre.
+        Neither end is told; what notices is the traffic (timeouts, PFC, INT)."""
+        names = [n for n, lk in self.links.items() if {n.split(":")[0], n.split("->")[1]} == {a, b}]
+        if not names:
+            raise ValueError(f"no link between {a!r} and {b!r}")
+        for n in names:
+            self.links[n].schedule_down(at_ns, up_at_ns)
+
     # -- control plane ------------------------------------------------------------------
     def connection(self, name: str, address: str, device_id: int, election_id: int = 1,
                    on_packet_in: Callable[[Any], None] | None = None, on_digest: Callable[[Any], None] | None = None,

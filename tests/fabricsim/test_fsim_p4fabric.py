@@ -84,6 +84,18 @@ def _pauses(run) -> int:
     return total
 
 
+def test_all_reduce_recovers_when_both_uplinks_of_a_leaf_fail_for_a_while(fabric_pipeline) -> None:
+    topo = leaf_spine(2, 2, 2)
+    specs = workload_specs(topo, "all-reduce", [h.name for h in topo.hosts], size=64 * 1024)
+    down = [("leaf1", "spine1", 5_000, 40_000), ("leaf1", "spine2", 5_000, 40_000)]
+    run = simulate(topo, fabric_pipeline, settings_for("baseline"), "baseline", specs, cables_down=down)
+    assert run.done and run.errors == []
+    assert all(s["data_ok"] is True for s in run.statuses.values())
+    lost = sum(lk.counters.down_drops for name, lk in run.fabric.links.items() if "spine" in name)
+    resent = sum(qp.counters.retransmitted_pkts for nic in run.fabric.nics.values() for qp in nic.host.nic.qps)
+    assert lost > 0 and resent > 0
+
+
 def test_same_inputs_give_byte_identical_run_files(tmp_path) -> None:
     argv = ["sim", "run", "--topology", "leafspine:2x2x2", "--profiles", "baseline,ai-fabric",
             "--workload", "all-reduce", "--size", "32KiB", "--seed", "3", "--no-progress"]
