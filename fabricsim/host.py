@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from nicmodel.nic import Nic
 from fabricsim.engine import Simulator
 from fabricsim.link import Link
+from nicmodel.nic import Nic
 from nicmodel.workloads import Endpoint
 
 

@@ -21,7 +21,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 # The connection's error type; the connection module moves to a neutral package (p4rt/).
-from controller.switch_conn import P4RuntimeError
+from controller.switch_conn import BATCH, P4RuntimeError
 from p4switch.p4runtime.errors import DETAILS_KEY
 from p4switch.p4runtime.service import P4RuntimeService
 
@@ -68,8 +68,6 @@ def _update_errors(trailing: tuple) -> list[str]:
 
 class InProcessConnection:
     """One controller session with one simulated switch's P4Runtime service."""
-
-    BATCH = 256  # as the gRPC connection batches, so both see the same WriteRequests
 
     def __init__(
         self,
@@ -174,10 +172,10 @@ class InProcessConnection:
 
     def write(self, updates: list[p4runtime_pb2.Update]) -> None:
         """Send updates in batches; the first failing batch raises with its per-update errors."""
-        for start in range(0, len(updates), self.BATCH):
+        for start in range(0, len(updates), BATCH):  # batched as over gRPC
             req = p4runtime_pb2.WriteRequest(device_id=self.device_id)
             req.election_id.low = self.election_id
-            req.updates.extend(updates[start:start + self.BATCH])
+            req.updates.extend(updates[start:start + BATCH])
             self._call("Write", self.service.Write, req)
 
     def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:

@@ -21,11 +21,11 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from nicmodel.nic import Nic
 from fabricsim.engine import Simulator
 from fabricsim.host import SimHost
 from fabricsim.link import Link, LinkConfig
 from fabricsim.reference_switch import Switch, SwitchConfig
+from nicmodel.nic import Nic
 from nicmodel.stats import RunStats
 from nicmodel.workloads import Endpoint, NicSettings, Peer, WorkloadSpec, nic_counters
 

@@ -31,13 +31,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
+from fabricsim.engine import Simulator
+from fabricsim.link import Link
 from netbase import pfc
 from netbase.ipv4 import set_checksum as set_ipv4_checksum
 from nicmodel import int_md
 from nicmodel.cc.base import HopInt
 from nicmodel.roce import ETH_P_IPV4, OP_DATA, ROCE_UDP_PORT
-from fabricsim.engine import Simulator
-from fabricsim.link import Link
 from nicmodel.verbs import parse_ip
 
 
