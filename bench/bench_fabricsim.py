@@ -41,9 +41,12 @@ def _rates(name: str, wall_total: float, run, detail: str) -> list[Result]:
     hops, events, sim_us = fab.packet_hops(), fab.sim.events_run, fab.now_ns() / 1e3
     if run.errors:
         raise RuntimeError(f"{name}: {run.errors[:3]}")
+    cpu = fab.run_cpu_s
     detail = (f"{detail}; {hops} hops, {events} events, {sim_us:.0f} us simulated in {wall:.1f} s "
               f"({wall_total:.1f} s with set-up)")
     return [Result(f"fabricsim {name} packet-hops/s", hops / wall, "hops/s", detail),
+            Result(f"fabricsim {name} packet-hops/CPU s", hops / cpu, "hops/s",
+                   "per second of this process's CPU time (what one free core would give)"),
             Result(f"fabricsim {name} events/s", events / wall, "events/s", ""),
             Result(f"fabricsim {name} sim us per wall s", sim_us / wall, "us/s", ""),
             Result(f"fabricsim {name} wall time", wall, "s", "")]
