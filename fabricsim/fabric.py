@@ -32,7 +32,6 @@ from nicmodel.verbs import parse_mac
 from p4switch.switch.device import check_device_config
 from topo.spec import Topology
 
-
 _check_lock = threading.Lock()
 
 
