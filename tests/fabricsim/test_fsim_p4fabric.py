@@ -106,3 +106,34 @@ def test_same_inputs_give_byte_identical_run_files(tmp_path) -> None:
     for p in runs_a:
         assert p.read_bytes() == (tmp_path / "b" / "runs" / p.name).read_bytes()
         assert json.loads(p.read_text())["ok"] is True
+
+
+def test_poisson_flows_each_on_their_own_queue_pair(fabric_pipeline, tmp_path) -> None:
+    cdf = tmp_path / "small.txt"
+    cdf.write_text("1000 0\n2000 50\n4000 100\n")
+    topo = leaf_spine(2, 2, 2)
+    specs = workload_specs(topo, "poisson", [h.name for h in topo.hosts], size=1, cdf=str(cdf), load=0.5)
+    for spec in specs.values():
+        spec.pop("flows_per_host")
+        spec.update(duration_ns=20_000, qp_per_flow=True)
+    run = simulate(topo, fabric_pipeline, settings_for("ai-fabric"), "ai-fabric", specs)
+    assert run.done and run.errors == []
+    flows = sum(len(nic.run_stats.messages) for nic in run.fabric.nics.values())
+    assert flows > 20
+    used = [qp for nic in run.fabric.nics.values() for qp in nic.host.nic.qps if qp.counters.data_pkts_sent]
+    assert len(used) == flows  # one queue pair per flow, each sending exactly its flow
+    assert all(m.end_ns is not None for nic in run.fabric.nics.values() for m in nic.run_stats.messages)
+
+
+def test_poisson_by_duration_from_the_command_line(tmp_path, capsys) -> None:
+    cdf = tmp_path / "small.txt"
+    cdf.write_text("1000 0\n4000 100\n")
+    argv = ["sim", "run", "--profiles", "baseline", "--workload", "poisson", "--cdf", str(cdf), "--load", "0.5",
+            "--duration", "10us", "--no-progress", "--out", str(tmp_path / "out")]
+    assert fabricctl(argv) == 0
+    out = capsys.readouterr().out
+    assert "load 0.5, 10 us of arrivals" in out
+    (path,) = (tmp_path / "out" / "runs").glob("*.json")
+    run = json.loads(path.read_text())
+    assert run["params"]["duration_ns"] == 10_000 and run["params"]["qp_per_flow"] is True
+    assert run["ok"] and run["messages"]
