@@ -23,6 +23,7 @@ from pathlib import Path
 from p4.v1 import p4runtime_pb2
 
 from bench.result import Result
+from lab.basic_program import udp_frame
 from p4rt.switch_conn import SwitchConnection
 from p4rt.wire import fields
 from p4switch.frontend import compile_file
@@ -30,7 +31,6 @@ from p4switch.p4info import generate_p4info, ids
 from p4switch.p4info.device_config import encode
 from p4switch.p4runtime import P4RuntimeServer
 from p4switch.switch.device import Device
-from ptf_tests.basic_program import udp_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 BASIC = ROOT / "tests" / "p4runtime" / "programs" / "basic_l3.p4"

@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 
+from controller import sim_cmd
 from controller.fabric_rules import describe_index
 from controller.intent import diff
 from controller.profiles import PROFILES, settings_for
@@ -120,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Start p4runtime-shell connected to SWITCH. The shell is primary while it is "
                                     "open (the fabric controller is backup and takes over again when it exits).")
     sp.add_argument("switch", metavar="SWITCH")
+
+    sim_cmd.add_parser(sub)
     return p
 
 
@@ -464,6 +467,7 @@ COMMANDS = {
     "telemetry": cmd_telemetry,
     "report": cmd_report,
     "shell": cmd_shell,
+    "sim": sim_cmd.cmd_sim,
 }
 
 if __name__ == "__main__":

@@ -42,7 +42,10 @@ class FabricController:
         on_packet_in: Callable[[str, p4runtime_pb2.PacketIn], None] | None = None,
         profile: str = "custom",
         settings_source: Callable[[], tuple[Settings, str]] | None = None,
+        connection: Callable[..., SwitchConnection] = SwitchConnection,
     ) -> None:
+        """``connection`` opens a switch's session (SwitchConnection's arguments); the
+        virtual-time fabric passes its in-process one."""
         self.topo = topo
         self.profile = profile  # the settings' name in results (e.g. "baseline", "baseline+set")
         self.pipeline = pipeline
@@ -60,7 +63,7 @@ class FabricController:
         addresses = addresses or {s.name: f"127.0.0.1:{s.grpc_port}" for s in topo.switches}
         self.conns: dict[str, SwitchConnection] = {}
         for s in topo.switches:
-            self.conns[s.name] = SwitchConnection(
+            self.conns[s.name] = connection(
                 s.name, addresses[s.name], s.device_id, election_id,
                 on_packet_in=self._packet_in_handler(s.name),
                 on_reconnect=self._restore,

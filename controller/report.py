@@ -62,8 +62,11 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
 
 
 def describe_params(params: dict) -> str:
-    """What was run, in a few words: ``1024 KiB/host``, ``websearch load 0.5, 40 flows/host``."""
+    """What was run, in a few words: ``1024 KiB/host``, ``websearch load 0.5, 40 flows/host``,
+    ``websearch load 0.5, 1000 us of arrivals``."""
     if params.get("kind") == "poisson":
+        if params.get("duration_ns"):
+            return f"{params.get('cdf')} load {params.get('load')}, {params['duration_ns'] / 1e3:g} us of arrivals"
         return f"{params.get('cdf')} load {params.get('load')}, {params.get('flows_per_host')} flows/host"
     size = params.get("size")
     if not isinstance(size, int):

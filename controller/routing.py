@@ -1,8 +1,10 @@
-"""Routes of a leaf/spine fabric, computed from the topology alone (no P4 names here).
+"""Routes of a leaf/spine fabric or fat tree, computed from the topology alone (no P4 names here).
 
 A leaf reaches its own hosts directly (a /32 per host, out of the host's port, rewriting the
-destination MAC to the host's) and every other leaf's /16 through the group of all its spine
-uplinks; a spine reaches each leaf's /16 out of the port facing that leaf. ``fabric_rules``
+destination MAC to the host's) and every other leaf's /16 through the group of all its
+uplinks; a spine reaches each leaf's /16 out of the port facing that leaf, or (fat tree) the
+aggregation switch of that leaf's pod; an aggregation switch reaches the leaves of its pod
+directly and every other leaf through the group of its core uplinks. ``fabric_rules``
 turns these next hops into table entries and selector groups of fabric.p4.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from topo.spec import Topology
+from topo.spec import TIER, Topology
 
 
 @dataclass(frozen=True)
@@ -34,26 +36,34 @@ def mac_to_int(mac: str) -> int:
 
 
 def routes(topo: Topology, switch: str) -> list[Route]:
+    """Up-down routing of a two-tier leaf/spine or three-tier fat tree: down towards a leaf
+    by the neighbours that reach it below this switch, otherwise up through every uplink."""
     sw = topo.switch(switch)
     ports = topo.ports_of(switch)
+    hosts = {h.name for h in topo.hosts}
     out: list[Route] = []
-    if sw.role == "leaf":
-        for port, (peer, _, _) in sorted(ports.items()):
-            if peer in {h.name for h in topo.hosts}:
-                h = topo.host(peer)
-                out.append(Route(ipaddress.ip_network(f"{h.ip}/32"), (NextHop(port, h.mac, sw.mac, peer),), True))
-        uplinks = tuple(
-            NextHop(port, topo.switch(peer).mac, sw.mac, peer)
-            for port, (peer, _, _) in sorted(ports.items())
-            if peer in topo.switch_names() and topo.switch(peer).role == "spine"
-        )
-        for other in topo.leaves():
-            if other.name != switch and uplinks:
-                out.append(Route(topo.leaf_subnet(other.name), uplinks, False))
-    else:
-        for port, (peer, _, _) in sorted(ports.items()):
-            out.append(Route(topo.leaf_subnet(peer), (NextHop(port, topo.switch(peer).mac, sw.mac, peer),), False))
+    for port, (peer, _, _) in sorted(ports.items()):
+        if peer in hosts:
+            h = topo.host(peer)
+            out.append(Route(ipaddress.ip_network(f"{h.ip}/32"), (NextHop(port, h.mac, sw.mac, peer),), True))
+    tier = TIER[sw.role]
+    neighbours = [(port, topo.switch(peer)) for port, (peer, _, _) in sorted(ports.items()) if peer not in hosts]
+    uplinks = tuple(NextHop(port, nb.mac, sw.mac, nb.name) for port, nb in neighbours if TIER[nb.role] > tier)
+    for leaf in topo.leaves():
+        if leaf.name == switch:
+            continue
+        down = tuple(NextHop(port, nb.mac, sw.mac, nb.name) for port, nb in neighbours
+                     if TIER[nb.role] < tier and _reaches(topo, nb.name, leaf.name))
+        hops = down or uplinks
+        if hops:
+            out.append(Route(topo.leaf_subnet(leaf.name), hops, False))
     return out
+
+
+def _reaches(topo: Topology, switch: str, leaf: str) -> bool:
+    """Whether ``leaf`` is ``switch`` or below it (a leaf, or an aggregation switch linked to it)."""
+    return switch == leaf or (topo.switch(switch).role == "agg" and leaf in
+                              {peer for peer, _, _ in topo.ports_of(switch).values()})
 
 
 def host_ports(topo: Topology, switch: str) -> list[int]:

@@ -20,6 +20,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ class Snapshot:
     ports: dict[tuple[str, int], PortSample]
     util: dict[tuple[str, int], float] = field(default_factory=dict)
     deltas: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
+    at_us: float = 0.0  # fabric time of the sample
 
     def format(self) -> str:
         rows = []
@@ -85,10 +87,13 @@ class HopPoint:
 
 
 class Telemetry:
-    def __init__(self, ctl) -> None:
+    def __init__(self, ctl, fabric_us: Callable[[], float] | None = None) -> None:
+        """``fabric_us``: the fabric's clock in microseconds; by default wall time over the
+        time dilation (live), the engine's clock in virtual time."""
         self.ctl = ctl
         self.topo = ctl.topo
         self.dilation = float(self.topo.time_dilation)
+        self.fabric_us = fabric_us or (lambda: time.monotonic() * 1e6 / self.dilation)
         self.by_device = {s.device_id: s.name for s in self.topo.switches}
         self.snapshots: list[Snapshot] = []
         self.hops: list[HopPoint] = []
@@ -128,10 +133,10 @@ class Telemetry:
             for port, (peer, _, _) in self.topo.ports_of(s.name).items():
                 v = values.get(port, {})
                 ports[(s.name, port)] = PortSample(s.name, port, peer, **v)
-        snap = Snapshot(now, 0.0, ports)
+        snap = Snapshot(now, 0.0, ports, at_us=self.fabric_us())
         prev = self._prev
         if prev is not None:
-            snap.span_us = (now - prev.wall) * 1e6 / self.dilation
+            snap.span_us = snap.at_us - prev.at_us
             for key, p in ports.items():
                 q = prev.ports.get(key)
                 if q is None:

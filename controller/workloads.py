@@ -76,9 +76,7 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
         if bar:
             bar.update(frac, f"{time.monotonic() - t0:.0f}s")
         if all(s.get("done") for s in statuses.values()):
-            errors = [f"{h}: {e}" for h, s in statuses.items() for e in s.get("errors", [])]
-            errors += [f"{h}: received data differ from what was sent" for h, s in statuses.items()
-                       if s.get("data_ok") is False]
+            errors = workload_errors(statuses)
             break
         if time.monotonic() - t0 > timeout_s:
             timed_out = True
@@ -89,16 +87,33 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
     tel.sample()
     if bar:
         bar.done("timed out" if timed_out else "done")
+    return save_run(Path(state.out_dir), workload, ctl.profile, specs, nics, statuses, tel, errors,
+                    switch_kernel_drops=read_switch_kernel_drops(state) - kernel_drops_before)
+
+
+def workload_errors(statuses: dict[str, dict[str, Any]]) -> list[str]:
+    """What the NICs' final workload statuses say went wrong (errors, data that differ)."""
+    errors = [f"{h}: {e}" for h, s in statuses.items() for e in s.get("errors", [])]
+    errors += [f"{h}: received data differ from what was sent" for h, s in statuses.items()
+               if s.get("data_ok") is False]
+    return errors
+
+
+def save_run(out_dir: Path, workload: str, profile: str, specs: dict[str, dict[str, Any]], nics: dict[str, Any],
+             statuses: dict[str, dict[str, Any]], tel: Telemetry, errors: list[str],
+             switch_kernel_drops: int = 0) -> tuple[RunResult, Path]:
+    """The run's result from the NICs' statistics and the telemetry, saved as
+    ``out_dir/runs/<n>-<workload>-<profile>.json`` with its time series under
+    ``out_dir/telemetry/<that name>/`` (live and simulated runs alike)."""
     stats = {h: nic.stats() for h, nic in nics.items()}
-    result = build_result(workload, ctl.profile, specs, stats, tel, errors,
-                          switch_kernel_drops=read_switch_kernel_drops(state) - kernel_drops_before)
+    result = build_result(workload, profile, specs, stats, tel, errors, switch_kernel_drops=switch_kernel_drops)
     result.data_verified = sorted(h for h, st in statuses.items() if st.get("data_ok") is True)
-    out = Path(state.out_dir) / "runs"
+    out = out_dir / "runs"
     out.mkdir(parents=True, exist_ok=True)
     n = len(list(out.glob("*.json"))) + 1
-    path = out / f"{n:03d}-{workload}-{ctl.profile}.json"
+    path = out / f"{n:03d}-{workload}-{profile}.json"
     result.save(path)
-    tel_dir = Path(state.out_dir) / "telemetry" / path.stem
+    tel_dir = out_dir / "telemetry" / path.stem
     tel.write(tel_dir)
     for host, st in stats.items():  # each NIC's full statistics: messages, rate/window series, counters
         (tel_dir / f"nic-{host}.json").write_text(json.dumps(st, indent=1, default=str))

@@ -1,16 +1,15 @@
 """``rnic``: run the RoCEv2 NIC model from the shell.
 
     rnic serve --iface h1-eth0 --ip 10.0.1.1 --mac 02:00:00:00:01:01 --mgmt /tmp/h1.sock
-    rnic run incast --hosts 5 --size 1MiB --cc dcqcn --pfc
     rnic stats --mgmt /tmp/h1.sock
     rnic status --mgmt /tmp/h1.sock
     rnic workload --mgmt /tmp/h1.sock --spec spec.json --wait
 
 ``serve`` puts a live NIC on an interface with the management API (nicmodel/mgmt.py) on a
-Unix socket; ``run`` runs a workload in the simulator (N hosts on one switch) and prints
-its statistics; ``stats``/``status`` query a serving NIC; ``workload`` starts a workload on
+Unix socket; ``stats``/``status`` query a serving NIC; ``workload`` starts a workload on
 a serving NIC (the management API's ``start_workload``) and, with ``--wait``, follows it to
-the end.
+the end. The simulator that runs NICs without interfaces is the virtual-time fabric
+(``fabricctl sim run``, and ``fabricsim-ref`` for the fast reference switch model).
 """
 
 from __future__ import annotations
@@ -30,10 +29,6 @@ from netbase.packet_socket import PacketSocketPort
 from nicmodel.live import LiveNic
 from nicmodel.mgmt import MgmtError, MgmtServer, NicClient
 from nicmodel.settings import CC_ALGORITHMS, IB_MTUS, LOSS_DETECTION, RELIABILITY, NicSettings
-from nicmodel.sim.fabric import FabricConfig, SimFabric
-from nicmodel.sim.link import LinkConfig
-from nicmodel.sim.switch import SwitchConfig
-from nicmodel.workloads import CDF_FILES, KINDS
 
 _UNITS = {"": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 10**6, "mb": 10**6, "mib": 1 << 20,
           "g": 10**9, "gb": 10**9, "gib": 1 << 30}
@@ -80,7 +75,7 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def _add_transport_args(p: argparse.ArgumentParser) -> None:
+def add_transport_args(p: argparse.ArgumentParser) -> None:
     """The NIC settings (``nicmodel.settings``: names, defaults and allowed values from there)."""
     d = NicSettings()
     p.add_argument("--cc", choices=sorted(CC_ALGORITHMS), default=d.cc, help="congestion control")
@@ -99,7 +94,7 @@ def _add_transport_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--line-rate", type=parse_rate, default=100e9, help="fabric bit/s (default 100G)")
 
 
-def _settings(args: argparse.Namespace, base_rtt_ns: int) -> NicSettings:
+def transport_settings(args: argparse.Namespace, base_rtt_ns: int) -> NicSettings:
     return NicSettings(cc=args.cc, cc_params=parse_params(args.cc_param), reliability=args.reliability,
                        loss_detection=args.loss_detection, reorder_window_rtt=args.reorder_window_rtt,
                        mtu=args.mtu, dscp=args.dscp, priority=args.priority, base_rtt_ns=base_rtt_ns)
@@ -121,34 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="fabric time = wall time / D (default 1)")
     serve.add_argument("--base-rtt", type=int, default=10_000, metavar="NS",
                        help="fabric base RTT in ns (HPCC/TIMELY reference, FCT ideal)")
-    _add_transport_args(serve)
+    add_transport_args(serve)
 
-    run = sub.add_parser("run", help="run a workload in the simulator and print statistics",
-                         description="Simulate HOSTS NICs on one output-queued switch running WORKLOAD.")
-    run.add_argument("workload", choices=KINDS)
-    run.add_argument("--hosts", type=int, default=4, help="number of hosts (default 4)")
-    run.add_argument("--size", type=parse_size, default=256 * 1024, help="message / buffer size (default 256KiB)")
-    run.add_argument("--count", type=int, default=1, help="p2p: number of messages")
-    run.add_argument("--src", type=int, default=0, help="p2p: sending rank")
-    run.add_argument("--dst", type=int, default=None, help="p2p/incast: receiving rank")
-    run.add_argument("--cdf", default="websearch", help=f"poisson: {', '.join(CDF_FILES)} or a file")
-    run.add_argument("--load", type=float, default=0.5, help="poisson: offered load 0..1")
-    run.add_argument("--flows", type=int, default=10, help="poisson: flows per host")
-    run.add_argument("--stagger", type=int, default=0, metavar="NS", help="rank r starts r*NS late")
-    run.add_argument("--seed", type=int, default=1)
-    run.add_argument("--topology", choices=("star", "dumbbell"), default="star",
-                     help="one switch, or two switches joined by a core link")
-    run.add_argument("--core-rate", type=parse_rate, help="dumbbell: core link bit/s (default: line rate)")
-    run.add_argument("--link-delay", type=int, default=1_000, metavar="NS", help="per-link delay (default 1000)")
-    run.add_argument("--loss", type=float, default=0.0, help="per-frame loss probability on every link")
-    run.add_argument("--pfc", action="store_true", help="switch sends PFC pauses")
-    run.add_argument("--no-ecn", action="store_true", help="switch does not mark CE")
-    run.add_argument("--kmin", type=parse_size, default=5 * 1024, help="ECN Kmin bytes")
-    run.add_argument("--kmax", type=parse_size, default=200 * 1024, help="ECN Kmax bytes")
-    run.add_argument("--pmax", type=float, default=0.01, help="ECN Pmax")
-    run.add_argument("--json", metavar="PATH", help="write the full statistics as JSON")
-    run.add_argument("--csv", metavar="DIR", help="write messages/series/counters CSV files")
-    _add_transport_args(run)
 
     for name, text in (("stats", "print a serving NIC's statistics"), ("status", "print a serving NIC's status")):
         q = sub.add_parser(name, help=text, description=text.capitalize() + ".")
@@ -211,8 +180,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return _serve(args)
-        if args.command == "run":
-            return _run(args)
         if args.command == "workload":
             if args.timeout is not None and not args.wait:
                 raise argparse.ArgumentTypeError("--timeout needs --wait")
@@ -227,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    settings = _settings(args, args.base_rtt)
+    settings = transport_settings(args, args.base_rtt)
     port = PacketSocketPort(args.iface)
     try:
         live = LiveNic(port, args.ip, args.mac, line_rate_bps=args.line_rate,
@@ -251,36 +218,6 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         server.close()
         live.close()
-    return 0
-
-
-def _run(args: argparse.Namespace) -> int:
-    if args.hosts < 2:
-        raise ValueError("--hosts must be at least 2")
-    switch = SwitchConfig(pfc=args.pfc, ecn=not args.no_ecn, kmin_bytes=args.kmin,
-                          kmax_bytes=args.kmax, pmax=args.pmax)
-    link = LinkConfig(rate_bps=args.line_rate, delay_ns=args.link_delay, loss=args.loss)
-    core = LinkConfig(rate_bps=args.core_rate, delay_ns=args.link_delay, loss=args.loss) if args.core_rate else None
-    fabric = SimFabric(FabricConfig(hosts=args.hosts, line_rate_bps=args.line_rate, link=link,
-                                    switch=switch, topology=args.topology, core_link=core, seed=args.seed))
-    settings = _settings(args, fabric.base_rtt_ns(args.mtu))
-    spec: dict[str, Any] = {"kind": args.workload, "size": args.size, "count": args.count,
-                            "src": args.src, "seed": args.seed, "stagger_ns": args.stagger,
-                            "verify": args.workload == "allreduce"}
-    dst = args.dst if args.dst is not None else (1 if args.workload == "p2p" else 0)
-    spec["dst"] = dst
-    if args.workload == "poisson":
-        spec.update(cdf=args.cdf, load=args.load, flows_per_host=args.flows)
-    stats = fabric.run(spec, settings)
-    print(format_summary(stats.summary(), stats.fabric))
-    if args.json:
-        stats.to_json(args.json)
-    if args.csv:
-        stats.to_csv(args.csv)
-    failed = [e.errors for e in fabric.endpoints if e.errors]
-    if failed:
-        print(f"rnic: workload errors: {failed}", file=sys.stderr)
-        return 1
     return 0
 
 

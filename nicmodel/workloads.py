@@ -157,6 +157,7 @@ def poisson_arrivals(
 # after every NIC event, and wakes it at ``next_wakeup()`` (Poisson arrivals).
 
 QPN_BASE = 0x100
+FLOW_QPN_BASE = 0x1_0000  # qp_per_flow: flow i (in the job's arrival order) uses QPN FLOW_QPN_BASE + i at both ends
 RECV_ADDR = 0x10_0000_0000  # where every rank registers its receive region
 SEND_ADDR = 0x20_0000_0000
 KINDS = ("p2p", "incast", "alltoall", "allreduce", "poisson")
@@ -181,6 +182,9 @@ class WorkloadSpec:
     size/N-byte WRITE-with-immediate to the next rank, each step after the previous step's
     chunk from the previous rank arrived; byte-wise sum mod 256), poisson (flows from
     ``cdf`` at ``load`` of ``bandwidth_bps`` for ``duration_ns`` or ``flows_per_host``).
+    qp_per_flow: poisson flows each get a queue pair of their own (as RDMA applications and
+    ns-3 open one per flow), so a short flow never waits behind a long one to the same peer;
+    False reuses one queue pair per peer.
     stagger_ns: rank r starts its p2p/incast/alltoall messages r * stagger_ns late.
     start_delay_ns: every rank waits this long (fabric ns) before its first message, so
     that live hosts started one after another all have their queue pairs up in time.
@@ -202,6 +206,7 @@ class WorkloadSpec:
     flows_per_host: int | None = None
     seed: int = 1
     verify: bool = True
+    qp_per_flow: bool = False
     stagger_ns: int = 0
     start_delay_ns: int = 0
 
@@ -276,7 +281,7 @@ class WorkloadSpec:
 _SPEC_TYPES: dict[str, type] = {
     "kind": str, "rank": int, "size": int, "count": int, "src": int, "dst": int, "cdf": str,
     "load": float, "bandwidth_bps": float, "duration_ns": int, "flows_per_host": int,
-    "seed": int, "verify": bool, "stagger_ns": int, "start_delay_ns": int,
+    "seed": int, "verify": bool, "qp_per_flow": bool, "stagger_ns": int, "start_delay_ns": int,
 }
 _OPTIONAL = {"bandwidth_bps", "duration_ns", "flows_per_host"}
 
@@ -307,14 +312,16 @@ class Endpoint:
         self.started = False
         self._last_sample = -sample_interval_ns
         self._qps: dict[int, QueuePair] = {}
+        self._flow_qps: dict[int, QueuePair] = {}  # qp_per_flow: flow index -> its queue pair
         self._inflight: dict[int, MessageRecord] = {}  # wr_id -> record
         self._next_wr = 1
         self._sent_total = 0
         self._sent_done = 0
         self._recv_total = 0
         self._recv_done = 0
-        # messages to post: (t_ns, dst rank, size, remote offset, local offset, immediate)
-        self._planned: list[tuple[int, int, int, int, int, int | None]] = []
+        # messages to post: (t_ns, dst rank, size, remote offset, local offset, immediate,
+        # flow index when the flow has a queue pair of its own)
+        self._planned: list[tuple[int, int, int, int, int, int | None, int | None]] = []
         self._planned_i = 0
         self._on_recv: Callable[[Completion, int], None] | None = None
         self._setup_memory()
@@ -351,6 +358,17 @@ class Endpoint:
             self._qps[rank] = qp
         return qp
 
+    def _flow_qp(self, flow: int, rank: int) -> QueuePair:
+        """The queue pair of flow ``flow`` with ``rank`` (either end), created on first use."""
+        qp = self._flow_qps.get(flow)
+        if qp is None:
+            s = self.settings
+            qpn = FLOW_QPN_BASE + flow
+            qp = self.nic.create_qp(s.qp_config(), s.make_cc(self.nic.line_rate_bps), qpn=qpn)
+            qp.connect(self.gateway_mac or parse_mac(self.spec.peer(rank).mac), parse_ip(self.spec.peer(rank).ip), qpn, 0)
+            self._flow_qps[flow] = qp
+        return qp
+
     # -- driver interface ---------------------------------------------------------------
     def start(self, now_ns: int) -> None:
         if self.started:
@@ -365,19 +383,24 @@ class Endpoint:
         plan = self._planned
         if kind == "p2p":
             if r == spec.src:
-                plan.extend((t0, spec.dst, spec.size, i * spec.size, 0, None) for i in range(spec.count))
+                plan.extend((t0, spec.dst, spec.size, i * spec.size, 0, None, None) for i in range(spec.count))
         elif kind == "incast":
             if r != spec.dst:
-                plan.append((t0, spec.dst, spec.size, r * spec.size, 0, None))
+                plan.append((t0, spec.dst, spec.size, r * spec.size, 0, None, None))
         elif kind == "alltoall":
-            plan.extend((t0, (r + k) % n, spec.size, r * spec.size, 0, None) for k in range(1, n))
+            plan.extend((t0, (r + k) % n, spec.size, r * spec.size, 0, None, None) for k in range(1, n))
         elif kind == "poisson":
             bw = spec.bandwidth_bps or self.nic.line_rate_bps
             cdf = FlowSizeCdf.load(spec.cdf)
             rng = random.Random(spec.seed)  # same on every rank: each keeps its own flows
             flows = poisson_arrivals(cdf, n, spec.load, bw, duration_ns=spec.duration_ns,
                                      flows_per_host=spec.flows_per_host, rng=rng, start_ns=t0)
-            plan.extend((f.t_ns, f.dst, f.size, 0, 0, None) for f in flows if f.src == r)
+            per_flow = spec.qp_per_flow
+            for i, f in enumerate(flows):
+                if f.src == r:
+                    plan.append((f.t_ns, f.dst, f.size, 0, 0, None, i if per_flow else None))
+                elif per_flow and f.dst == r:  # the receiving end exists before the first packet
+                    self._flow_qp(i, f.src)
         self._sent_total = len(plan)
         if kind == "allreduce":
             self._allreduce_start(t0)
@@ -393,14 +416,14 @@ class Endpoint:
         """Post what is due, consume completions, sample rate/window."""
         plan = self._planned
         while self._planned_i < len(plan) and plan[self._planned_i][0] <= now_ns:
-            _t, dst, size, remote_off, local_off, imm = plan[self._planned_i]
+            _t, dst, size, remote_off, local_off, imm, flow = plan[self._planned_i]
             self._planned_i += 1
-            self._write(dst, size, now_ns, remote_off, local_off, imm)
+            self._write(dst, size, now_ns, remote_off, local_off, imm, flow)
         for c in self.nic.poll_cq():
             self._on_completion(c, now_ns)
         if now_ns - self._last_sample >= self.sample_interval_ns:
             self._last_sample = now_ns
-            for qp in self._qps.values():
+            for qp in (*self._qps.values(), *self._flow_qps.values()):
                 if qp.has_data() or qp.inflight_bytes:
                     self.stats.sample(f"{self.host}/{qp.qpn}", now_ns, qp.cc.rate_bps, qp.cc.window_bytes)
 
@@ -442,8 +465,8 @@ class Endpoint:
 
     # -- messages -----------------------------------------------------------------------
     def _write(self, dst: int, size: int, now_ns: int, remote_off: int, local_off: int = 0,
-               imm: int | None = None) -> None:
-        qp = self.qp_to(dst)
+               imm: int | None = None, flow: int | None = None) -> None:
+        qp = self.qp_to(dst) if flow is None else self._flow_qp(flow, dst)
         wr = self._next_wr
         self._next_wr += 1
         rec = self.stats.message_started(self.host, self.spec.peer(dst).ip, size, now_ns, qp.qpn)
@@ -482,7 +505,7 @@ class Endpoint:
         self._on_recv = self._allreduce_arrived
         self._planned.append(self._allreduce_message(0, t0))
 
-    def _allreduce_message(self, step: int, when_ns: int) -> tuple[int, int, int, int, int, int]:
+    def _allreduce_message(self, step: int, when_ns: int) -> tuple[int, int, int, int, int, int, None]:
         """The WRITE-with-immediate of ``step`` (immediate = step number)."""
         n = self.n
         c = self._chunk_index(self.rank, step)
@@ -490,7 +513,7 @@ class Endpoint:
             remote = self.spec.size + step * self.chunk
         else:  # all-gather: the reduced chunk goes to its place in the result
             remote = c * self.chunk
-        return (when_ns, (self.rank + 1) % n, self.chunk, remote, c * self.chunk, step)
+        return (when_ns, (self.rank + 1) % n, self.chunk, remote, c * self.chunk, step, None)
 
     def _chunk_index(self, rank: int, step: int) -> int:
         """Chunk ``rank`` sends at ``step`` (reduce-scatter then all-gather)."""
@@ -514,7 +537,7 @@ class Endpoint:
             incoming = np.frombuffer(buf, np.uint8, self.chunk, staged)
             buf[lo:lo + self.chunk] = (mine + incoming).tobytes()  # uint8: sum mod 256
         if step + 1 < 2 * (n - 1):
-            _t, dst, size, remote, local, imm = self._allreduce_message(step + 1, now_ns)
+            _t, dst, size, remote, local, imm, _flow = self._allreduce_message(step + 1, now_ns)
             self._write(dst, size, now_ns, remote, local, imm)
 
     def allreduce_result(self) -> bytes:

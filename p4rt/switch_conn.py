@@ -30,17 +30,18 @@ BATCH = 256  # updates per WriteRequest: bounded message size, still few round t
 CHANNEL_OPTIONS = [("grpc.max_metadata_size", 4 * 1024 * 1024)]
 
 
-def _call_error(switch: str, what: str, err: grpc.RpcError) -> P4RuntimeError:
+def call_error(switch: str, what: str, code: grpc.StatusCode, message: str,
+               trailing: Iterable[tuple[str, bytes]] = ()) -> P4RuntimeError:
     """The error a failed call raises: which switch, which call, the status, and the per-update
-    details the server sent."""
-    code = err.code()
-    return P4RuntimeError(code, f"{switch}: {what} failed: {code.name}: {err.details() or ''}", _error_details(err))
+    details the server sent in its trailing metadata (P4Runtime spec 12). Also used by the
+    in-process connection of the virtual-time fabric, so both report failures alike."""
+    return P4RuntimeError(code, f"{switch}: {what} failed: {code.name}: {message or ''}", update_errors(trailing))
 
 
-def _error_details(err: grpc.RpcError) -> list[str]:
-    """Per-update errors from the google.rpc.Status in the trailing metadata (P4Runtime spec 12)."""
+def update_errors(trailing: Iterable[tuple[str, bytes]]) -> list[str]:
+    """One line per failed update of a batch, from the google.rpc.Status in ``trailing``."""
     out: list[str] = []
-    for key, value in (err.trailing_metadata() or ()):
+    for key, value in trailing:
         if key != DETAILS_KEY:
             continue
         status = status_pb2.Status.FromString(value)
@@ -49,6 +50,10 @@ def _error_details(err: grpc.RpcError) -> list[str]:
             if any_msg.Unpack(e) and e.canonical_code != code_pb2.OK:
                 out.append(f"update #{i}: {code_pb2.Code.Name(e.canonical_code)}: {e.message}")
     return out
+
+
+def _call_error(switch: str, what: str, err: grpc.RpcError) -> P4RuntimeError:
+    return call_error(switch, what, err.code(), err.details(), err.trailing_metadata() or ())
 
 
 class SwitchConnection:

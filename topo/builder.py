@@ -1,4 +1,5 @@
-"""Builds an N-spine x M-leaf x K-hosts-per-leaf fabric in the topology file format.
+"""Builds an N-spine x M-leaf x K-hosts-per-leaf fabric, or a three-tier fat tree
+(``fat_tree``), in the topology file format.
 
 Addressing plan (one rule, so a reader can predict every address):
 - leaf L (1-based) owns 10.L.0.0/16; its host k sits alone in 10.L.k.0/24 as 10.L.k.2 with
@@ -66,6 +67,63 @@ def leaf_spine(
         time_dilation=time_dilation,
         mtu=mtu,
     )
+    validate(topo)
+    return topo
+
+
+AGG_ID_BASE = 200
+
+
+def fat_tree(
+    k: int = 4,
+    *,
+    rate_gbps: float = 100.0,
+    delay_us: float = 1.0,
+    time_dilation: float = 1.0,
+    mtu: int = 1024,
+    grpc_base: int = 50100,
+    prefix: str = "",
+) -> Topology:
+    """The three-tier fat tree of parameter ``k`` (Al-Fares et al., SIGCOMM 2008): k pods of
+    k/2 edge switches (role ``leaf``, k/2 hosts each) and k/2 aggregation switches (``agg``),
+    and (k/2)^2 core switches (``spine``); k=4: 16 hosts, 20 switches; k=8: 128 hosts, 80.
+
+    Addressing follows leaf_spine: edge switch L (1-based over all pods) owns 10.L.0.0/16 and
+    its host j is 10.L.j.2. Device ids: edges 1.., cores 101.., aggregation 201... Ports: an
+    edge switch has hosts on 1..k/2 and aggregation switch a of its pod on k/2+a; aggregation
+    switch a has the pod's edges on 1..k/2 and cores (a-1)*k/2+c on k/2+c; core switch
+    (a-1)*k/2+c has pod p's aggregation switch a on port p."""
+    if not isinstance(k, int) or k < 2 or k % 2 or k > 16:
+        raise ValueError(f"fat tree k must be an even integer 2..16, got {k!r}")
+    half = k // 2
+    sw: list[Switch] = []
+    hosts: list[Host] = []
+    links: list[Link] = []
+    for c in range(1, half * half + 1):
+        dev = SPINE_ID_BASE + c
+        sw.append(Switch(f"{prefix}core{c}", "spine", dev, grpc_base + dev, _switch_mac(dev), c))
+    for pod in range(1, k + 1):
+        aggs = []
+        for a in range(1, half + 1):
+            idx = (pod - 1) * half + a
+            dev = AGG_ID_BASE + idx
+            name = f"{prefix}agg{idx}"
+            aggs.append(name)
+            sw.append(Switch(name, "agg", dev, grpc_base + dev, _switch_mac(dev), idx))
+            for c in range(1, half + 1):
+                links.append(Link(name, half + c, f"{prefix}core{(a - 1) * half + c}", pod, rate_gbps, delay_us))
+        for e in range(1, half + 1):
+            leaf = (pod - 1) * half + e
+            name = f"{prefix}edge{leaf}"
+            sw.append(Switch(name, "leaf", leaf, grpc_base + leaf, _switch_mac(leaf), leaf))
+            for j in range(1, half + 1):
+                h = f"{prefix}h{leaf}_{j}"
+                hosts.append(Host(h, name, f"10.{leaf}.{j}.2", f"02:00:0a:{leaf:02x}:{j:02x}:02", f"10.{leaf}.{j}.1"))
+                links.append(Link(h, 0, name, j, rate_gbps, delay_us))
+            for a, agg in enumerate(aggs, 1):
+                links.append(Link(name, half + a, agg, e, rate_gbps, delay_us))
+    topo = Topology(name=f"{prefix}fattree-k{k}", switches=sw, hosts=hosts, links=links,
+                    time_dilation=time_dilation, mtu=mtu)
     validate(topo)
     return topo
 

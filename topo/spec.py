@@ -33,7 +33,10 @@ from typing import Any
 
 import yaml
 
-ROLES = ("leaf", "spine")
+# leaf: hosts attach here (the ToR, or a fat tree's edge); agg: a fat tree's aggregation tier
+# (leaves below, spines above); spine: the top tier (a fat tree's core)
+ROLES = ("leaf", "agg", "spine")
+TIER = {"leaf": 0, "agg": 1, "spine": 2}
 # Per queue (port x priority) of our target: above PFC XOFF and ECN Kmax at the default MTU, so
 # the controller's thresholds act before the traffic manager tail-drops.
 DEFAULT_QUEUE_DEPTH_PKTS = 128
@@ -120,6 +123,9 @@ class Topology:
 
     def spines(self) -> list[Switch]:
         return [s for s in self.switches if s.role == "spine"]
+
+    def aggs(self) -> list[Switch]:
+        return [s for s in self.switches if s.role == "agg"]
 
     def hosts_of(self, leaf: str) -> list[Host]:
         return [h for h in self.hosts if h.leaf == leaf]
@@ -289,8 +295,9 @@ def validate(topo: Topology) -> None:
             p.append(f"{where}: delay_us must be >= 0")
         kinds = {names.get(link.a), names.get(link.b)}
         ends = {roles.get(link.a), roles.get(link.b)}
-        if kinds == {"switch"} and ends != {"leaf", "spine"}:
-            p.append(f"{where}: switch links must join a leaf and a spine")
+        if kinds == {"switch"} and ends <= set(ROLES) and ends not in ({"leaf", "spine"}, {"leaf", "agg"},
+                                                                        {"agg", "spine"}):
+            p.append(f"{where}: switch links must join two tiers (leaf-spine, leaf-agg or agg-spine)")
         if kinds == {"host"}:
             p.append(f"{where}: hosts must attach to a leaf, not to each other")
     for h in topo.hosts:
@@ -298,9 +305,9 @@ def validate(topo: Topology) -> None:
         if len(attached) != 1 or attached[0][0] != h.leaf:
             p.append(f"host {h.name}: needs exactly one link, to its leaf {h.leaf}")
     for leaf in topo.leaves():
-        uplinks = {peer for peer, _, _ in topo.ports_of(leaf.name).values() if roles.get(peer) == "spine"}
-        if topo.spines() and not uplinks:
-            p.append(f"leaf {leaf.name}: has no link to any spine")
+        uplinks = {peer for peer, _, _ in topo.ports_of(leaf.name).values() if roles.get(peer) in ("agg", "spine")}
+        if len(topo.switches) > len(topo.leaves()) and not uplinks:
+            p.append(f"leaf {leaf.name}: has no link to any spine or aggregation switch")
     if p:
         raise TopologyError(p)
 

@@ -22,7 +22,7 @@ and 625 KB) and delta multiplied by 10 (100 Mb/s: the same step relative to the 
 rate, per update). ``min_rtt_ns`` should be the fabric's base RTT. Being rate-based
 without a window, TIMELY sends a message shorter than its first feedback at line rate.
 
-Measured (tests/nic_sim/test_nicsim_missions.py, 2 senders x 8 MiB into one 100 Gb/s
+Measured (tests/fabricsim/test_fsim_missions.py, 2 senders x 8 MiB into one 100 Gb/s
 port, switch ECN off): the paper's unscaled 10 Gb/s values end at 2.8 Gb/s per flow (the
 first, line-rate RTT builds a queue the gradient rule cuts hard, then delta = 10 Mb/s per
 16 KB acknowledged barely climbs); the scaled defaults bring both flows back to about

@@ -87,18 +87,24 @@ def _apply(entities: Entities, update: Any) -> P4RuntimeError | None:
 
 
 class _Stream:
-    """One StreamChannel: an outgoing queue drained by the RPC's response generator."""
+    """One StreamChannel: an outgoing queue drained by the RPC's response generator, or for an
+    in-process client (``deliver`` given) a direct call of its handler."""
 
     _CLOSE = object()
 
-    def __init__(self, key: int) -> None:
+    def __init__(self, key: int,
+                 deliver: Callable[[p4runtime_pb2.StreamMessageResponse], None] | None = None) -> None:
         self.key = key
         self.out: queue.Queue = queue.Queue()
+        self.deliver = deliver
         self.election_id: int | None = None
         self.abort: P4RuntimeError | None = None
 
     def send(self, msg: p4runtime_pb2.StreamMessageResponse) -> None:
-        self.out.put(msg)
+        if self.deliver is not None:
+            self.deliver(msg)
+        else:
+            self.out.put(msg)
 
     def close(self, error: P4RuntimeError | None = None) -> None:
         if error is not None:
@@ -264,26 +270,45 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _read_stream(self, stream: _Stream, request_iterator: Iterator) -> None:
         try:
             for request in request_iterator:
-                kind = request.WhichOneof("update")
-                try:
-                    if kind == "arbitration":
-                        self._arbitrate(stream, request.arbitration)
-                    elif kind == "packet":
-                        self._packet_out(stream, request.packet)
-                    elif kind == "digest_ack":
-                        self.digests.ack(request.digest_ack.digest_id, request.digest_ack.list_id)
-                    else:
-                        raise P4RuntimeError(Code.UNIMPLEMENTED, f"stream message {kind} is not supported")
-                except P4RuntimeError as e:
-                    if kind == "arbitration":
-                        stream.close(e)
-                        return
-                    self._stream_error(stream, request, e)
+                if not self.stream_request(stream, request):
+                    return
         except grpc.RpcError:
             pass  # client went away
         except Exception:  # noqa: BLE001 - a broken client must not take the server down
             log.exception("stream %s failed", stream.key)
         stream.close()
+
+    def stream_request(self, stream: _Stream, request: p4runtime_pb2.StreamMessageRequest) -> bool:
+        """Handle one message a client sent on its stream; False when the stream ends (a
+        refused arbitration: ``stream.abort`` says why)."""
+        kind = request.WhichOneof("update")
+        try:
+            if kind == "arbitration":
+                self._arbitrate(stream, request.arbitration)
+            elif kind == "packet":
+                self._packet_out(stream, request.packet)
+            elif kind == "digest_ack":
+                self.digests.ack(request.digest_ack.digest_id, request.digest_ack.list_id)
+            else:
+                raise P4RuntimeError(Code.UNIMPLEMENTED, f"stream message {kind} is not supported")
+        except P4RuntimeError as e:
+            if kind == "arbitration":
+                stream.close(e)
+                return False
+            self._stream_error(stream, request, e)
+        return True
+
+    def open_stream(self, deliver: Callable[[p4runtime_pb2.StreamMessageResponse], None]) -> _Stream:
+        """A StreamChannel for a client in this process (the virtual-time fabric): no gRPC and
+        no threads; responses go to ``deliver`` as they are sent, requests come through
+        :meth:`stream_request`, and :meth:`close_stream` ends it as a broken RPC would."""
+        stream = _Stream(next(self.keys), deliver)
+        with self.state_lock:
+            self.streams[stream.key] = stream
+        return stream
+
+    def close_stream(self, stream: _Stream) -> None:
+        self._drop_stream(stream)
 
     def _stream_error(self, stream: _Stream, request: Any, e: P4RuntimeError) -> None:
         err = p4runtime_pb2.StreamError(canonical_code=rpc_code(e.code), message=str(e))

@@ -61,8 +61,12 @@ class Device:
         queue_capacity: int = DEFAULT_CAPACITY,
         nominal_speed_bps: float = DEFAULT_NOMINAL_SPEED_BPS,
         link_seed: int = 0,
+        check_config: Callable[[bytes], Any] = check_device_config,
     ) -> None:
         self.device_id = device_id
+        # device config -> checked program; the virtual-time fabric passes a memoised one so
+        # that many switches given one program check its source once
+        self.check_config = check_config
         self.cpu_port = cpu_port
         self.lock = threading.RLock()
         self.clock: Clock = clock or DilatedClock()
@@ -137,7 +141,7 @@ class Device:
     # ---- pipeline ------------------------------------------------------------------------
     def load_pipeline(self, p4info: Any, device_config: bytes) -> None:
         """Compile a device config (our JSON with the preprocessed P4 source) and swap it in."""
-        self.set_program(LoadedProgram.from_checked(check_device_config(device_config)), p4info)
+        self.set_program(LoadedProgram.from_checked(self.check_config(device_config)), p4info)
 
     def set_program(self, program: LoadedProgram, p4info: Any = None) -> None:
         """Install a loaded program; queued packets of the old one are dropped (counted)."""

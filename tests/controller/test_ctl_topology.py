@@ -58,7 +58,7 @@ def test_validation_lists_every_problem():
     with pytest.raises(spec.TopologyError) as err:
         spec.Topology.from_dict(d)
     text = str(err.value)
-    for fragment in ("role 'core' is not one of leaf, spine",
+    for fragment in ("role 'core' is not one of leaf, agg, spine",
                      "device_id 1 of leaf1 is already used by spine2",
                      "ip 10.2.9.2 is outside its leaf's subnet 10.1.0.0/16",
                      "mac 'not-a-mac'",
@@ -93,7 +93,7 @@ def test_leaf_without_uplink_and_spine_to_spine_rejected():
         spec.Topology.from_dict(d)
     d = leaf_spine(2, 1, 1).to_dict()
     d["links"].append({"a": "spine1", "a_port": 7, "b": "spine2", "b_port": 7})
-    with pytest.raises(spec.TopologyError, match="switch links must join a leaf and a spine"):
+    with pytest.raises(spec.TopologyError, match="switch links must join two tiers"):
         spec.Topology.from_dict(d)
 
 

@@ -166,7 +166,7 @@ def test_int_hops_reach_nic_and_come_back_in_the_ack(make_switch, drain):
         start = 1000 + 100 * k
         # tx bytes on each egress port before this packet: the earlier packet, counted at
         # the length it had when it left that switch (with that switch's INT bytes), as the
-        # simulated switch (nicmodel/sim/switch.py) counts the frame it sends.
+        # simulated switch (fabricsim/reference_switch.py) counts the frame it sends.
         want = tuple(expected_hop(i, hop, start, arrived_len[0][i + 1] if k else 0)
                      for i, hop in enumerate(PATH))
         assert stack.hops() == want

@@ -1,6 +1,6 @@
 """A tiny in-test wire between two NICs, with chosen loss, reordering and duplication.
 
-The rich simulated fabric lives in nicmodel/sim (another helper's); here every frame's fate
+The rich simulated fabric lives in fabricsim/; here every frame's fate
 is decided by a ``policy(direction, index, frame) -> list of extra delays`` (empty list =
 drop, two entries = duplicate), so tests state exactly which packet is lost or late.
 """

@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 import pytest
 
+from fabricsim.engine import Simulator
+from fabricsim.host import SimHost
+from fabricsim.link import Link, LinkConfig
+from fabricsim.reference_cli import main
 from nicmodel import LossDetection, Nic, QpConfig, Reliability, WcStatus, roce
-from nicmodel.cli import main
-from nicmodel.sim.engine import Simulator
-from nicmodel.sim.host import SimHost
-from nicmodel.sim.link import Link, LinkConfig
 
 BASE_NS = 2_000  # one-way propagation of every path
 PATHS_NS = (0, 1_000, 2_000, 3_000)  # extra delay of each sprayed path
@@ -114,13 +114,14 @@ def test_a_packet_lost_on_one_path_is_resent_once_long_before_the_timeout() -> N
     assert end < RTO
 
 
-def test_rnic_cli_selects_the_loss_detection(capsys) -> None:
-    assert main(["run", "p2p", "--hosts", "2", "--size", "64KiB", "--reliability", "sr",
+def test_reference_cli_selects_the_loss_detection(capsys) -> None:
+
+    assert main(["p2p", "--hosts", "2", "--size", "64KiB", "--reliability", "sr",
                  "--loss", "0.02", "--loss-detection", "count"]) == 0
     assert "messages        1/1 completed" in capsys.readouterr().out
-    assert main(["run", "p2p", "--hosts", "2", "--reliability", "sr",
+    assert main(["p2p", "--hosts", "2", "--reliability", "sr",
                  "--reorder-window-rtt", "0"]) == 2
     assert "reorder_window_rtt: 0.0 is outside (0..16)" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
-        main(["run", "p2p", "--loss-detection", "fast"])
+        main(["p2p", "--loss-detection", "fast"])
     assert e.value.code == 2 and "invalid choice" in capsys.readouterr().err

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
+from fabricsim.link import LinkConfig
+from fabricsim.reference_fabric import FabricConfig, SimFabric
+from fabricsim.reference_switch import SwitchConfig
 from nicmodel.cc.dcqcn import TABLE_PARAMS
 from nicmodel.settings import NicSettings
-from nicmodel.sim.fabric import FabricConfig, SimFabric
-from nicmodel.sim.link import LinkConfig
-from nicmodel.sim.switch import SwitchConfig
 from nicmodel.stats import SeriesPoint
 from nicmodel.workloads import allreduce_expected, pattern
 

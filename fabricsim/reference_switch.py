@@ -1,7 +1,9 @@
-"""An output-queued switch in plain Python: the simulated fabric the NIC is tested against.
+"""The fast reference switch model: an output-queued switch in plain Python, NOT the P4 program.
 
-This is a test fixture for the NIC model, not the P4 data plane: it does what the fabric
-program does to RoCEv2 traffic, at the fidelity the transport needs, in virtual time.
+Experiments run fabric.p4 on the p4switch device (fabricsim.fabric); this model is the one
+non-P4 switch kept, as a fast reference for the NIC's transport tests and CC studies at many
+Gb/s of simulated traffic per wall second. It does what the fabric program does to RoCEv2
+traffic, at the fidelity the transport needs, in virtual time.
 
 * Forwarding: exact IPv4 destination -> egress port (``add_route``), optionally rewriting
   the Ethernet addresses as a router would.
@@ -29,13 +31,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from fabricsim.engine import Simulator
+from fabricsim.link import Link
 from netbase import pfc
 from netbase.ipv4 import set_checksum as set_ipv4_checksum
 from nicmodel import int_md
 from nicmodel.cc.base import HopInt
 from nicmodel.roce import ETH_P_IPV4, OP_DATA, ROCE_UDP_PORT
-from nicmodel.sim.engine import Simulator
-from nicmodel.sim.link import Link
 from nicmodel.verbs import parse_ip
 
 

@@ -1,5 +1,6 @@
-"""A simulated fabric: N hosts (each a sans-IO ``Nic``) on output-queued switches, and a
-one-call way to run a workload on it and collect its statistics.
+"""The reference fabric: N hosts (each a sans-IO ``Nic``) on the fast reference switch model
+(reference_switch.py, not the P4 program), and a one-call way to run a workload on it and
+collect its statistics. Experiments on the fabric program use fabricsim.fabric.
 
 Host i (0-based) has MAC 02:00:00:00:01:<i+1> and IP 10.0.0.<i+1>. Two topologies:
 
@@ -20,12 +21,12 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fabricsim.engine import Simulator
+from fabricsim.host import SimHost
+from fabricsim.link import Link, LinkConfig
+from fabricsim.reference_switch import Switch, SwitchConfig
 from nicmodel.nic import Nic
 from nicmodel.settings import NicSettings
-from nicmodel.sim.engine import Simulator
-from nicmodel.sim.host import SimHost
-from nicmodel.sim.link import Link, LinkConfig
-from nicmodel.sim.switch import Switch, SwitchConfig
 from nicmodel.stats import RunStats
 from nicmodel.workloads import Endpoint, Peer, WorkloadSpec, nic_counters
 

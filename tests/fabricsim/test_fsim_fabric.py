@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import random
 
+from fabricsim.engine import Simulator
+from fabricsim.link import Link, LinkConfig
+from fabricsim.reference_switch import Switch, SwitchConfig
 from netbase import pfc
 from nicmodel import roce
-from nicmodel.sim.engine import Simulator
-from nicmodel.sim.link import Link, LinkConfig
-from nicmodel.sim.switch import Switch, SwitchConfig
 
 MAC_A, MAC_B, MAC_C = (bytes([2, 0, 0, 0, 0, i]) for i in (1, 2, 3))
 IP_A, IP_B, IP_C = (bytes([10, 0, 0, i]) for i in (1, 2, 3))
@@ -165,3 +165,21 @@ def test_switch_counts_malformed_and_unroutable_without_crashing() -> None:
     sim.run()
     assert sw.malformed == 3 and sw.unroutable == 1
     assert all(not v for v in inbox.values())
+
+
+def test_link_corruption_flips_one_bit_and_a_down_link_loses_frames() -> None:
+    sim = Simulator()
+    got: list[bytes] = []
+    link = Link(sim, LinkConfig(corrupt=1.0, delay_ns=100), got.append, random.Random(3))
+    frame = bytes(range(64))
+    link.transmit(frame)
+    link.schedule_down(1_000, up_at_ns=2_000)
+    sim.run(until_ns=1_500)
+    link.transmit(frame)  # while down
+    sim.run(until_ns=2_500)
+    link.transmit(frame)
+    sim.run()
+    assert len(got) == 2 and link.counters.down_drops == 1 and link.counters.corrupted == 2
+    for g in got:
+        diff = [a ^ b for a, b in zip(g, frame) if a != b]
+        assert len(diff) == 1 and bin(diff[0]).count("1") == 1

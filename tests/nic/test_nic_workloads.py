@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import nicmodel
+from fabricsim.reference_fabric import FabricConfig, SimFabric
 from nicmodel.settings import NicSettings
-from nicmodel.sim.fabric import FabricConfig, SimFabric
 from nicmodel.stats import RunStats, percentile
 from nicmodel.workloads import CDF_FILES, FlowSizeCdf, WorkloadSpec, poisson_arrivals
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fabricsim.engine import Simulator
+from fabricsim.link import Link
 from nicmodel.nic import Nic
-from nicmodel.sim.engine import Simulator
-from nicmodel.sim.link import Link
 from nicmodel.workloads import Endpoint
 
 

@@ -1,0 +1,97 @@
+"""A P4 switch in the virtual-time fabric: the live switch's ``Device``, driven by the engine.
+
+The device is the one the ``p4switch`` process runs (executor, traffic manager with 8 priority
+queues per port, port serializers, PFC reception and watchdog, replication), with the engine's
+clock instead of a dilated wall clock and the fabric's links instead of raw sockets. Where the
+process's I/O loop waits on sockets and sleeps until ``Device.poll`` says, this node is woken
+by the engine: after every frame that arrives, every wake-up of the device (packet-outs from
+the controller) and at the time ``poll`` returns. Its P4Runtime service is the server's,
+called in process (p4rt_conn.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fabricsim.engine import Simulator
+from fabricsim.link import Link
+from p4switch.p4runtime.service import P4RuntimeService
+from p4switch.switch.device import Device, check_device_config
+from p4switch.switch.tm import MAX_PRIORITY_QUEUES
+
+
+class EngineClock:
+    """The netbase Clock protocol on the engine's virtual time."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+
+    def now_ns(self) -> int:
+        return self.sim.now
+
+    def wall_seconds(self, fabric_ns: int) -> float:
+        return 0.0  # nothing sleeps in virtual time
+
+
+class LinkPort:
+    """A device port whose frames go onto a simulated link (the device's PortIO)."""
+
+    __slots__ = ("link",)
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+
+    def send(self, frame: bytes) -> bool:
+        self.link.transmit(frame)
+        return True
+
+
+class SwitchNode:
+    """One switch: its device, its P4Runtime service, and its wake-ups on the engine."""
+
+    def __init__(self, sim: Simulator, name: str, device_id: int, cpu_port: int, queue_depth_pkts: int,
+                 check_config: Callable[[bytes], Any] = check_device_config) -> None:
+        self.sim = sim
+        self.name = name
+        self.device = Device(device_id, cpu_port, priority_queues=MAX_PRIORITY_QUEUES, clock=EngineClock(sim),
+                             queue_capacity=queue_depth_pkts, check_config=check_config)
+        self.device.notify = self.wake  # packet-outs and link changes from the control plane
+        self.service = P4RuntimeService(self.device)
+        self.ports: dict[int, Link] = {}
+        self._wake_at: int | None = None
+
+    def add_port(self, port: int, link: Link, name: str) -> None:
+        """Port ``port`` transmits on ``link`` at its rate (the traffic manager's serializer)."""
+        self.device.add_port(port, LinkPort(link), name)
+        self.device.tm.set_port_rate(port, link.config.rate_bps)
+        self.ports[port] = link
+
+    def receiver(self, port: int) -> Callable[[bytes], None]:
+        """What a link delivers to for frames arriving on ``port``."""
+        device = self.device
+
+        def receive(frame: bytes) -> None:
+            device.receive(port, frame)
+            self.wake()
+
+        return receive
+
+    def wake(self) -> None:
+        """Run what is due now and sleep until the device's next event."""
+        nxt = self.device.poll()
+        if nxt is None:
+            return
+        now = self.sim.now
+        if nxt < now:
+            nxt = now
+        wake_at = self._wake_at
+        if wake_at is None or wake_at <= now or nxt < wake_at:
+            self._wake_at = nxt
+            self.sim.at(nxt, self._wakeup, nxt)
+
+    def _wakeup(self, when: int) -> None:
+        if when != self._wake_at:
+            return  # superseded by an earlier wake-up
+        self._wake_at = None
+        self.wake()
