@@ -1,6 +1,7 @@
-"""P4Runtime protobuf entities <-> the control-plane values of ``p4rt.entries``.
+"""P4Runtime protobuf entities <-> the control-plane values of ``p4rt.entries``: the one codec,
+used by our P4Runtime server and (through ``p4rt.p4info``) by clients.
 
-All validation the P4Runtime spec asks of a server happens here, before the executor sees a
+All validation the P4Runtime spec asks of a server happens here, before a target sees a
 value: ids must exist in the P4Info, byte strings must fit their bit width, LPM values must
 have no bits past the prefix, ternary values no bits outside the mask, "don't care" fields
 must be omitted, and the priority must be set exactly when a table has ternary, range or
