@@ -1,10 +1,11 @@
-"""P4Runtime protobuf entities <-> the control-plane values of ``p4rt.entries``.
+"""P4Runtime protobuf entities <-> the control-plane values of ``p4rt.entries``: the one codec,
+used by our P4Runtime server and (through ``p4rt.p4info``) by clients.
 
 Requests come in as protobuf messages or as ``wire``'s views of them (same attribute names);
 answers go out as encoded messages (``*_bytes``), which callers that need a protobuf message
 parse (protobuf is pure Python here: building messages field by field is the slow part).
 
-All validation the P4Runtime spec asks of a server happens here, before the executor sees a
+All validation the P4Runtime spec asks of a server happens here, before a target sees a
 value: ids must exist in the P4Info, byte strings must fit their bit width, LPM values must
 have no bits past the prefix, ternary values no bits outside the mask, "don't care" fields
 must be omitted, and the priority must be set exactly when a table has ternary, range or

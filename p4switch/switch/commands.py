@@ -40,7 +40,7 @@ from p4rt.runtime_cli import CommandError
 from p4switch.stf.values import parse_match
 from p4switch.switch.pfc import NUM_CLASSES, WatchdogConfig
 
-if TYPE_CHECKING:  # the client side imports this module and needs no executor
+if TYPE_CHECKING:  # for annotations only; the device brings the executor
     from p4switch.exec import LoadedProgram
     from p4switch.exec.tables import Table
     from p4switch.switch.device import Device
