@@ -29,6 +29,11 @@ ALLOWED = {
     "netbase": set(),
     "p4rt": {"netbase"},
     "lab": {"netbase", "p4rt"},
+    # the target and the NIC model know nothing of who drives them (live process or simulator)
+    "p4switch": {"netbase", "p4rt"},
+    "nicmodel": {"netbase"},
+    # the virtual-time fabric sits above both, below the controller
+    "fabricsim": {"netbase", "p4rt", "p4switch", "nicmodel", "topo"},
 }
 NO_TARGET_INTERNALS = ("controller", "ptf_tests", "lab", "p4rt")
 

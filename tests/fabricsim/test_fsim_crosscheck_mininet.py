@@ -18,7 +18,9 @@ from controller.run_demo import free_grpc_base
 from controller.sim_cmd import simulate
 from controller.telemetry import Telemetry
 from controller.workloads import run_workload, workload_specs
+from nicmodel.mgmt import NicClient
 from topo.builder import leaf_spine
+from topo.fabric import FabricNet
 
 DILATION = 20000
 SIZE = 16 * 1024
@@ -26,8 +28,6 @@ FCT_TOLERANCE = 4.0
 
 
 def test_live_and_simulated_fabric_agree(tmp_path) -> None:
-    from nicmodel.mgmt import NicClient
-    from topo.fabric import FabricNet
 
     prefix = "x" + secrets.token_hex(1)
     ids = [s.device_id for s in leaf_spine().switches]
