@@ -2,9 +2,9 @@
 
 The timing-independent results must be equal: every byte delivered intact, the same paths
 in the INT reports (each report's hops as (switch, egress port), source leaf first: ECMP
-hashes the same headers to the same uplinks in both modes), hop records from every switch. Flow completion times are fabric time in
-both modes but the live fabric is time-dilated Python processes on a shared machine: they
-must agree within a factor of 4 (median FCT), the tolerance this machine's scheduling allows.
+hashes the same headers to the same uplinks in both modes), hop records from every switch.
+Flow completion times are fabric time in both modes but the live fabric is time-dilated Python
+processes on a shared machine: they must agree within a factor of 4 (median FCT), the tolerance this machine's scheduling allows.
 """
 
 from __future__ import annotations
