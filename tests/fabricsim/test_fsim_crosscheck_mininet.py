@@ -16,6 +16,7 @@ from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
 from controller.run_demo import free_grpc_base
 from controller.sim_cmd import simulate
+from controller.state import FabricState
 from controller.telemetry import Telemetry, parse_report
 from controller.workloads import run_workload, workload_specs
 from nicmodel.mgmt import NicClient
@@ -42,7 +43,7 @@ def test_live_and_simulated_fabric_agree(tmp_path) -> None:
     ctl = None
     try:
         fab.start()
-        state = fab.state(str(pipe.p4info_path), str(pipe.config_path), "baseline", str(tmp_path / "live"))
+        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), "baseline", str(tmp_path / "live"))
         nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
         ctl = FabricController(topo, pipe, settings_for("baseline"), nics=nics, profile="baseline")
         tel = Telemetry(ctl)
