@@ -1,4 +1,5 @@
-"""Runtime CLI: command words over the TCP line protocol, and the p4switch-cli client."""
+"""Runtime CLI: simple_switch_CLI's command words over our switch's Thrift server, and the
+p4switch-cli tool."""
 
 from __future__ import annotations
 
@@ -99,18 +100,14 @@ def test_p4switch_cli_reports_an_unreachable_switch() -> None:
     assert res.returncode == 1 and "Could not connect" in res.stderr
 
 
-def test_junk_on_the_cli_socket_gets_errors_and_the_server_keeps_serving(cli) -> None:
+def test_junk_on_the_runtime_port_closes_that_connection_and_the_server_keeps_serving(cli) -> None:
     import socket
 
     _, client, server = cli
     with socket.create_connection(("127.0.0.1", server.port)) as raw:
-        raw.sendall(b"\xff\xfe\xfd\n" + b"x" * 70000 + b"\nshow_ports\n")
-        data = b""
-        while data.count(b"veth-b") < 1:
-            chunk = raw.recv(65536)
-            assert chunk
-            data += chunk
-    assert data.startswith(b"ERR ") and b"not UTF-8" in data and b"longer than 65536" in data
+        raw.sendall(b"\xff\xfe\xfd\n" + b"x" * 70000 + b"\nshow_ports\n")  # not a Thrift message
+        raw.settimeout(30)
+        assert raw.recv(65536) == b""  # closed without a reply, as Thrift servers do
     assert "veth-a" in client.run("show_ports")
 
 
