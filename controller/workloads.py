@@ -18,8 +18,7 @@ from typing import Any
 from controller.results import Message, RunResult, transport_counts
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar
-from p4switch.switch.commands import CommandError
-from p4switch.switch.runtime_cli import CliClient
+from p4rt.runtime_cli import CliClient, CommandError
 
 SAMPLE_INTERVAL_S = 0.5  # wall seconds between switch counter samples during a run
 POLL_INTERVAL_S = 0.1  # wall seconds between NIC progress polls

@@ -85,7 +85,7 @@ class FabricNet:
         if self.target != "ours":
             log.warning("target %s: link rates and delays are not modelled (BMv2 has no link model)", self.target)
             return
-        from p4switch.switch.runtime_cli import CliClient
+        from p4rt.runtime_cli import CliClient
 
         for s in self.topo.switches:
             cli = CliClient(self.thrift_ports[s.name])

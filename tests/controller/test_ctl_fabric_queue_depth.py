@@ -7,7 +7,7 @@ and each switch's own ``queue_stats`` shows the queue capacity and port rate it 
 
 from __future__ import annotations
 
-from p4switch.switch.runtime_cli import CliClient
+from p4rt.runtime_cli import CliClient
 from topo.builder import leaf_spine
 from topo.fabric import PRIORITY_QUEUES, FabricNet
 

@@ -329,7 +329,7 @@ def test_pfc_pauses_live_sender_and_loses_nothing(make_lab) -> None:
                                {"enable_mask_value": 1 << 3, "xoff_pkts": XOFF, "xon_pkts": XON,
                                 "pause_quanta": 0xFFFF, "refresh_us": 100, "stale_us": 200_000}))
     ctl.insert(ctl.clone_session(PFC_SESSION, [1]))
-    cli = subprocess.run([sys.executable, "-m", "p4switch.switch.runtime_cli", "--thrift-port",
+    cli = subprocess.run([sys.executable, "-m", "p4rt.runtime_cli", "--thrift-port",
                           str(sw.thrift_port)], input="set_port_rate 2 10000000000\n",
                          capture_output=True, text=True, timeout=30)
     assert cli.returncode == 0, cli.stdout + cli.stderr
