@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import socket
 import threading
-from typing import Any, Iterator
+from typing import Any
 
-from p4rt.thrift import (BINARY, BOOL, I32, I64, STRING, ApplicationError, Field, ListOf, MapOf, Method, MessageType,
-                         Reader, Service, Struct, decode_reply, encode_message, method, struct)
+from p4rt.thrift import (BOOL, I32, I64, STRING, ListOf, MapOf, Method, MessageType, Reader, Service, Struct,
+                         decode_reply, encode_message, method, struct)
 
 DEFAULT_PORT = 9090
 MESSAGE_FIELD = (100, "message", STRING)  # our extension, see the module docstring
@@ -291,12 +291,3 @@ class Bmv2Runtime:
         """A runtime-CLI command line on our switch (service ``p4switch``)."""
         return self.call("p4switch", "run_command", line=line)
 
-
-def methods() -> Iterator[tuple[str, Method]]:
-    for s in SERVICES.values():
-        for m in s.methods.values():
-            yield s.name, m
-
-
-__all__ = ["Bmv2Runtime", "Bmv2Error", "QueueConfigError", "ApplicationError", "SERVICES", "ERROR_CODES", "ERRORS",
-           "error_code", "port_map", "ports_of_map", "to_i64", "DEFAULT_PORT", "Field", "BINARY"]

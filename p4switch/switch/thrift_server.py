@@ -138,7 +138,8 @@ class Bmv2Api:
                                                 "multicast node": "INVALID_L1_HANDLE"}, op, "INVALID_MGRP_HANDLE")
 
     def _mirror(self, op: Callable[[], Any]) -> Any:
-        return self._run("InvalidMirroringOperation", {"": "SESSION_NOT_FOUND"}, op, "SESSION_NOT_FOUND")
+        # no program loaded: our clone sessions live in the program's PRE (BMv2: in the switch)
+        return self._run("InvalidMirroringOperation", {}, op, "SESSION_NOT_FOUND")
 
     # ---- operations with a little translation ---------------------------------------------
     def _clear(self, table: str, reset_default: bool) -> None:

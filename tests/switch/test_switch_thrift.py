@@ -12,7 +12,7 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
 from p4rt.bmv2_runtime import Bmv2Error, Bmv2Runtime
-from p4rt.thrift import AppErrorType, ApplicationError
+from p4rt.thrift import ApplicationError
 from p4switch.switch.thrift_server import ThriftServer
 
 # Counts every frame per ingress port; remembers the last EtherType per port; I2E-clones

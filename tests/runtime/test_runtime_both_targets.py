@@ -1,0 +1,83 @@
+"""One Thrift client, two targets: the same calls give the same answers on our switch process
+and on BMv2's ``simple_switch_grpc`` (run where BMv2 is installed, skipped with the reason
+otherwise). Switches start without a program and without interfaces, on loopback."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from p4rt.bmv2_runtime import Bmv2Error, Bmv2Runtime
+from p4rt.runtime_cli import CliClient
+from p4rt.thrift import AppErrorType, ApplicationError
+from ptf_tests.targets import free_tcp_port, start_switch, switch_command
+
+
+def connect(proc, port: int, timeout: float = 60.0) -> Bmv2Runtime:
+    """A client once the switch's Thrift port accepts connections (or the switch's log)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.proc.poll() is not None:
+            raise RuntimeError(f"the switch exited with status {proc.proc.returncode}:\n{proc.log_tail()}")
+        try:
+            return Bmv2Runtime(port)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no Thrift server on port {port} after {timeout:.0f} s:\n{proc.log_tail()}") from None
+            time.sleep(0.1)  # polling the condition (the port opens), as SwitchProcess.wait_ready does
+
+
+@pytest.fixture(params=["ours", "bmv2"])
+def target(request, tmp_path: Path):
+    if request.param == "bmv2" and shutil.which("simple_switch_grpc") is None:
+        pytest.skip("BMv2 (simple_switch_grpc) is not installed; ../shared/tools/reference/ builds it")
+    grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
+    cmd = switch_command(request.param, {}, 1, grpc_addr, thrift, priority_queues=8)
+    proc = start_switch(cmd, grpc_addr, thrift, tmp_path / "switch.log")
+    try:
+        rt = connect(proc, thrift)
+        yield request.param, rt, thrift
+        rt.close()
+    finally:
+        proc.stop()
+
+
+def test_queues_time_ports_and_errors_answer_alike(target) -> None:
+    name, rt, _ = target
+    rt.set_queue_rate(1000)
+    rt.set_queue_rate(50, 1)
+    rt.set_queue_rate(7, 1, 7)
+    rt.set_queue_depth(16)
+    rt.set_queue_depth(8, 2)
+    rt.set_queue_depth(3, 2, 0)
+    with pytest.raises(Bmv2Error) as e:
+        rt.register_read("MyIngress.nope", 0)
+    assert (e.value.exception, e.value.code_name) == ("InvalidRegisterOperation", "INVALID_REGISTER_NAME")
+    first = rt.time_elapsed_us()
+    assert 0 <= first <= rt.time_elapsed_us()
+    assert rt.show_ports() == []
+
+
+def test_the_cli_says_which_words_need_our_switch(target) -> None:
+    name, _, port = target
+    cli = CliClient(port)
+    try:
+        cli.run("set_queue_depth 32 3")
+        ok, text = cli.call("switch_stats")
+        if name == "ours":
+            assert ok and "drop_watchdog_flush=" in text, text
+        else:
+            assert not ok and "has no p4switch service" in text
+    finally:
+        cli.close()
+    if name == "bmv2":
+        with pytest.raises(ApplicationError) as e:
+            rt = Bmv2Runtime(port)
+            try:
+                rt.run_command("help")
+            finally:
+                rt.close()
+        assert e.value.kind == AppErrorType.UNKNOWN_METHOD
