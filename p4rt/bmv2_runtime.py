@@ -9,7 +9,8 @@ them. ``simple_switch_CLI`` speaks the same protocol, so :class:`Bmv2Runtime` dr
 
 The ``p4switch`` service is ours: the runtime-CLI words BMv2 has no Thrift call for (link
 model, port rates in bit/s, PFC, statistics) and the table words, as one call carrying a
-command line. A BMv2 switch answers it with ``UNKNOWN_METHOD`` ("Unknown service").
+command line. A BMv2 switch answers it with a ``PROTOCOL_ERROR`` ("Unknown service: p4switch")
+and closes the connection (the client reconnects).
 
 Extension: our server adds the reason as field 100 (``message``) of every error struct;
 Thrift readers skip fields they do not know, so BMv2 clients are unaffected, and errors from
@@ -22,7 +23,7 @@ import socket
 import threading
 from typing import Any
 
-from p4rt.thrift import (BOOL, I32, I64, STRING, ListOf, MapOf, Method, MessageType, Reader, Service, Struct,
+from p4rt.thrift import (BOOL, I32, I64, STRING, AppErrorType, ApplicationError, ListOf, MapOf, Method, MessageType, Reader, Service, Struct,
                          decode_reply, encode_message, method, struct)
 
 DEFAULT_PORT = 9090
@@ -166,11 +167,15 @@ class Bmv2Runtime:
     serialized (thread-safe). ``cxt_id`` is BMv2's context (0 for simple_switch)."""
 
     def __init__(self, port: int = DEFAULT_PORT, host: str = "127.0.0.1", timeout: float = 10.0, cxt_id: int = 0) -> None:
-        self._sock = socket.create_connection((host, port), timeout=timeout)
-        self._reader = Reader(self._sock.makefile("rb"))
+        self._address, self._timeout = (host, port), timeout
+        self._open()
         self._lock = threading.Lock()
         self._seqid = 0
         self.cxt_id = cxt_id
+
+    def _open(self) -> None:
+        self._sock = socket.create_connection(self._address, timeout=self._timeout)
+        self._reader = Reader(self._sock.makefile("rb"))
 
     def close(self) -> None:
         self._sock.close()
@@ -184,7 +189,8 @@ class Bmv2Runtime:
     def call(self, service: str, name: str, **args: Any) -> Any:
         """Calls ``service:name``; the arguments by their IDL names (``cxt_id`` is filled in).
         Raises :class:`Bmv2Error` for a declared exception and
-        :class:`p4rt.thrift.ApplicationError` when the switch cannot run the call."""
+        :class:`p4rt.thrift.ApplicationError` when the switch cannot run the call (after a
+        ``PROTOCOL_ERROR``, which the server answers by closing, on a new connection)."""
         m: Method = SERVICES[service].methods[name]
         if any(f.name == "cxt_id" for f in m.args):
             args.setdefault("cxt_id", self.cxt_id)
@@ -195,6 +201,11 @@ class Bmv2Runtime:
                 value, error = decode_reply(self._reader, m, self._seqid)
             except EOFError:
                 raise ConnectionError(f"{name}: the switch closed the connection") from None
+            except ApplicationError as e:
+                if e.kind == AppErrorType.PROTOCOL_ERROR:  # e.g. an unknown service: the server hung up
+                    self._sock.close()
+                    self._open()
+                raise
         if error is not None:
             exc, fields = error
             raise Bmv2Error(name, exc, fields.get("code", 0), fields.get("message", ""))

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 from p4rt.bmv2_runtime import DEFAULT_PORT, Bmv2Error, Bmv2Runtime, QueueConfigError
-from p4rt.thrift import AppErrorType, ApplicationError, ProtocolError
+from p4rt.thrift import ApplicationError, ProtocolError
 
 
 class CommandError(Exception):
@@ -102,7 +102,7 @@ class CliClient:
         try:
             return self.runtime.run_command(line)
         except ApplicationError as e:
-            if e.kind == AppErrorType.UNKNOWN_METHOD:
+            if "Unknown service: p4switch" in e.message:
                 raise CommandError(f"unknown command {word!r}: not a BMv2 runtime call, and this switch has no p4switch "
                                    f"service (on BMv2 use simple_switch_CLI for table words)") from None
             raise

@@ -192,14 +192,12 @@ class Writer:
         if isinstance(t, Scalar):
             if t.ttype == TType.BOOL:
                 self.buf.append(1 if v else 0)
-            elif t.ttype == TType.STRING:
-                if t is STRING or isinstance(v, str):
-                    v = v.encode("utf-8") if isinstance(v, str) else v
-                self.bytes_(bytes(v))
+            elif t.ttype == TType.STRING:  # STRING takes str (UTF-8), BINARY bytes
+                self.bytes_(v.encode("utf-8") if isinstance(v, str) else bytes(v))
             else:
                 try:
                     self.buf += _wire.pack(_FMT[t.ttype], v)
-                except _wire.error as e:
+                except _wire.error:
                     raise ValueError(f"{v!r} does not fit a Thrift {t.name}") from None
         elif isinstance(t, ListOf):
             self.buf.append(t.elem.ttype)
@@ -390,13 +388,17 @@ class UserException(Exception):
         super().__init__(f"{name}{self.values}")
 
 
-def serve_message(reader: Reader, services: Mapping[str, tuple[Service, Mapping[str, Handler]]]) -> bytes | None:
-    """Reads one call from ``reader``, runs its handler, returns the reply bytes (``None`` for
-    oneway calls). A multiplexed name picks the service; the reply carries the bare method
-    name, as Thrift's multiplexed processor answers. Handlers get the arguments as keywords
-    and may raise :class:`UserException` (a declared exception) or anything else (answered
-    as an ``INTERNAL_ERROR``). Raises ``EOFError`` at a clean end of stream and
-    :class:`ProtocolError` on garbage (the caller then closes the connection)."""
+def serve_message(reader: Reader, services: Mapping[str, tuple[Service, Mapping[str, Handler]]]) -> tuple[bytes | None, bool]:
+    """Reads one call from ``reader`` and runs its handler: ``(reply bytes or None for a
+    oneway call, whether the connection must be closed after the reply)``.
+
+    As Thrift's C++ multiplexed processor (BMv2's) does: the service named before the ``:``
+    runs the call and the reply carries the bare method name; a call without a service name or
+    for an unknown service is answered with a ``PROTOCOL_ERROR`` and the connection is closed;
+    an unknown method of a known service gets ``UNKNOWN_METHOD`` and the connection stays.
+    Handlers get the arguments as keywords and may raise :class:`UserException` (a declared
+    exception), :class:`ApplicationError`, or anything else (``INTERNAL_ERROR``). Raises
+    ``EOFError`` at a clean end of stream and :class:`ProtocolError` on garbage."""
     name, mtype, seqid = reader.message_begin()
     service_name, sep, method_name = name.partition(MULTIPLEX_SEPARATOR)
     if not sep:
@@ -406,18 +408,19 @@ def serve_message(reader: Reader, services: Mapping[str, tuple[Service, Mapping[
     if mtype not in (MessageType.CALL, MessageType.ONEWAY) or m is None or method_name not in entry[1]:
         reader.struct(None)  # consume the arguments
         if mtype not in (MessageType.CALL, MessageType.ONEWAY):
-            err = (AppErrorType.INVALID_MESSAGE_TYPE, f"expected a call, got message type {mtype.name}")
-        elif not sep:
-            err = (AppErrorType.UNKNOWN_METHOD, f"Service name not found in message name: {name}")
-        elif entry is None:
-            err = (AppErrorType.UNKNOWN_METHOD, f"Unknown service: {service_name}")
-        else:
-            err = (AppErrorType.UNKNOWN_METHOD, f"Invalid method name: '{method_name}'")
-        return _app_error(method_name, seqid, *err)
+            return _app_error(name, seqid, AppErrorType.INVALID_MESSAGE_TYPE,
+                              f"expected a call, got message type {mtype.name}"), True
+        if not sep:
+            return _app_error(name, seqid, AppErrorType.PROTOCOL_ERROR, "TMultiplexedProcessor: Non-multiplexed client "
+                              "request dropped. Did you forget to call defaultProcessor()?"), True
+        if entry is None:
+            return _app_error(name, seqid, AppErrorType.PROTOCOL_ERROR, f"TMultiplexedProcessor: Unknown service: "
+                              f"{service_name}. Did you forget to call registerProcessor()?"), True
+        return _app_error(method_name, seqid, AppErrorType.UNKNOWN_METHOD, f"Invalid method name: '{method_name}'"), False
     try:
         args = reader.struct(m.args_struct)
-    except ProtocolError as e:
-        return _app_error(method_name, seqid, AppErrorType.PROTOCOL_ERROR, str(e))
+    except ProtocolError as e:  # the stream is out of step now
+        return _app_error(method_name, seqid, AppErrorType.PROTOCOL_ERROR, str(e)), True
     missing = [f.name for f in m.args if f.name not in args]
     handler = entry[1][method_name]
     result_t = m.result_struct
@@ -431,15 +434,15 @@ def serve_message(reader: Reader, services: Mapping[str, tuple[Service, Mapping[
     except UserException as e:
         declared = [f for f in m.throws if f.type.name == e.name]
         if not declared:
-            return _app_error(method_name, seqid, AppErrorType.INTERNAL_ERROR, f"undeclared exception {e}")
+            return _app_error(method_name, seqid, AppErrorType.INTERNAL_ERROR, f"undeclared exception {e}"), False
         reply = {declared[0].name: e.values}
     except ApplicationError as e:
-        return _app_error(method_name, seqid, e.kind, e.message)
+        return _app_error(method_name, seqid, e.kind, e.message), False
     except Exception as e:  # a bug in one handler must not take the server down
-        return _app_error(method_name, seqid, AppErrorType.INTERNAL_ERROR, f"{type(e).__name__}: {e}")
+        return _app_error(method_name, seqid, AppErrorType.INTERNAL_ERROR, f"{type(e).__name__}: {e}"), False
     if mtype == MessageType.ONEWAY:
-        return None
-    return encode_message(method_name, MessageType.REPLY, seqid, result_t, reply)
+        return None, False
+    return encode_message(method_name, MessageType.REPLY, seqid, result_t, reply), False
 
 
 def _app_error(name: str, seqid: int, kind: int, message: str) -> bytes:

@@ -207,8 +207,9 @@ class Commands:
         return group
 
     def mc_mgrp_destroy(self, group: int) -> None:
-        self._program().pre.delete_mc_group(self._group(group))
-        del self._groups[group]
+        """Destroys a multicast group; an unknown one is no error (as on BMv2)."""
+        if self._groups.pop(group, None) is not None:
+            self._program().pre.delete_mc_group(group)
 
     def mc_node_create(self, rid: int, ports: list[int]) -> int:
         self._program()
@@ -236,13 +237,13 @@ class Commands:
         del self._nodes[handle]
 
     def mc_node_associate(self, group: int, handle: int) -> None:
-        group, handle = self._group(group), self._node(handle)
+        handle, group = self._node(handle), self._group(group)  # BMv2 checks the node first
         if handle not in self._groups[group]:
             self._groups[group].append(handle)
         self._push_group(group)
 
     def mc_node_dissociate(self, group: int, handle: int) -> None:
-        group, handle = self._group(group), self._node(handle)
+        handle, group = self._node(handle), self._group(group)  # BMv2 checks the node first
         if handle in self._groups[group]:
             self._groups[group].remove(handle)
         self._push_group(group)

@@ -138,8 +138,7 @@ class Bmv2Api:
                                                 "multicast node": "INVALID_L1_HANDLE"}, op, "INVALID_MGRP_HANDLE")
 
     def _mirror(self, op: Callable[[], Any]) -> Any:
-        # no program loaded: our clone sessions live in the program's PRE (BMv2: in the switch)
-        return self._run("InvalidMirroringOperation", {}, op, "SESSION_NOT_FOUND")
+        return self._run("InvalidMirroringOperation", {"": "SESSION_NOT_FOUND"}, op, "SESSION_NOT_FOUND")
 
     # ---- operations with a little translation ---------------------------------------------
     def _clear(self, table: str, reset_default: bool) -> None:
@@ -171,7 +170,10 @@ class Bmv2Api:
                                                          "are not supported; give a port")
         if "port" not in config:
             raise ApplicationError(AppErrorType.UNKNOWN, "mirroring_session_add: the session config has no port")
-        self.c.mirroring_add(session, config["port"])
+        try:
+            self.c.mirroring_add(session, config["port"])
+        except UnknownObjectError as e:  # no program: our sessions live in its PRE (BMv2's in the switch)
+            raise ApplicationError(AppErrorType.UNKNOWN, str(e)) from None
 
     def _mirroring_get(self, session: int) -> dict[str, int]:
         found = self.c.mirroring_get(session)
@@ -203,15 +205,17 @@ class _Handler(socketserver.StreamRequestHandler):
         reader = Reader(self.rfile)
         while True:
             try:
-                reply = serve_message(reader, services)
+                reply, close = serve_message(reader, services)
+                if reply is not None:
+                    self.wfile.write(reply)
+                    self.wfile.flush()
             except EOFError:
                 return
             except (ProtocolError, OSError) as e:  # garbage or a broken peer: Thrift servers drop the connection
                 log.warning("runtime client %s: %s; connection closed", self.client_address, e)
                 return
-            if reply is not None:
-                self.wfile.write(reply)
-                self.wfile.flush()
+            if close:
+                return
 
 
 class _Server(socketserver.ThreadingTCPServer):

@@ -70,7 +70,7 @@ def test_show_ports_lists_interfaces_and_cpu_port(cli) -> None:
     ("set_link 1 loss=2", "probability"),
     ("pfc_watchdog 1 action=explode", "watchdog action"),
     ("register_read MyIngress.r 0", "no P4 program loaded"),
-    ("mc_node_associate 1 0", "no multicast group 1"),
+    ("mc_node_associate 1 0", "INVALID_L1_HANDLE: no multicast node with handle 0"),
 ])
 def test_bad_commands_get_clear_errors_and_change_nothing(cli, line: str, message: str) -> None:
     device, client, _ = cli
@@ -172,7 +172,7 @@ def test_multicast_and_mirroring_words_drive_replication(eth_program, make_switc
     assert len(ports[2].sent) == 1 and len(ports[3].sent) == 2  # the group is empty now
     device.set_program(eth_program(REPLICATION_INGRESS, REPLICATION_EGRESS))
     ok, text = client.call("mc_node_associate 1 0")  # handles belonged to the old pipeline
-    assert not ok and "no multicast group 1" in text
+    assert not ok and "no multicast node with handle 0" in text
 
 
 ACL_INGRESS = """

@@ -12,6 +12,7 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
 from p4rt.bmv2_runtime import Bmv2Error, Bmv2Runtime
+from p4rt.runtime_cli import CliClient
 from p4rt.thrift import ApplicationError
 from p4switch.switch.thrift_server import ThriftServer
 
@@ -73,8 +74,8 @@ def test_registers_read_write_and_reset_reach_the_program(switch) -> None:
     (lambda rt: rt.counter_reset("rx_nope"), "InvalidCounterOperation", "INVALID_COUNTER_NAME"),
     (lambda rt: rt.table_num_entries("I.nope"), "InvalidTableOperation", "INVALID_TABLE_NAME"),
     (lambda rt: rt.mirroring_delete(77), "InvalidMirroringOperation", "SESSION_NOT_FOUND"),
-    (lambda rt: rt.mc_node_associate(4, 0), "InvalidMcOperation", "INVALID_MGRP_HANDLE"),
-    (lambda rt: rt.mc_mgrp_destroy(4), "InvalidMcOperation", "INVALID_MGRP_HANDLE"),
+    (lambda rt: rt.mc_node_associate(4, 0), "InvalidMcOperation", "INVALID_L1_HANDLE"),  # BMv2 checks the node first
+    (lambda rt: rt.mc_node_associate(4, rt.mc_node_create(1, [1])), "InvalidMcOperation", "INVALID_MGRP_HANDLE"),
     (lambda rt: rt.mc_node_destroy(12), "InvalidMcOperation", "INVALID_L1_HANDLE"),
 ])
 def test_errors_come_back_as_bmv2s_exception_and_code_and_change_nothing(switch, call, exception, code) -> None:
@@ -135,6 +136,7 @@ def test_mirroring_and_multicast_calls_drive_replication(switch) -> None:
     assert ports[1].sent == [bytes(12) + b"\x08\x01data"] and ports[3].sent[1] == ports[1].sent[0]  # the clone
     rt.mirroring_delete(5)
     rt.mc_node_dissociate(1, node)
+    rt.mc_mgrp_destroy(99)  # an unknown group: no error, as on BMv2
     assert device.program.pre.clone_sessions == {} and device.program.pre.mc_groups[1] == []
     with pytest.raises(ApplicationError, match="multicast group"):
         rt.call("simple_switch", "mirroring_session_add", mirror_id=6, config={"mgid": 1})
@@ -241,13 +243,19 @@ def test_a_client_made_of_apache_thrifts_library_calls_our_server(switch) -> Non
         trans.close()
 
 
-@pytest.mark.parametrize("service, method, message", [
-    ("nope", "x", "Unknown service: nope"),
-    ("simple_switch", "get_time_since_epoch_us", "Invalid method name: 'get_time_since_epoch_us'"),
-    (None, "x", "Service name not found in message name: x"),
+@pytest.mark.parametrize("service, method, kind, message, closed", [
+    ("nope", "x", TApplicationException.PROTOCOL_ERROR,
+     "TMultiplexedProcessor: Unknown service: nope. Did you forget to call registerProcessor()?", True),
+    (None, "x", TApplicationException.PROTOCOL_ERROR,
+     "TMultiplexedProcessor: Non-multiplexed client request dropped. Did you forget to call defaultProcessor()?", True),
+    ("simple_switch", "get_time_since_epoch_us", TApplicationException.UNKNOWN_METHOD,
+     "Invalid method name: 'get_time_since_epoch_us'", False),
 ])
-def test_unknown_services_and_methods_get_thrifts_application_exception(switch, service, method, message) -> None:
-    _, _, rt, server = switch
+def test_unknown_services_and_methods_are_answered_as_bmv2_does(switch, service, method, kind, message, closed) -> None:
+    """What BMv2 (Thrift's C++ multiplexed processor) answers, seen on simple_switch_grpc 1.15:
+    an unknown service or a call without one is a protocol error and the connection is closed;
+    an unknown method of a known service keeps the connection."""
+    device, _, rt, server = switch
     sock = TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1", server.port))
     sock.open()
     try:
@@ -256,8 +264,33 @@ def test_unknown_services_and_methods_get_thrifts_application_exception(switch, 
             proto = TMultiplexedProtocol.TMultiplexedProtocol(proto, service)
         lib_call(proto, method, [(1, TType.I32, 0)])
         mtype, x = lib_result(proto)
-        assert mtype == TMessageType.EXCEPTION and x["type"] == TApplicationException.UNKNOWN_METHOD
-        assert x["message"] == message
+        assert mtype == TMessageType.EXCEPTION and (x["type"], x["message"]) == (kind, message)
+        lib_call(TMultiplexedProtocol.TMultiplexedProtocol(TBinaryProtocol.TBinaryProtocol(sock), "standard"),
+                 "bm_register_read", [(1, TType.I32, 0), (2, TType.STRING, "I.last_type"), (3, TType.I32, 0)])
+        if closed:
+            with pytest.raises(TTransport.TTransportException):
+                lib_result(proto)
+        else:
+            assert lib_result(proto) == (TMessageType.REPLY, {0: 0})
     finally:
         sock.close()
     assert rt.time_elapsed_us() >= 0  # the server still serves
+
+
+def test_clients_carry_on_after_a_switch_without_our_service_hangs_up(switch) -> None:
+    """BMv2 has no ``p4switch`` service and closes the connection on a call to it; the client
+    reconnects, and p4switch-cli says what is missing."""
+    device, _, _, server = switch
+    server._server.api.handlers.pop("p4switch")  # this server now answers as BMv2 does
+    with Bmv2Runtime(server.port) as rt:
+        with pytest.raises(ApplicationError, match="Unknown service: p4switch"):
+            rt.run_command("help")
+        rt.set_queue_rate(77, 1)
+    cli = CliClient(server.port)
+    try:
+        ok, text = cli.call("switch_stats")
+        assert not ok and "has no p4switch service" in text
+        cli.run("set_queue_depth 9 1")
+    finally:
+        cli.close()
+    assert device.tm.port(1).queues[0].rate_pps == 77 and device.tm.port(1).queues[0].capacity == 9
