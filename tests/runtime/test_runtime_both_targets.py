@@ -90,3 +90,54 @@ def test_the_cli_says_which_words_need_our_switch(target) -> None:
         assert cli.call("set_queue_rate 10 3") == (True, "")  # the client carries on
     finally:
         cli.close()
+
+
+@pytest.fixture(params=["ours", "bmv2"])
+def with_basic(request, tmp_path: Path):
+    """basic.p4 compiled for the target (BMv2 needs p4c) and the switch started with it."""
+    from ptf_tests.basic_program import BASIC_P4
+    from ptf_tests.targets import compile_program
+
+    if request.param == "bmv2" and (shutil.which("simple_switch_grpc") is None or shutil.which("p4c") is None):
+        pytest.skip("BMv2 with a program needs simple_switch_grpc and p4c; not installed "
+                    "(../shared/tools/reference/ builds them)")
+    compiled = compile_program(request.param, BASIC_P4, tmp_path / "build")
+    grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
+    cmd = switch_command(request.param, {}, 1, grpc_addr, thrift, program=str(compiled.device_config_path))
+    proc = start_switch(cmd, grpc_addr, thrift, tmp_path / "switch.log")
+    try:
+        rt = connect(proc, thrift)
+        yield rt
+        rt.close()
+    finally:
+        proc.stop()
+
+
+def test_registers_counters_tables_mirroring_and_multicast_of_a_program_answer_alike(with_basic) -> None:
+    rt = with_basic
+    reg = "BasicEgress.enq_qdepth_seen"
+    rt.register_write(reg, 7, 1234)
+    assert rt.register_read(reg, 7) == 1234
+    cells = rt.register_read_all(reg)
+    assert len(cells) == 512 and cells[7] == 1234 and sum(cells) == 1234
+    with pytest.raises(Bmv2Error) as e:
+        rt.register_read(reg, 512)
+    assert e.value.code_name == "INVALID_INDEX"
+    rt.register_reset(reg)
+    assert rt.register_read(reg, 7) == 0
+    assert rt.counter_read("BasicIngress.port_rx", 3) == (0, 0)
+    rt.counter_reset("BasicIngress.port_rx")
+    assert rt.table_num_entries("BasicIngress.ipv4_lpm") == 0
+    rt.table_clear("BasicIngress.ipv4_lpm")
+    rt.mirroring_add(5, 2)
+    assert rt.mirroring_get(5) == {"port": 2}
+    rt.mirroring_delete(5)
+    with pytest.raises(Bmv2Error) as e:
+        rt.mirroring_delete(5)
+    assert e.value.code_name == "SESSION_NOT_FOUND"
+    assert rt.mc_mgrp_create(3) == 3
+    node = rt.mc_node_create(1, [1, 2])
+    rt.mc_node_associate(3, node)
+    rt.mc_node_dissociate(3, node)
+    rt.mc_node_destroy(node)
+    rt.mc_mgrp_destroy(3)
