@@ -1,0 +1,1 @@
+"""The ``typecheck`` pass (``checker.Checker``), one module per concern."""
