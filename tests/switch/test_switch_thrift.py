@@ -157,7 +157,7 @@ def test_table_entry_count_clear_ports_and_time(eth_program, make_switch) -> Non
             assert rt.table_num_entries("t") == 0 and device.program.tables["I.t"].entries() == []
             ports = rt.show_ports()
             assert [(p["port_num"], p["iface_name"]) for p in ports] == [(1, "veth-x"), (255, "(cpu port)")]
-            assert set(ports[0]["extra"]) == {"rx", "rx_errors", "rx_kernel_drops", "tx"}
+            assert set(ports[0]["extra"]) == {"rx", "rx_errors", "rx_kernel_drops", "tx", "tx_kernel_drops"}
             device.clock.advance(2_500_000)
             assert rt.time_elapsed_us() == device.clock.now_ns() // 1000
             with pytest.raises(Bmv2Error) as e:
