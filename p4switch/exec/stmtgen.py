@@ -4,6 +4,8 @@ table applies."""
 
 from __future__ import annotations
 
+import re
+
 from p4switch.exec import hashes
 from p4switch.exec.codegen import attr, is_aggregate, scalar_width, underlying
 from p4switch.exec.compile_base import (
@@ -22,6 +24,9 @@ from p4switch.exec.tables import (
 from p4switch.frontend import ast as A
 from p4switch.frontend import types as T
 from p4switch.frontend.pretty import expr_text
+
+# generated code naming a local directly (no attribute walk to cache)
+_SIMPLE_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 class StmtGen(ExprGen):
@@ -484,7 +489,17 @@ class StmtGen(ExprGen):
             h = f"{elem_code}.{attr(target.name)}" if union else elem_code
             if union:
                 o(f"{elem_code}.inval()")
-            o(f"o = {h}.ext(d, o{', ' + nbits if nbits else ''})")
+            ht = underlying(target.type)
+            if nbits or not isinstance(ht, T.HeaderType) or ht.has_varbit():
+                o(f"o = {h}.ext(d, o{', ' + nbits if nbits else ''})")
+            else:  # fixed size: extracted inline, straight from the frame bytes
+                if not _SIMPLE_NAME.fullmatch(h):
+                    tmp = self.scope.tmp("h")
+                    o(f"{tmp} = {h}")
+                    h = tmp
+                for line in self.pc.types.extract_lines(ht, h, "_e"):
+                    o(line)
+                o("o = _e")
             if stack_next:
                 o(f"{self.expr(elem.expr)}.nxt += 1")
         elif name == "advance":
@@ -514,7 +529,14 @@ class StmtGen(ExprGen):
     def _emit(self, code: str, t: T.P4Type, out: str) -> None:
         o = self.o
         if isinstance(t, T.HeaderType):
-            o(f"if {code}.v_: {code}.emit({out})")
+            if t.has_varbit():
+                o(f"if {code}.v_: {code}.emit({out})")
+            else:  # fixed size: packed inline
+                h = code
+                if not _SIMPLE_NAME.fullmatch(code):
+                    h = self.scope.tmp("h")
+                    o(f"{h} = {code}")
+                o(f"if {h}.v_: {out}.append({self.pc.types.packed_bytes(t, h)})")
         elif isinstance(t, T.HeaderUnionType):
             for f in t.fields:
                 o(f"if {code}.{attr(f.name)}.v_: {code}.{attr(f.name)}.emit({out})")
