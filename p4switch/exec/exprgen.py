@@ -12,6 +12,7 @@ from p4switch.exec.compile_base import (
     Scope,
     UnsupportedError,
 )
+from p4switch.exec.externgen import register_read
 from p4switch.frontend import ast as A
 from p4switch.frontend import types as T
 
@@ -436,7 +437,7 @@ class ExprGen:
             inst = c.target.expr.decl
             obj = self.pc.objects.get(id(inst))
             if inst.type.name == "register" and name == "read":
-                return f"{obj}.p_read({self.expr(args[0])})"
+                return register_read(self, obj, self.expr(args[0]))
             if inst.type.name == "Checksum16" and name == "get":
                 self.pc.ns["H_csum16"] = hashes.csum16
                 return f"(H_csum16({self.pack(args[0])}))"

@@ -7,6 +7,7 @@ its arguments, and writes statements through ``g.o`` / ``g.store``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,24 +17,52 @@ from p4switch.frontend import ast as A
 Args = list[A.Expression]
 
 
+# a literal, local or attribute chain: reading it twice costs less than a call and changes nothing
+_PURE = re.compile(r"-?\d+|[A-Za-z_][\w.]*")
+
+
+def _local(g: Any, code: str, hint: str) -> str:
+    """``code`` itself when it is pure, else a temporary holding its value."""
+    if _PURE.fullmatch(code):
+        return code
+    t = g.scope.tmp(hint)
+    g.o(f"{t} = {code}")
+    return t
+
+
+def register_read(g: Any, obj: str, idx: str) -> str:
+    """Inline ``Register.p_read``: the cell, or 0 outside the array (BMv2 ignores the access)."""
+    size = g.pc.ns[obj].size
+    if not _PURE.fullmatch(idx):
+        return f"{obj}.p_read({idx})"
+    return f"({obj}.cells[{idx}] if 0 <= {idx} < {size} else 0)"
+
+
 # ---- extern object methods ---------------------------------------------------------------------
 def _register(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
     if name == "read" and len(args) == 2:
         idx = g.expr(args[1])
-        g.store(args[0], f"{obj}.p_read({idx})")
+        g.store(args[0], register_read(g, obj, idx))
     elif name == "write":
         i, v = g.expr(args[0]), g.expr(args[1])
         g.flush()
-        g.o(f"{obj}.p_write({i}, {v})")
+        reg = g.pc.ns[obj]
+        i = _local(g, i, "i")
+        g.o(f"if 0 <= {i} < {reg.size}: {obj}.cells[{i}] = ({v}) & {(1 << reg.width) - 1}")
     else:
         g.flush()
         g.o(g.expr(c))
 
 
 def _counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
+    """Inline ``Counter.count``: outside the array the packet is not counted (BMv2)."""
     i = g.expr(args[0])
     g.flush()
-    g.o(f"{obj}.count({i}, ctx.nbytes)")
+    i = _local(g, i, "i")
+    cell = g.scope.tmp("c")
+    g.o(f"if 0 <= {i} < {g.pc.ns[obj].size}:")
+    with g.o.indent():
+        g.o(f"{cell} = {obj}.cells[{i}]; {cell}.packets += 1; {cell}.bytes += ctx.nbytes")
 
 
 def _direct_counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
