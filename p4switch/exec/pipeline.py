@@ -180,7 +180,20 @@ class V1Pipeline:
                 obj = getattr(obj, p)
             setattr(obj, path[-1], v.copy() if hasattr(v, "copy") else v)
 
-    def _parse(self, data: bytes, hdr: Any, meta: Any, sm: Any, ctx: Context) -> None:
+    def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None) -> tuple:
+        """Fresh headers and metadata for a frame entering ingress on ``port`` (the preserved
+        field list restored first), then the parser: ``(hdr, meta, sm, ctx)``. A parser error
+        is recorded in ``parser_error``; the bytes after the last extracted header are the
+        payload."""
+        hdr, meta, sm = self._H(), self._M(), self._SM()
+        n = len(data)
+        sm.ingress_port = port
+        sm.packet_length = n
+        sm.instance_type = itype
+        sm.ingress_global_timestamp = now_us & MASK48
+        if preserved:
+            self._restore(meta, preserved)
+        ctx = self._Ctx(sm, n, now_us)
         try:
             off = self._parser(data, 0, hdr, meta, sm, ctx)
         except ParserError as e:
@@ -190,6 +203,7 @@ class V1Pipeline:
                 self._stats["parser_error"] += 1
                 self._stats["parser_error_" + self.prog.error_names.get(e.code, str(e.code))] += 1
         ctx.payload = data[off:]
+        return hdr, meta, sm, ctx
 
     def _clone_state(self, keep: dict, packet_length: int, itype: int) -> tuple[Any, Any]:
         """Metadata of a clone as simple_switch makes it: everything reset, the preserved
@@ -199,14 +213,6 @@ class V1Pipeline:
         sm.packet_length = packet_length
         sm.instance_type = itype
         return meta, sm
-
-    def _new_state(self, port: int, data: bytes, now_us: int, itype: int) -> tuple:
-        hdr, meta, sm = self._H(), self._M(), self._SM()
-        sm.ingress_port = port
-        sm.packet_length = len(data)
-        sm.instance_type = itype
-        sm.ingress_global_timestamp = now_us & MASK48
-        return hdr, meta, sm
 
     # ---- ingress ---------------------------------------------------------------------------
     def ingress(self, port: int, data: bytes, now_us: int = 0) -> IngressResult:
@@ -242,11 +248,7 @@ class V1Pipeline:
 
     def _ingress_pass(self, port: int, data: bytes, now_us: int, itype: int,
                       preserved: dict | None, res: IngressResult) -> dict | None:
-        hdr, meta, sm = self._new_state(port, data, now_us, itype)
-        if preserved:
-            self._restore(meta, preserved)
-        ctx = self._Ctx(sm, len(data), now_us)
-        self._parse(data, hdr, meta, sm, ctx)
+        hdr, meta, sm, ctx = self._parsed(port, data, now_us, itype, preserved)
         try:
             self._verify(hdr, meta, ctx)
             self._ingress(hdr, meta, sm, ctx)
@@ -285,9 +287,7 @@ class V1Pipeline:
             self._stats["clone_unknown_session"] += 1
             return
         keep = self._preserve(meta, ctx.clone_fl)
-        chdr, pmeta, psm = self._new_state(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL)
-        cctx = self._Ctx(psm, len(data), now_us)
-        self._parse(data, chdr, pmeta, psm, cctx)  # the parse keeps only its headers
+        chdr, _, _, cctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)  # keeps its headers
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
         for r in sess.replicas:
             st = (chdr.copy(), cmeta.copy(), csm.copy(), cctx.payload)
