@@ -13,6 +13,8 @@ import keyword
 
 from p4switch.frontend import types as T
 
+UNROLLED_STACK = 32  # header stacks up to this size are built element by element
+
 
 class Lines:
     """An indenting buffer of Python source lines."""
@@ -97,6 +99,8 @@ class TypeClasses:
         if isinstance(u, T.StructLikeType):
             return f"{self.cls(u)}()"
         if isinstance(u, T.StackType):
+            if u.size <= UNROLLED_STACK:  # a list display: no comprehension frame per packet
+                return "Stack([" + ", ".join([self.default(u.elem)] * u.size) + "])"
             return f"Stack([{self.default(u.elem)} for _ in range({u.size})])"
         if isinstance(u, T.TupleType):
             return "(" + "".join(self.default(e) + ", " for e in u.elems) + ")"
