@@ -3,9 +3,10 @@
 As many hosts per leaf as spines (no oversubscription). ``permutation``: every host sends one
 flow to a host on another leaf, all at line rate, so the uplinks are the bottleneck and a hash
 collision halves two flows; ``all-reduce``: a ring whose ranks alternate between leaves (every
-step crosses the spines); ``all-to-all``: every host to every other. All points use the ai-fabric NIC (selective repeat with out-of-order reassembly,
-HPCC) so only the switches' load balancing differs, plus one randomly sprayed point with Go-Back-N
-NICs to show why spraying needs reassembly.
+step crosses the spines); ``all-to-all``: every host to every other. All points use the
+ai-fabric NIC (selective repeat with out-of-order reassembly, HPCC) so only the switches' load
+balancing differs, plus one randomly sprayed point with Go-Back-N NICs to show why spraying
+needs reassembly.
 
 Metrics: mean and busiest leaf-to-spine uplink utilisation over the makespan (busy time of
 the wire / makespan), uplinks carrying at least 5 % of the uplink bytes, completion time,
