@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from experiments import load_balancing
+from experiments import cc_convergence, load_balancing
 from experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     load_balancing.EXPERIMENT,
+    cc_convergence.EXPERIMENT,
 )}
 
 
