@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from experiments import cc_convergence, load_balancing
+from experiments import cc_convergence, load_balancing, loss_recovery
 from experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     load_balancing.EXPERIMENT,
     cc_convergence.EXPERIMENT,
+    loss_recovery.EXPERIMENT,
 )}
 
 
