@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from experiments import cc_convergence, load_balancing, loss_recovery
+from experiments import cc_convergence, incast, load_balancing, loss_recovery
 from experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     load_balancing.EXPERIMENT,
     cc_convergence.EXPERIMENT,
     loss_recovery.EXPERIMENT,
+    incast.EXPERIMENT,
 )}
 
 
