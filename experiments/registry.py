@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from experiments import cc_convergence, incast, load_balancing, loss_recovery
+from experiments import cc_convergence, ecn_thresholds, incast, load_balancing, loss_recovery
 from experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
@@ -10,6 +10,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     cc_convergence.EXPERIMENT,
     loss_recovery.EXPERIMENT,
     incast.EXPERIMENT,
+    ecn_thresholds.EXPERIMENT,
 )}
 
 
