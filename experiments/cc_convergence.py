@@ -36,7 +36,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "timely": ("baseline", {"cc.algo": "timely"}),
 }
 # (A bytes, B bytes, B joins at ns, hold window ns)
-SHAPES = {True: (6_000_000, 2_500_000, 50_000, 100_000), False: (120_000_000, 60_000_000, 1_000_000, 1_000_000)}
+SHAPES = {True: (6_000_000, 2_500_000, 50_000, 100_000), False: (40_000_000, 20_000_000, 500_000, 500_000)}
 
 CLAIM_DCQCN = Claim("Zhu et al., 'Congestion Control for Large-Scale RDMA Deployments' (DCQCN), SIGCOMM 2015; "
                     "RoCEv2 deployment guide", "DCQCN under the paper's ECN settings converges in tens of ms; the "
