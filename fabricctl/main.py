@@ -7,12 +7,18 @@ commands to it (``controller.cli.main(argv, plugins)``).
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from controller import cli
 from experiments import cli as experiment_cli
 
 PLUGINS = (experiment_cli,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line as installed (the controller's commands and the plugins')."""
+    return cli.build_parser(PLUGINS)
 
 
 def main(argv: list[str] | None = None) -> int:
