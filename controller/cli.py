@@ -55,7 +55,9 @@ class UsageError(Exception):
     """Bad arguments discovered after parsing (unknown switch, malformed key=value...)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(plugins: tuple[Any, ...] = ()) -> argparse.ArgumentParser:
+    """``plugins``: modules above the controller adding commands (``add_parser(sub)`` and
+    ``COMMANDS``), e.g. the experiments; the ``fabricctl`` entry point (fabricctl/main.py) passes them."""
     p = argparse.ArgumentParser(
         prog="fabricctl",
         description="Operate a running AI-fabric testbed (switches over P4Runtime, RNICs over their management API).",
@@ -123,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("switch", metavar="SWITCH")
 
     sim_cmd.add_parser(sub)
+    for plugin in plugins:
+        plugin.add_parser(sub)
     return p
 
 
@@ -144,11 +148,14 @@ _positive_float = _checked(float, lambda v: 0 < v < float("inf"), "a positive nu
 _fraction = _checked(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, plugins: tuple[Any, ...] = ()) -> int:
+    args = build_parser(plugins).parse_args(argv)
     state_path = args.state or default_path()
+    commands = dict(COMMANDS)
+    for plugin in plugins:
+        commands.update(plugin.COMMANDS)
     try:
-        return COMMANDS[args.command](args, state_path)
+        return commands[args.command](args, state_path)
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

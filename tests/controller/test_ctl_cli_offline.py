@@ -14,6 +14,7 @@ from controller.profiles import settings_for
 from controller.results import Message, RunResult
 from controller.state import FabricState, NicInfo, SwitchInfo
 from controller.textfmt import ProgressBar
+from fabricctl.main import build_parser as installed_parser
 from topo.builder import leaf_spine
 
 
@@ -129,7 +130,7 @@ def test_readme_cli_examples_are_valid():
     examples = [line.split("#")[0].strip() for line in readme.splitlines() if line.startswith("fabricctl ")]
     assert len(examples) >= 10
     for line in examples:
-        args = build_parser().parse_args(shlex.split(line)[1:])
+        args = installed_parser().parse_args(shlex.split(line)[1:])
         if args.command == "set":
             settings_for("baseline", parse_set(args.section, args.values))
         if args.command == "profile" and args.name:
