@@ -20,6 +20,7 @@ from typing import Any
 import grpc
 
 from controller import sim_cmd
+from controller.drills import cli as drill_cmd
 from controller.fabric_rules import describe_index
 from controller.intent import diff
 from controller.profiles import PROFILES, settings_for
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("switch", metavar="SWITCH")
 
     sim_cmd.add_parser(sub)
+    drill_cmd.add_parser(sub)
     return p
 
 
@@ -468,6 +470,7 @@ COMMANDS = {
     "report": cmd_report,
     "shell": cmd_shell,
     "sim": sim_cmd.cmd_sim,
+    "drill": drill_cmd.cmd_drill,
 }
 
 if __name__ == "__main__":

@@ -233,14 +233,19 @@ class SimRun:
 def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]], *, seed: int = 1,
              loss: float = 0.0, until_ns: int | None = None, progress: ProgressBar | None = None,
              sample_us: float | None = None, observe: Callable[[str, Any], None] | None = None,
-             cables_down: list[tuple[str, str, int, int | None]] = ()) -> SimRun:
+             cables_down: list[tuple[str, str, int, int | None]] = (),
+             prepare: Callable[[P4Fabric, FabricController, Telemetry], Callable[[int], None] | None] | None = None,
+             hold_ns: int = 0) -> SimRun:
     """Configure a fresh simulated fabric with ``settings`` through the controller, start each
     host's workload ``specs[host]`` and advance virtual time until every host is done (or
     ``until_ns``), sampling telemetry every ``sample_us`` simulated microseconds (default:
     SAMPLE_US per SAMPLE_PORTS switch ports). ``observe``
     sees every packet-in (switch, PacketIn) after the telemetry. ``cables_down``: (a, b, down
     at, up at) cables that fail during the run, in ns from its start. The controller stays
-    connected (for reads); the caller closes it."""
+    connected (for reads); the caller closes it. ``prepare(fabric, controller, telemetry)``
+    runs before the workload starts (drills schedule their faults there) and may return a
+    callback called with the time after every telemetry sample; ``hold_ns`` keeps the run
+    going at least that long after the start even when the workload is done."""
 
     fab = P4Fabric(topo, seed=seed, impairments=LinkConfig(loss=loss) if loss else None)
     ctl = FabricController(topo, pipe, settings, nics=fab.nics, profile=profile, connection=fab.connection)
@@ -259,6 +264,7 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
     t0 = fab.now_ns()
     for a, b, down, up in cables_down:
         fab.cable_down(a, b, t0 + down, None if up is None else t0 + up)
+    after_sample = prepare(fab, ctl, tel) if prepare is not None else None
     tel.start_run()
     for h in hosts:
         nics[h].start_workload(specs[h])
@@ -272,6 +278,8 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
         if now >= next_sample:
             tel.sample()
             next_sample = now + sample_us * 1e3
+            if after_sample is not None:
+                after_sample(now)
         if progress is not None:
             if until_ns is not None:
                 frac = now / until_ns
@@ -279,8 +287,11 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
                 frac = sum(nics[h].endpoint.progress() for h in hosts) / len(hosts)
             progress.update(frac, f"{now / 1e3:.0f} us simulated")
 
-    done = fab.run(lambda: all(nics[h].endpoint.done for h in hosts), until_ns=until_ns, on_tick=tick)
+    done = fab.run(lambda: all(nics[h].endpoint.done for h in hosts) and fab.now_ns() >= t0 + hold_ns,
+                   until_ns=until_ns, on_tick=tick)
     tel.sample()
+    if after_sample is not None:
+        after_sample(fab.now_ns())
     if progress is not None:
         progress.done(f"{fab.now_ns() / 1e3:.0f} us simulated" if done else "stopped")
     statuses = {h: nics[h].workload_status() for h in hosts}

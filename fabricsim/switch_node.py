@@ -17,6 +17,7 @@ from typing import Any
 from fabricsim.engine import Simulator
 from fabricsim.link import Link
 from p4switch.p4runtime.service import P4RuntimeService
+from p4switch.switch.commands import Commands
 from p4switch.switch.device import Device, check_device_config
 from p4switch.switch.tm import MAX_PRIORITY_QUEUES
 
@@ -46,6 +47,11 @@ class LinkPort:
         self.link.transmit(frame)
         return True
 
+    @property
+    def oper_up(self) -> bool:
+        """The PHY's state (``show_ports``): the link a cable event took down is down."""
+        return self.link.up
+
 
 class SwitchNode:
     """One switch: its device, its P4Runtime service, and its wake-ups on the engine."""
@@ -58,6 +64,7 @@ class SwitchNode:
                              queue_capacity=queue_depth_pkts, check_config=check_config)
         self.device.notify = self.wake  # packet-outs and link changes from the control plane
         self.service = P4RuntimeService(self.device)
+        self.cli = Commands(self.device)  # the runtime CLI's words, in process
         self.ports: dict[int, Link] = {}
         self._wake_at: int | None = None
 

@@ -561,7 +561,8 @@ def nic_counters(nic: Nic, now_ns: int) -> dict[str, float]:
         "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "spurious_retransmits",
         "naks_sent", "naks_received",
         "cnps_sent", "cnps_received", "ce_received", "timeouts", "out_of_order_received",
-        "out_of_order_dropped", "duplicates_received", "messages_sent", "messages_received")}
+        "out_of_order_dropped", "duplicates_received", "messages_sent", "messages_received",
+        "payload_bytes_delivered")}
     total["reassembly_peak_bytes"] = max((q["reassembly_peak_bytes"] for q in qps), default=0)
     total["reorder_peak_ns"] = max((q["reorder_peak_ns"] for q in qps), default=0)
     total["pause_ns"] = sum(d["pause_ns"])

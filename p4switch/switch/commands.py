@@ -393,9 +393,13 @@ class Commands:
         lines = ["port # | iface name       | status | extra info"]
         for port in sorted(d.port_names):
             name = d.port_names[port]
-            state = Path(f"/sys/class/net/{name}/operstate")
-            status = state.read_text().strip().upper()[:6] if state.exists() else "UP"
             io = d.ports[port]
+            oper_up = getattr(io, "oper_up", None)  # a port that knows its PHY state (simulated link)
+            state = Path(f"/sys/class/net/{name}/operstate")
+            if oper_up is not None:
+                status = "UP" if oper_up else "DOWN"
+            else:
+                status = state.read_text().strip().upper()[:6] if state.exists() else "UP"
             rx_errors = getattr(io, "rx_errors", 0)  # packet-socket ports count receive failures
             kernel = io.kernel_drops() if hasattr(io, "kernel_drops") else {}  # ... and what the kernel lost
             totals = kernel_drop_totals(kernel)

@@ -1,0 +1,95 @@
+"""``fabricctl drill NAME ...``: rehearse a failure and print what the fabric did.
+
+    fabricctl drill link-down leaf1:3 --at 20us --for 60us --sim --topology leafspine:2x2x2
+    fabricctl drill pfc-storm h1_1 --prio 3 --sim --topology leafspine:2x2x2
+
+With ``--sim`` the drill runs in the virtual-time fabric (nothing else needs to be up); the
+table (before / during / after), the events with their fabric times, ``drill_NAME.json`` and
+the heat map with the fault marked are written under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from controller.drills import sim
+from controller.drills.timeline import Timeline, save
+from controller.pipeline import compile_fabric
+from controller.profiles import PROFILES
+from controller.sim_cmd import _duration_ns, _size, parse_topology
+from controller.textfmt import shown_path
+
+DRILLS = ("link-down", "pfc-storm")
+WATCHDOG_ACTIONS = ("drop", "forward")  # the switch's (p4switch/switch/pfc.py)
+# Defaults per drill: fault start, fault length, workload, bytes per host, telemetry interval (us).
+# A storm must outlast the watchdog's 200 ms detection, so that drill samples coarsely.
+DEFAULTS = {
+    "link-down": (20_000, 60_000, "all-to-all", 1 << 20, 5.0),
+    "pfc-storm": (20_000, 300_000_000, "all-to-all", 64 * 1024, 2000.0),
+}
+HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000}  # kept running after the fault ends
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("drill", help="rehearse a failure: link-down, pfc-storm",
+                       description="Run a workload, inject a fault at a chosen time and print the fabric's "
+                                   "reaction before / during / after it.")
+    p.add_argument("name", choices=DRILLS, metavar="NAME", help=" | ".join(DRILLS))
+    p.add_argument("target", help="link-down: SW:PORT; pfc-storm: HOST")
+    p.add_argument("--at", type=_duration_ns, default=None, help="fault start after the workload's start (e.g. 20us)")
+    p.add_argument("--for", dest="length", type=_duration_ns, default=None, help="how long the fault lasts (e.g. 60us, 300ms)")
+    p.add_argument("--prio", type=int, default=3, help="pfc-storm: the paused priority (default 3, the lossless class)")
+    p.add_argument("--action", choices=WATCHDOG_ACTIONS, default="drop", help="pfc-storm: watchdog action (default drop)")
+    p.add_argument("--sim", action="store_true", help="in the virtual-time fabric (no running fabric needed)")
+    p.add_argument("--topology", default="leafspine:2x2x2", help="--sim: FILE, leafspine:NxMxK or fattree:K")
+    p.add_argument("--profile", choices=list(PROFILES), default="ai-fabric")
+    p.add_argument("--workload", choices=("all-to-all", "all-reduce", "incast", "poisson"), default=None)
+    p.add_argument("--size", type=_size, default=None, help="bytes per host")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, default=Path("out/drills"))
+
+
+def prepare(args: argparse.Namespace, topo) -> tuple[Timeline, object, dict]:
+    """The drill's timeline, fault and run options from the arguments; ValueError if bad."""
+    at, length, workload, size, sample_us = DEFAULTS[args.name]
+    at = args.at if args.at is not None else at
+    length = args.length if args.length is not None else length
+    if args.name == "link-down":
+        switch, _, port = args.target.partition(":")
+        if switch not in topo.switch_names() or not port.isdigit() or int(port) not in topo.ports_of(switch):
+            raise ValueError(f"link-down: {args.target!r} is not a SWITCH:PORT of {topo.name}")
+        fault = sim.cable_fault(switch, int(port), at, length)
+        what = f"{switch}:{port} (cable to {topo.ports_of(switch)[int(port)][0]}) down"
+    else:
+        if args.target not in {h.name for h in topo.hosts}:
+            raise ValueError(f"pfc-storm: no host {args.target!r} in {topo.name}")
+        if not 0 <= args.prio < 8:
+            raise ValueError("--prio must be 0..7")
+        fault = sim.storm_fault(args.target, args.prio, at, length, args.action)
+        what = f"{args.target} sends PFC XOFF on prio {args.prio} (watchdog action {args.action})"
+    tl = Timeline(args.name, what, at / 1e3, (at + length) / 1e3)
+    opts = {"workload": args.workload or workload, "size": args.size or size, "sample_us": sample_us,
+            "hold_ns": at + length + HOLD_NS[args.name], "seed": args.seed}
+    return tl, fault, opts
+
+
+def cmd_drill(args: argparse.Namespace, state_path: Path) -> int:
+    if not args.sim:
+        print("fabricctl: error: drills run with --sim for now (the live fabric's drills are not built yet)",
+              file=sys.stderr)
+        return 2
+    try:
+        topo = parse_topology(args.topology)
+        tl, fault, opts = prepare(args, topo)
+    except (ValueError, OSError) as e:
+        print(f"fabricctl: error: {e}", file=sys.stderr)
+        return 2
+    pipe = compile_fabric("ours", args.out / "build")
+    run = sim.run(topo, pipe, args.profile, tl, fault, **opts)
+    print(tl.format())
+    print(f"longest receive stall of any host: {tl.max_stall_us():.1f} us")
+    for path in save(tl, run.telemetry.link_series(), args.out):
+        print(f"wrote {shown_path(path)}")
+    return 0
