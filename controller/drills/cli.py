@@ -27,7 +27,7 @@ WATCHDOG_ACTIONS = ("drop", "forward")  # the switch's (p4switch/switch/pfc.py)
 # A storm must outlast the watchdog's 200 ms detection, so that drill samples coarsely.
 DEFAULTS = {
     "link-down": (20_000, 60_000, "all-to-all", 1 << 20, 5.0),
-    "pfc-storm": (20_000, 300_000_000, "all-to-all", 64 * 1024, 2000.0),
+    "pfc-storm": (20_000, 300_000_000, "incast", 256 * 1024, 20_000.0),
 }
 HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000}  # kept running after the fault ends
 
