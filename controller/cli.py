@@ -19,7 +19,7 @@ from typing import Any
 
 import grpc
 
-from controller import sim_cmd
+from controller import alerts_cmd, sim_cmd
 from controller.drills import cli as drill_cmd
 from controller.fabric_rules import describe_index
 from controller.intent import diff
@@ -111,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--interval", type=_positive_float, default=1.0, help="seconds between samples (wall clock)")
     sp.add_argument("--count", type=_positive_int, default=0, help="number of samples (default: until Ctrl-C)")
     sp.add_argument("--json", action="store_true", help="one JSON object per sample instead of a table")
+    alerts_cmd.add_threshold_args(sp)
 
     sp = sub.add_parser("report", help="FCT/slowdown percentiles, goodput, retransmissions, pauses; table + PNGs",
                         description="Compare saved runs (default: the latest run of each workload/profile in the "
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim_cmd.add_parser(sub)
     drill_cmd.add_parser(sub)
+    alerts_cmd.add_parser(sub)
     return p
 
 
@@ -404,7 +406,7 @@ def cmd_run(args, state_path: Path) -> int:
 
 def cmd_telemetry(args, state_path: Path) -> int:
     with attached(state_path) as (_, ctl):
-        sampler = Telemetry(ctl)
+        sampler = Telemetry(ctl, alerts=alerts_cmd.monitor_for(args, ctl, state_path))
         sampler.sample()
         n = 0
         while not args.count or n < args.count:
@@ -471,6 +473,7 @@ COMMANDS = {
     "shell": cmd_shell,
     "sim": sim_cmd.cmd_sim,
     "drill": drill_cmd.cmd_drill,
+    "alerts": alerts_cmd.cmd_alerts,
 }
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
 
     def prepare(fab, ctl, tel):
         t0 = fab.now_ns()
-        tl.t0_us = t0 / 1e3
+        tl.t0_us = tel.alerts.t0_us = t0 / 1e3
         state.update(fab=fab, ctl=ctl, tel=tel)
         monitor = FabricMonitor(ctl, {name: node.cli.run for name, node in fab.switches.items()},
                                 fabric_us=lambda: fab.now_ns() / 1e3 - tl.t0_us)
@@ -65,6 +65,7 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
         def after_sample(now: int) -> None:
             monitor.poll()
             tl.sample_nics(now / 1e3, fab.nics)
+            tel.alerts.feed_nics(now / 1e3, tl.nic_samples[-1][1])
 
         return after_sample
 
@@ -82,6 +83,8 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
             for k, v in d.items():
                 totals[k] = totals.get(k, 0) + v
         tl.ports.append((snap.at_us - tl.t0_us, snap.span_us, totals))
+    tel.alerts.close_all(fab.now_ns() / 1e3)
+    tl.alerts = [a.to_dict() for a in tel.alerts.all()]
     tl.errors = list(res.errors)
     return DrillRun(tl, tel, res.errors, res.done)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.alerts import format_record
 from controller.oper_status import Event
 from controller.report import _pyplot
 from controller.textfmt import table
@@ -39,6 +40,7 @@ class Timeline:
     messages: list[dict[str, Any]] = field(default_factory=list)  # size, start_us, end_us (run-relative)
     ports: list[tuple[float, float, dict[str, int]]] = field(default_factory=list)  # (t, span, totals)
     errors: list[str] = field(default_factory=list)
+    alerts: list[dict[str, Any]] = field(default_factory=list)  # controller/alerts.py, as dicts
 
     def sample_nics(self, t_us: float, nics: Mapping[str, Any]) -> None:
         counters = {}
@@ -108,13 +110,17 @@ class Timeline:
         if self.events:
             out.append("events (fabric us):")
             out += [f"  {e.t_us:>10.1f}  {e.kind:<18} {e.where():<16} {e.detail}" for e in self.events]
+        if self.alerts:
+            out.append("alerts (fabric us):")
+            out += [f"  {format_record(a)}" for a in self.alerts]
         if self.errors:
             out.append("errors: " + "; ".join(self.errors))
         return "\n".join(out)
 
     def to_dict(self) -> dict[str, Any]:
         return {"drill": self.name, "fault": self.fault, "start_us": self.start_us, "end_us": self.end_us,
-                "table": self.rows(), "events": [e.to_dict() for e in self.events], "errors": self.errors}
+                "table": self.rows(), "events": [e.to_dict() for e in self.events], "alerts": self.alerts,
+                "errors": self.errors}
 
     def max_stall_us(self) -> float:
         """The longest time any host received no payload while more was still to come

@@ -49,6 +49,10 @@ def test_link_down_reroutes_at_once_restores_and_loses_no_data(fabric_pipeline) 
     # while it was down, nothing crossed spine1 (every leaf's group towards leaf1 lost it)
     during = {s.name: [u for t, u in zip(s.times_us, s.util) if 20.0 <= t <= 105.0] for s in run.telemetry.link_series()}
     assert max(during["leaf2:3->spine1"]) == 0.0 and max(during["leaf2:4->spine2"]) > 0.5
+    # the packets already on their way to the cut cable's far side are discarded there: alarm
+    discards = [a for a in tl.alerts if a["kind"] == "discards"]
+    assert discards and all(a["switch"] == "spine1" and a["end_us"] is not None for a in discards)
+    assert all(10.0 <= a["start_us"] <= 120.0 for a in discards)
     text = tl.format()
     assert "reroute" in text and "before" in text and "goodput (Gb/s)" in text
 
@@ -67,6 +71,9 @@ def test_pfc_storm_watchdog_detects_in_200ms_and_restores(fabric_pipeline) -> No
     rows = {r[0]: r[1:] for r in tl.rows()}
     assert rows["watchdog events"] == [0, 1, 1]
     assert rows["PFC pauses sent (switches)"][1] > 0  # the storm spread until the watchdog acted
+    bursts = [a for a in tl.alerts if a["kind"] == "microburst"]
+    assert bursts and all(a["prio"] == 3 and a["peak"] > 100 for a in bursts)
+    assert min(a["start_us"] for a in bursts) < storms[0].t_us  # raised before the watchdog acted
 
 
 def test_drill_targets_are_checked_before_anything_runs() -> None:
