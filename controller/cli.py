@@ -32,6 +32,7 @@ from controller.state import FabricState, StateError, default_path
 from controller.telemetry import Telemetry
 from controller.textfmt import shown_path, table
 from controller.workloads import run_workload, workload_specs
+from nicmodel.hw_counters import format_hw
 from nicmodel.mgmt import MgmtError, NicClient
 from nicmodel.workloads import CDF_FILES, WorkloadSpec
 from p4rt.errors import P4InfoError, P4RuntimeError
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, what in (("tables", "table entries and selector groups"), ("counters", "counter values"),
                        ("registers", "register values")):
         sp = sub.add_parser(name, help=f"{what} of one switch", description=f"Read the {what} of SWITCH over P4Runtime.")
-        sp.add_argument("switch", metavar="SWITCH")
+        sp.add_argument("switch", metavar="SWITCH" if name != "counters" else "SWITCH|HOST")
         sp.add_argument("--name", help="only this one (P4Info name, or its last part, e.g. routing_v4)")
         if name != "tables":
             sp.add_argument("--all", action="store_true", help="also show zero values")
@@ -286,6 +287,10 @@ def _format_action(ctl, action) -> str:
 
 def cmd_counters(args, state_path: Path) -> int:
     with attached(state_path) as (_, ctl):
+        if args.switch in ctl.nics:  # a host: its NIC's counters under the names RDMA NICs use
+            print(f"NIC statistics of {args.switch}:")
+            print(format_hw(ctl.nics[args.switch].status()["counters"], args.all))
+            return 0
         sw = _switch(ctl, args.switch)
         names = [ctl.p4.resolve("counters", args.name)] if args.name else ctl.p4.names("counters")
         for name in names:

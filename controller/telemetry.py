@@ -29,6 +29,7 @@ from typing import Any
 from controller import fabric_rules
 from controller.alerts import AlertMonitor
 from controller.results import LinkSeries
+from controller.settings import Classes
 from controller.textfmt import table
 from nicmodel import int_md
 from nicmodel.cc.base import HopInt
@@ -94,7 +95,8 @@ class Telemetry:
         time dilation (live), the engine's clock in virtual time. ``alerts``: evaluates the
         baselines on every sample (by default with the default thresholds, no log)."""
         self.ctl = ctl
-        self.alerts = alerts or AlertMonitor(ctl.topo, data_prio=ctl.settings.classes.data_priority)
+        classes = ctl.settings.classes if hasattr(ctl, "settings") else Classes()  # a bare reader: the defaults
+        self.alerts = alerts or AlertMonitor(ctl.topo, data_prio=classes.data_priority)
         self.topo = ctl.topo
         self.dilation = float(self.topo.time_dilation)
         self.fabric_us = fabric_us or (lambda: time.monotonic() * 1e6 / self.dilation)
