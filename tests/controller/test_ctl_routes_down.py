@@ -35,6 +35,8 @@ def test_fat_tree_core_and_agg_routes_follow_reachability() -> None:
     down = {("agg1", agg1_ports[core])}
     assert _hops(t, "edge1", down) == edge  # agg1 still has another core uplink
     cut = {("agg1", port) for peer, port in agg1_ports.items() if peer.startswith("core")}
-    for prefix in far:  # agg1 reaches no other pod: edge1 goes through agg2 only
-        assert _hops(t, "edge1", cut)[prefix] == ["agg2"]
+    pods = {str(t.leaf_subnet(leaf)) for leaf in ("edge3", "edge4", "edge5", "edge6", "edge7", "edge8")}
+    after = _hops(t, "edge1", cut)
+    assert all(after[p] == ["agg2"] for p in pods)  # agg1 reaches no other pod: through agg2 only
+    assert after[str(t.leaf_subnet("edge2"))] == ["agg1", "agg2"]  # its own pod: both still
 
