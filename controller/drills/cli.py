@@ -5,7 +5,8 @@
 
 With ``--sim`` the drill runs in the virtual-time fabric (nothing else needs to be up); the
 table (before / during / after), the events with their fabric times, ``drill_NAME.json`` and
-the heat map with the fault marked are written under ``--out``.
+the heat map with the fault marked are written under ``--out``. Without it the drill acts on
+the running Mininet fabric (live.py; link-down so far).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from controller.drills import sim
+from controller.drills import live, sim
 from controller.drills.timeline import Timeline, save
 from controller.pipeline import compile_fabric
 from controller.profiles import PROFILES
+from controller.session import attached
 from controller.sim_cmd import _duration_ns, _size, parse_topology
 from controller.textfmt import shown_path
 
@@ -29,6 +31,9 @@ DEFAULTS = {
     "link-down": (20_000, 60_000, "all-to-all", 1 << 20, 5.0),
     "pfc-storm": (20_000, 300_000_000, "incast", 256 * 1024, 20_000.0),
 }
+# Live, the fabric runs time-dilated (a few wall seconds are a few hundred fabric us at D=20000)
+# and a workload takes wall seconds to start: the fault comes later and lasts longer.
+LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0)}
 HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000}  # kept running after the fault ends
 
 
@@ -51,9 +56,9 @@ def add_parser(sub) -> None:
     p.add_argument("--out", type=Path, default=Path("out/drills"))
 
 
-def prepare(args: argparse.Namespace, topo) -> tuple[Timeline, object, dict]:
+def prepare(args: argparse.Namespace, topo, live: bool = False) -> tuple[Timeline, object, dict]:
     """The drill's timeline, fault and run options from the arguments; ValueError if bad."""
-    at, length, workload, size, sample_us = DEFAULTS[args.name]
+    at, length, workload, size, sample_us = (LIVE_DEFAULTS if live else DEFAULTS)[args.name]
     at = args.at if args.at is not None else at
     length = args.length if args.length is not None else length
     if args.name == "link-down":
@@ -75,11 +80,34 @@ def prepare(args: argparse.Namespace, topo) -> tuple[Timeline, object, dict]:
     return tl, fault, opts
 
 
+def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
+    """The drill against the running fabric (link-down only, so far)."""
+    if args.name != "link-down":
+        print(f"fabricctl: error: {args.name} runs with --sim only so far (live: link-down)", file=sys.stderr)
+        return 2
+    with attached(state_path, with_nics=True) as (state, ctl):
+        try:
+            tl, _, opts = prepare(args, ctl.topo, live=True)
+        except ValueError as e:
+            print(f"fabricctl: error: {e}", file=sys.stderr)
+            return 2
+        switch, _, port = args.target.partition(":")
+        ctl.connect(timeout=10)  # primary while the drill lasts: its reroutes are written
+        tel = live.run_link_down(state, ctl, tl, switch, int(port), workload=opts["workload"], size=opts["size"])
+    return _show(tl, tel, args.out)
+
+
+def _show(tl: Timeline, tel, out: Path) -> int:
+    print(tl.format())
+    print(f"longest receive stall of any host: {tl.max_stall_us():.1f} us")
+    for path in save(tl, tel.link_series(), out):
+        print(f"wrote {shown_path(path)}")
+    return 1 if tl.errors else 0
+
+
 def cmd_drill(args: argparse.Namespace, state_path: Path) -> int:
     if not args.sim:
-        print("fabricctl: error: drills run with --sim for now (the live fabric's drills are not built yet)",
-              file=sys.stderr)
-        return 2
+        return cmd_live(args, state_path)
     try:
         topo = parse_topology(args.topology)
         tl, fault, opts = prepare(args, topo)
@@ -88,8 +116,4 @@ def cmd_drill(args: argparse.Namespace, state_path: Path) -> int:
         return 2
     pipe = compile_fabric("ours", args.out / "build")
     run = sim.run(topo, pipe, args.profile, tl, fault, **opts)
-    print(tl.format())
-    print(f"longest receive stall of any host: {tl.max_stall_us():.1f} us")
-    for path in save(tl, run.telemetry.link_series(), args.out):
-        print(f"wrote {shown_path(path)}")
-    return 0
+    return _show(tl, run.telemetry, args.out)

@@ -77,12 +77,7 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
         for m in nic.run_stats.messages:
             tl.messages.append({"size": m.size, "start_us": m.start_ns / 1e3 - tl.t0_us, "ideal_us": m.ideal_ns / 1e3,
                                 "end_us": None if m.end_ns is None else m.end_ns / 1e3 - tl.t0_us})
-    for snap in tel.snapshots[tel._run_start + 1:]:
-        totals: dict[str, int] = {}
-        for d in snap.deltas.values():
-            for k, v in d.items():
-                totals[k] = totals.get(k, 0) + v
-        tl.ports.append((snap.at_us - tl.t0_us, snap.span_us, totals))
+    tl.take_port_deltas(tel)
     tel.alerts.close_all(fab.now_ns() / 1e3)
     tl.alerts = [a.to_dict() for a in tel.alerts.all()]
     tl.errors = list(res.errors)

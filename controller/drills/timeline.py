@@ -51,6 +51,15 @@ class Timeline:
                 continue
         self.nic_samples.append((t_us - self.t0_us, counters))
 
+    def take_port_deltas(self, tel) -> None:
+        """The fabric's per-sample totals (pauses, drops, ECN marks) from the run's telemetry."""
+        for snap in tel.snapshots[tel._run_start + 1:]:
+            totals: dict[str, int] = {}
+            for d in snap.deltas.values():
+                for k, v in d.items():
+                    totals[k] = totals.get(k, 0) + v
+            self.ports.append((snap.at_us - self.t0_us, snap.span_us, totals))
+
     def phase_of(self, t_us: float) -> str:
         return "before" if t_us < self.start_us else "during" if t_us < self.end_us else "after"
 
