@@ -29,7 +29,7 @@ class Event:
     """Something the fabric reported or the controller did, at fabric time ``t_us``."""
 
     t_us: float
-    kind: str  # port-down, port-up, watchdog-storm, watchdog-restored, reroute, restore, ...
+    kind: str  # port-down, port-up, watchdog-storm, watchdog-restored, reroute, restore, switch-restart
     switch: str
     port: int | None = None
     prio: int | None = None
@@ -78,6 +78,11 @@ class FabricMonitor:
         self.events: list[Event] = []
         self._up: dict[tuple[str, int], bool] = {}
         self._storms: dict[tuple[str, int, int], tuple[int, int]] = {}
+        self._sessions = {name: conn.reconnects for name, conn in ctl.conns.items()}
+
+    def record(self, ev: Event) -> None:
+        """An event the caller saw (a drill's own fault), kept in order with the rest."""
+        self._emit(ev)
 
     def _emit(self, ev: Event) -> None:
         self.events.append(ev)
@@ -88,6 +93,11 @@ class FabricMonitor:
     def poll(self) -> list[Event]:
         """Read every switch once; returns the new events (reactions included)."""
         first = len(self.events)
+        for switch, conn in self.ctl.conns.items():  # a restarted switch: the session came back
+            if conn.reconnects > self._sessions.get(switch, 0):
+                self._sessions[switch] = conn.reconnects
+                self._emit(Event(self.fabric_us(), "restore", switch,
+                                 detail=f"session back; pipeline and state re-pushed ({self.ctl.restores} restores)"))
         for switch, run in self.cli.items():
             try:
                 ports = parse_show_ports(run("show_ports"))

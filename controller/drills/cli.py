@@ -23,26 +23,29 @@ from controller.session import attached
 from controller.sim_cmd import _duration_ns, _size, parse_topology
 from controller.textfmt import shown_path
 
-DRILLS = ("link-down", "pfc-storm")
+DRILLS = ("link-down", "pfc-storm", "switch-restart")
 WATCHDOG_ACTIONS = ("drop", "forward")  # the switch's (p4switch/switch/pfc.py)
 # Defaults per drill: fault start, fault length, workload, bytes per host, telemetry interval (us).
 # A storm must outlast the watchdog's 200 ms detection, so that drill samples coarsely.
 DEFAULTS = {
     "link-down": (20_000, 60_000, "all-to-all", 1 << 20, 5.0),
     "pfc-storm": (20_000, 300_000_000, "incast", 256 * 1024, 20_000.0),
+    "switch-restart": (20_000, 50_000, "all-to-all", 256 * 1024, 5.0),
 }
 # Live, the fabric runs time-dilated (a few wall seconds are a few hundred fabric us at D=20000)
 # and a workload takes wall seconds to start: the fault comes later and lasts longer.
 LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0)}
-HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000}  # kept running after the fault ends
+HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000}  # kept running after the fault ends
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("drill", help="rehearse a failure: link-down, pfc-storm",
+    p = sub.add_parser("drill", help="rehearse a failure: link-down, pfc-storm, switch-restart",
                        description="Run a workload, inject a fault at a chosen time and print the fabric's "
                                    "reaction before / during / after it.")
     p.add_argument("name", choices=DRILLS, metavar="NAME", help=" | ".join(DRILLS))
-    p.add_argument("target", help="link-down: SW:PORT; pfc-storm: HOST")
+    p.add_argument("target", help="link-down: SW:PORT; pfc-storm: HOST; switch-restart: SW")
+    p.add_argument("--boot", type=_duration_ns, default=None,
+                   help="switch-restart: how long the switch takes to start again (default: --for)")
     p.add_argument("--at", type=_duration_ns, default=None, help="fault start after the workload's start (e.g. 20us)")
     p.add_argument("--for", dest="length", type=_duration_ns, default=None, help="how long the fault lasts (e.g. 60us, 300ms)")
     p.add_argument("--prio", type=int, default=3, help="pfc-storm: the paused priority (default 3, the lossless class)")
@@ -67,6 +70,11 @@ def prepare(args: argparse.Namespace, topo, live: bool = False) -> tuple[Timelin
             raise ValueError(f"link-down: {args.target!r} is not a SWITCH:PORT of {topo.name}")
         fault = sim.cable_fault(switch, int(port), at, length)
         what = f"{switch}:{port} (cable to {topo.ports_of(switch)[int(port)][0]}) down"
+    elif args.name == "switch-restart":
+        if args.target not in topo.switch_names():
+            raise ValueError(f"switch-restart: no switch {args.target!r} in {topo.name}")
+        fault = sim.restart_fault(args.target, at, args.boot if args.boot is not None else length)
+        what = f"{args.target} restarts"
     else:
         if args.target not in {h.name for h in topo.hosts}:
             raise ValueError(f"pfc-storm: no host {args.target!r} in {topo.name}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.drills.timeline import Timeline
-from controller.oper_status import FabricMonitor
+from controller.oper_status import Event, FabricMonitor
 from controller.profiles import settings_for
 from controller.sim_cmd import simulate
 from controller.workloads import workload_specs
@@ -46,7 +46,7 @@ def _specs(topo, workload: str, size: int, load: float, duration_ns: int, seed: 
 def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poisson", size: int = 256 * 1024,
         load: float = 0.3, seed: int = 1, sample_us: float = 10.0, hold_ns: int = 0,
         until_ns: int | None = None) -> DrillRun:
-    """Run ``workload`` with ``fault(fabric, controller, t0_ns)`` scheduled before it starts
+    """Run ``workload`` with ``fault(fabric, controller, t0_ns, monitor)`` scheduled before it starts
     (times in ``tl`` are from the workload's start); the monitor polls after every sample."""
     duration_ns = int(tl.end_us * 1e3) + int(max(50.0, tl.start_us) * 1e3)
     specs = _specs(topo, workload, size, load, duration_ns, seed)
@@ -56,10 +56,11 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
         t0 = fab.now_ns()
         tl.t0_us = tel.alerts.t0_us = t0 / 1e3
         state.update(fab=fab, ctl=ctl, tel=tel)
-        monitor = FabricMonitor(ctl, {name: node.cli.run for name, node in fab.switches.items()},
+        clis = {name: (lambda line, node=node: node.cli.run(line)) for name, node in fab.switches.items()}
+        monitor = FabricMonitor(ctl, clis,
                                 fabric_us=lambda: fab.now_ns() / 1e3 - tl.t0_us)
         monitor.events = tl.events
-        fault(fab, ctl, t0)
+        fault(fab, ctl, t0, monitor)
         monitor.poll()  # the state before the fault
 
         def after_sample(now: int) -> None:
@@ -87,7 +88,7 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
 def cable_fault(switch: str, port: int, at_ns: int, for_ns: int):
     """The cable on ``switch:port`` goes down at ``at_ns`` and up ``for_ns`` later."""
 
-    def fault(fab, ctl, t0: int) -> None:
+    def fault(fab, ctl, t0: int, monitor) -> None:
         peer = ctl.topo.ports_of(switch)[port][0]
         fab.cable_down(switch, peer, t0 + at_ns, t0 + at_ns + for_ns)
 
@@ -103,7 +104,7 @@ def storm_fault(host: str, prio: int, at_ns: int, for_ns: int, action: str = "dr
     times); ``host`` sends PFC XOFF for ``prio`` (maximum quanta) every STORM_INTERVAL_NS from
     ``at_ns`` for ``for_ns``, as a NIC stuck in a pause storm does."""
 
-    def fault(fab, ctl, t0: int) -> None:
+    def fault(fab, ctl, t0: int, monitor) -> None:
         for node in fab.switches.values():
             node.cli.run(f"pfc_watchdog all {prio} detect={detect_ms:g} restore={restore_ms:g} action={action}")
         h = ctl.topo.host(host)
@@ -113,5 +114,20 @@ def storm_fault(host: str, prio: int, at_ns: int, for_ns: int, action: str = "dr
         while t < t0 + at_ns + for_ns:
             fab.sim.at(t, link.transmit, frame)
             t += STORM_INTERVAL_NS
+
+    return fault
+
+
+def restart_fault(switch: str, at_ns: int, boot_ns: int):
+    """Switch ``switch`` restarts at ``at_ns`` (program and state lost) and takes sessions
+    again ``boot_ns`` later; the controller's session reconnects and restores it."""
+
+    def fault(fab, ctl, t0: int, monitor) -> None:
+        def died() -> None:
+            monitor.record(Event(monitor.fabric_us(), "switch-restart", switch,
+                                detail="process killed: program, entries and queues lost"))
+
+        fab.restart_switch(switch, t0 + at_ns, boot_ns)
+        fab.sim.at(t0 + at_ns, died)
 
     return fault

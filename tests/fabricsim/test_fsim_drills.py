@@ -82,3 +82,14 @@ def test_drill_targets_are_checked_before_anything_runs() -> None:
                  ("pfc-storm", "h1_1", "--prio", "8")):
         with pytest.raises(ValueError):
             prepare(_args(*argv), topo)
+
+
+def test_switch_restart_is_restored_by_the_controller_and_loses_no_data(fabric_pipeline) -> None:
+    run = _drill(fabric_pipeline, "switch-restart", "spine1", "--at", "10us", "--for", "30us")
+    tl = run.timeline
+    assert run.done and run.errors == []
+    assert [(e.kind, e.switch, round(e.t_us)) for e in tl.events] == [("switch-restart", "spine1", 10),
+                                                                      ("restore", "spine1", 40)]
+    rows = {r[0]: r[1:] for r in tl.rows()}
+    assert rows["controller reactions"] == [0, 0, 1]
+    assert rows["resent packets (NICs)"][2] > 0  # what the dead switch swallowed came again
