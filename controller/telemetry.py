@@ -167,6 +167,11 @@ class Telemetry:
             self._hops_start = len(self.hops)
             self._reports_start = dict(self.reports)
 
+    def run_alerts(self) -> list[dict[str, Any]]:
+        """The alerts that started since ``start_run`` (or are still open), as dicts."""
+        since = self.snapshots[self._run_start].at_us - self.alerts.t0_us if self.snapshots else 0.0
+        return [a.to_dict() for a in self.alerts.all() if a.start_us >= since or a.end_us is None]
+
     def _run_snaps(self) -> list[Snapshot]:
         return self.snapshots[self._run_start:]
 

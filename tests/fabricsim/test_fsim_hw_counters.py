@@ -28,6 +28,11 @@ def test_incast_moves_the_ecn_and_cnp_counters_under_their_operator_names(fabric
     assert hw[receiver]["np_cnp_sent"] > 0
     assert sum(hw[s]["rp_cnp_handled"] for s in senders) == hw[receiver]["np_cnp_sent"]
 
+    # the run's report carries the baselines' alerts: the incast's last hop marks far above 5 %
+    alerts = run.telemetry.run_alerts()
+    assert any(a["kind"] == "congestion" and a["switch"] == "leaf1" and a["port"] == 1 and a["prio"] == 3
+               and a["end_us"] is not None for a in alerts), alerts
+
     @contextmanager
     def attached(_state):
         yield None, run.controller
