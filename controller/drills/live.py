@@ -6,8 +6,10 @@ and the NICs' counters, and at the chosen fabric time injects the fault:
 
 - link-down: the switch's interface (``SW-ethPORT``, Mininet's name) is set down with ``ip link``
   and up again after ``--for``; the veth's peer loses carrier, so both switches report it;
-- pfc-storm: not built live yet (the watchdog's 200 ms of fabric time last 200 ms x the time
-  dilation of wall time; a storm host needs a pause-frame sender in its namespace).
+- pfc-storm: every switch's PFC watchdog is armed (runtime CLI ``pfc_watchdog``) and the host
+  sends XOFF frames from its own namespace (pause_sender.py under ``nsenter``). The detection
+  time is fabric time: 200 ms last 200 ms x the dilation of wall time (over an hour at
+  D=20000), so ``--detect`` shortens it for a live rehearsal.
 
 Times given are fabric time (wall time / the fabric's time dilation), as everywhere.
 """
@@ -15,6 +17,7 @@ Times given are fabric time (wall time / the fabric's time dilation), as everywh
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -35,6 +38,47 @@ def set_interface(name: str, up: bool) -> None:
 def run_link_down(state, ctl, tl: Timeline, switch: str, port: int, *, workload: str, size: int) -> Telemetry:
     """Run ``workload`` on every host, take ``switch:port`` down from ``tl.start_us`` to
     ``tl.end_us`` (fabric time from the workload's start) and record it in ``tl``."""
+    iface = f"{switch}-eth{port}"
+    return run(state, ctl, tl, lambda clis: set_interface(iface, False), lambda: set_interface(iface, True),
+               workload=workload, size=size)
+
+
+def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, detect_ms: float,
+              workload: str, size: int) -> Telemetry:
+    """Every switch's watchdog armed on ``prio`` (fabric ms); ``host`` sends XOFF on ``prio``
+    from its interface from ``tl.start_us`` to ``tl.end_us`` (pause_sender.py in its namespace)."""
+    dilation = float(ctl.topo.time_dilation)
+    h = ctl.topo.host(host)
+    length_s = (tl.end_us - tl.start_us) * 1e-6 * dilation
+    cmd = ["nsenter", f"--net=/proc/{state.nics[host].pid}/ns/net", sys.executable, "-m",
+           "controller.drills.pause_sender", f"{host}-eth0", h.mac, str(prio), str(STORM_INTERVAL_US * 1e-6 * dilation),
+           str(length_s)]
+    proc: list[subprocess.Popen] = []
+
+    def begin(clis) -> None:
+        for c in clis.values():
+            c.run(f"pfc_watchdog all {prio} detect={detect_ms:g} restore={detect_ms:g} action={action}")
+        proc.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+
+    def end() -> None:
+        for p in proc:
+            try:
+                p.wait(timeout=STORM_INTERVAL_US * 1e-6 * dilation + 5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    return run(state, ctl, tl, begin, end, workload=workload, size=size,
+               hold_us=tl.end_us + detect_ms * 1e3 * 1.2)
+
+
+STORM_INTERVAL_US = 100.0  # fabric time between a stuck host's XOFFs (each pauses 335 us at 100G)
+
+
+def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_us: float = 0.0) -> Telemetry:
+    """The workload on every host with ``begin(clis)`` at ``tl.start_us`` and ``end()`` at
+    ``tl.end_us``; polls and records until both happened, the workload is over and ``hold_us``
+    of fabric time passed."""
     missing = [name for name, info in state.switches.items() if not info.thrift_port]
     if missing:
         raise ValueError(f"no runtime CLI port for {', '.join(missing)} (the state file predates it)")
@@ -45,7 +89,6 @@ def run_link_down(state, ctl, tl: Timeline, switch: str, port: int, *, workload:
     fabric_us = tel.fabric_us
     monitor = FabricMonitor(ctl, {n: c.run for n, c in clis.items()}, fabric_us=lambda: fabric_us() - tl.t0_us)
     monitor.events = tl.events
-    iface = f"{switch}-eth{port}"
     hosts = [h.name for h in ctl.topo.hosts]
     result: dict[str, Any] = {}
 
@@ -64,20 +107,20 @@ def run_link_down(state, ctl, tl: Timeline, switch: str, port: int, *, workload:
         while True:
             t = fabric_us() - tl.t0_us
             if not down and t >= tl.start_us:
-                set_interface(iface, False)
+                begin(clis)
                 down = True
             if down and not up and t >= tl.end_us:
-                set_interface(iface, True)
+                end()
                 up = True
             monitor.poll()
             tl.sample_nics(fabric_us(), ctl.nics)
             tel.alerts.feed_nics(fabric_us(), tl.nic_samples[-1][1])
-            if up and not worker.is_alive():
+            if up and not worker.is_alive() and t >= hold_us:
                 break
             time.sleep(POLL_S)  # the pace of polling, not a synchronisation
     finally:
         if down and not up:
-            set_interface(iface, True)
+            end()
         worker.join(timeout=60 * dilation / 1e3)
         for c in clis.values():
             c.close()
