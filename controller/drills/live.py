@@ -16,10 +16,12 @@ Times given are fabric time (wall time / the fabric's time dilation), as everywh
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from controller.drills.timeline import Timeline
@@ -28,6 +30,7 @@ from controller.telemetry import Telemetry
 from controller.workloads import run_workload
 from p4rt.runtime_cli import CliClient
 
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 0.05  # wall seconds between polls of the switches' port state
 
 
@@ -58,7 +61,8 @@ def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, de
     def begin(clis) -> None:
         for c in clis.values():
             c.run(f"pfc_watchdog all {prio} detect={detect_ms:g} restore={detect_ms:g} action={action}")
-        proc.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}  # the sender imports netbase from here
+        proc.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
 
     def end() -> None:
         for p in proc:
