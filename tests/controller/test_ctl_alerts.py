@@ -61,3 +61,24 @@ def test_fabricctl_alerts_lists_the_log(tmp_path, capsys) -> None:
     assert main(["--state", str(tmp_path / "state.json"), "alerts"]) == 0
     out = capsys.readouterr().out
     assert "discards" in out and "leaf2:1 prio all" in out and "ongoing" in out
+
+
+def test_fabricctl_alerts_follow_streams_opens_and_closes(tmp_path, capsys, monkeypatch) -> None:
+    from controller import alerts_cmd
+
+    topo = leaf_spine(2, 2, 2)
+    log = tmp_path / "alerts.jsonl"
+    mon = AlertMonitor(topo, log=log)
+    steps = [lambda: mon.feed(_snap(1000, 1000, leaf2_1={"drops": 3})),
+             lambda: mon.feed(_snap(2000, 1000, leaf2_1={"drops": 0}))]
+
+    def tick(_s: float) -> None:  # each poll of the follower: the fabric moves on, then stop
+        if not steps:
+            raise KeyboardInterrupt
+        steps.pop(0)()
+
+    monkeypatch.setattr(alerts_cmd.time, "sleep", tick)
+    main(["--state", str(tmp_path / "state.json"), "alerts", "--follow"])  # Ctrl-C ends it, as fabricctl's do
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("open") and "leaf2:1 prio all" in lines[0] and "ongoing" in lines[0]
+    assert lines[1].startswith("close") and "to 2000.0 us" in lines[1]
