@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from controller import alerts_cmd
 from controller.alerts import AlertMonitor, AlertSettings, read_log
 from controller.cli import main
 from controller.telemetry import PortSample, Snapshot
@@ -64,8 +65,6 @@ def test_fabricctl_alerts_lists_the_log(tmp_path, capsys) -> None:
 
 
 def test_fabricctl_alerts_follow_streams_opens_and_closes(tmp_path, capsys, monkeypatch) -> None:
-    from controller import alerts_cmd
-
     topo = leaf_spine(2, 2, 2)
     log = tmp_path / "alerts.jsonl"
     mon = AlertMonitor(topo, log=log)
