@@ -19,7 +19,8 @@ from typing import Any
 
 import grpc
 
-from controller import sim_cmd
+from controller import alerts_cmd, sim_cmd
+from controller.drills import cli as drill_cmd
 from controller.fabric_rules import describe_index
 from controller.intent import diff
 from controller.profiles import PROFILES, settings_for
@@ -31,6 +32,7 @@ from controller.state import FabricState, StateError, default_path
 from controller.telemetry import Telemetry
 from controller.textfmt import shown_path, table
 from controller.workloads import run_workload, workload_specs
+from nicmodel.hw_counters import format_hw
 from nicmodel.mgmt import MgmtError, NicClient
 from nicmodel.workloads import CDF_FILES, WorkloadSpec
 from p4rt.errors import P4InfoError, P4RuntimeError
@@ -73,7 +75,7 @@ def build_parser(plugins: tuple[Any, ...] = ()) -> argparse.ArgumentParser:
     for name, what in (("tables", "table entries and selector groups"), ("counters", "counter values"),
                        ("registers", "register values")):
         sp = sub.add_parser(name, help=f"{what} of one switch", description=f"Read the {what} of SWITCH over P4Runtime.")
-        sp.add_argument("switch", metavar="SWITCH")
+        sp.add_argument("switch", metavar="SWITCH" if name != "counters" else "SWITCH|HOST")
         sp.add_argument("--name", help="only this one (P4Info name, or its last part, e.g. routing_v4)")
         if name != "tables":
             sp.add_argument("--all", action="store_true", help="also show zero values")
@@ -112,6 +114,7 @@ def build_parser(plugins: tuple[Any, ...] = ()) -> argparse.ArgumentParser:
     sp.add_argument("--interval", type=_positive_float, default=1.0, help="seconds between samples (wall clock)")
     sp.add_argument("--count", type=_positive_int, default=0, help="number of samples (default: until Ctrl-C)")
     sp.add_argument("--json", action="store_true", help="one JSON object per sample instead of a table")
+    alerts_cmd.add_threshold_args(sp)
 
     sp = sub.add_parser("report", help="FCT/slowdown percentiles, goodput, retransmissions, pauses; table + PNGs",
                         description="Compare saved runs (default: the latest run of each workload/profile in the "
@@ -125,6 +128,8 @@ def build_parser(plugins: tuple[Any, ...] = ()) -> argparse.ArgumentParser:
     sp.add_argument("switch", metavar="SWITCH")
 
     sim_cmd.add_parser(sub)
+    drill_cmd.add_parser(sub)
+    alerts_cmd.add_parser(sub)
     for plugin in plugins:
         plugin.add_parser(sub)
     return p
@@ -289,6 +294,10 @@ def _format_action(ctl, action) -> str:
 
 def cmd_counters(args, state_path: Path) -> int:
     with attached(state_path) as (_, ctl):
+        if args.switch in ctl.nics:  # a host: its NIC's counters under the names RDMA NICs use
+            print(f"NIC statistics of {args.switch}:")
+            print(format_hw(ctl.nics[args.switch].status()["counters"], args.all))
+            return 0
         sw = _switch(ctl, args.switch)
         names = [ctl.p4.resolve("counters", args.name)] if args.name else ctl.p4.names("counters")
         for name in names:
@@ -409,7 +418,7 @@ def cmd_run(args, state_path: Path) -> int:
 
 def cmd_telemetry(args, state_path: Path) -> int:
     with attached(state_path) as (_, ctl):
-        sampler = Telemetry(ctl)
+        sampler = Telemetry(ctl, alerts=alerts_cmd.monitor_for(args, ctl, state_path))
         sampler.sample()
         n = 0
         while not args.count or n < args.count:
@@ -475,6 +484,8 @@ COMMANDS = {
     "report": cmd_report,
     "shell": cmd_shell,
     "sim": sim_cmd.cmd_sim,
+    "drill": drill_cmd.cmd_drill,
+    "alerts": alerts_cmd.cmd_alerts,
 }
 
 if __name__ == "__main__":

@@ -65,6 +65,9 @@ class FabricController:
         self.installed: dict[str, Intent] = {s.name: Intent() for s in topo.switches}
         self.restores = 0  # switches given their pipeline and state back after a restart
         self.restore_failures = 0  # restore attempts that failed (and were retried)
+        # (switch, port) ends the switches report operationally down: their cables carry no
+        # route, ECMP group, DLB or spraying member until they come back (port_status)
+        self.ports_down: set[tuple[str, int]] = set()
         self._lock = threading.RLock()  # one writer at a time per fabric (apply vs reconnect)
         addresses = addresses or {s.name: f"127.0.0.1:{s.grpc_port}" for s in topo.switches}
         self.conns: dict[str, SwitchConnection] = {}
@@ -94,7 +97,7 @@ class FabricController:
     def adopt(self, settings: Settings, profile: str = "custom") -> None:
         """Take over a running fabric configured with ``settings`` (the CLI's case): nothing is
         written; later ``apply`` calls write only what differs from it."""
-        self.installed = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported)
+        self.installed = self._intents(settings)
         self.settings = settings
         self.profile = profile
 
@@ -119,9 +122,28 @@ class FabricController:
         for nic in self.nics.values():
             nic.close()
 
+    def port_status(self, switch: str, port: int, up: bool) -> int:
+        """A switch reported ``port``'s operational state (controller/oper_status.py polls it):
+        a port that went down leaves every route, ECMP group and DLB/spraying member list that
+        used its cable, on both ends; one that came back is used again. Returns the number of
+        updates written (0 when nothing changed)."""
+        with self._lock:
+            key = (switch, port)
+            if (key not in self.ports_down) == up:
+                return 0
+            if up:
+                self.ports_down.discard(key)
+            else:
+                self.ports_down.add(key)
+            return self._converge(self.settings, nics=False)
+
     # -- internals ----------------------------------------------------------------------
-    def _converge(self, settings: Settings) -> int:
-        desired = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported)
+    def _intents(self, settings: Settings) -> dict[str, Intent]:
+        return fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
+                                          down=self.ports_down)
+
+    def _converge(self, settings: Settings, nics: bool = True) -> int:
+        desired = self._intents(settings)
         written = 0
         for name, conn in self.conns.items():
             updates = diff(self.p4, self.installed[name], desired[name])
@@ -135,7 +157,8 @@ class FabricController:
             self.installed[name] = desired[name]
             written += len(updates)
         self.settings = settings
-        self.configure_nics()
+        if nics:
+            self.configure_nics()
         return written
 
     def _restore(self, conn: SwitchConnection) -> None:

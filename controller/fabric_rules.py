@@ -23,6 +23,7 @@ Per switch it installs:
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Any
 
 from controller.intent import Intent
@@ -87,16 +88,18 @@ def bytes_to_pkts(nbytes: int, topo: Topology) -> int:
 
 
 def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex,
-                  clone_cos: bool = True) -> dict[str, Intent]:
+                  clone_cos: bool = True, down: Collection[tuple[str, int]] = ()) -> dict[str, Intent]:
     """The whole desired state of every switch. ``clone_cos`` False (a BMv2 pipeline, whose
-    P4Runtime layer refuses a class of service other than 0) writes PFC sessions with 0."""
+    P4Runtime layer refuses a class of service other than 0) writes PFC sessions with 0.
+    ``down``: (switch, port) ends reported down, whose cables carry no route."""
     r = Rules(p4)
-    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos) for s in topo.switches}
+    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos, down) for s in topo.switches}
 
 
-def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool) -> Intent:
+def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool,
+                   down: Collection[tuple[str, int]]) -> Intent:
     it = Intent()
-    _routing(topo, r, name, it)
+    _routing(topo, r, name, it, down)
     _classes(st, r, it)
     _load_balancing(st, r, it)
     _ecn(topo, st, r, name, it)
@@ -105,24 +108,30 @@ def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos:
     return it
 
 
-def _routing(topo: Topology, r: Rules, name: str, it: Intent) -> None:
+def _routing(topo: Topology, r: Rules, name: str, it: Intent, down: Collection[tuple[str, int]] = ()) -> None:
+    """Routes, and one next-hop group per distinct set of next hops: all uplinks share group
+    UPLINK_GROUP while every cable is up; a cable reported down splits off the groups of the
+    destinations it no longer reaches (numbered from UPLINK_GROUP + 1 in route order)."""
     sw = topo.switch(name)
     selector = r.p4.resolve("action_profiles", "ecmp_selector")
-    for route in routes(topo, name):
+    group_of: dict[tuple[int, ...], int] = {}
+    for route in routes(topo, name, down):
         prefix = Lpm(int(route.prefix.network_address), route.prefix.prefixlen)
         if len(route.next_hops) == 1:
             it.add_entry(*r.entry("routing_v4", [prefix], r.action("route_to_port", port=route.next_hops[0].port)))
             continue
-        it.add_entry(*r.entry("routing_v4", [prefix], r.action("set_nh_group", group_id=UPLINK_GROUP)))
-        if (selector, UPLINK_GROUP) in it.groups:
+        ports = tuple(nh.port for nh in route.next_hops)[:LB_MAX_MEMBERS]
+        known = ports in group_of
+        group = group_of.setdefault(ports, UPLINK_GROUP + len(group_of))
+        it.add_entry(*r.entry("routing_v4", [prefix], r.action("set_nh_group", group_id=group)))
+        if known:
             continue
-        ports = [nh.port for nh in route.next_hops][:LB_MAX_MEMBERS]
         for port in ports:
             it.add_member(selector, port, r.action("set_egress_port", port=port))
-        it.add_group(selector, UPLINK_GROUP, [(port, 1) for port in ports])
-        it.add_entry(*r.entry("ecmp", [Exact(UPLINK_GROUP)], GroupRef(UPLINK_GROUP)))
+        it.add_group(selector, group, [(port, 1) for port in ports])
+        it.add_entry(*r.entry("ecmp", [Exact(group)], GroupRef(group)))
         members = {f"port{i}": (ports[i] if i < len(ports) else 0) for i in range(LB_MAX_MEMBERS)}
-        it.add_entry(*r.entry("lb_group", [Exact(UPLINK_GROUP)], r.action("set_lb_members", count=len(ports), **members)))
+        it.add_entry(*r.entry("lb_group", [Exact(group)], r.action("set_lb_members", count=len(ports), **members)))
     for port, (peer, _, _) in sorted(topo.ports_of(name).items()):
         peer_mac = topo.switch(peer).mac if peer in topo.switch_names() else topo.host(peer).mac
         it.add_entry(*r.entry("next_hop_mac", [Exact(port)],

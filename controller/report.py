@@ -58,6 +58,8 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     row("switch drops", lambda r: r.drops)
     row("kernel socket drops", lambda r: r.kernel_drops)
     row("INT reports", lambda r: r.int_reports)
+    row("alerts: microburst/congestion/discards",
+        lambda r: "/".join(str(sum(1 for a in r.alerts if a["kind"] == k)) for k in ("microburst", "congestion", "discards")))
     return rows
 
 

@@ -65,6 +65,7 @@ class RunResult:
     links: list[LinkSeries] = field(default_factory=list)
     queue_depth: dict[str, list[tuple[float, int]]] = field(default_factory=dict)  # "leaf1:3" -> (t_us, pkts)
     nic_stats: dict[str, dict[str, Any]] = field(default_factory=dict)  # raw per-host statistics
+    alerts: list[dict[str, Any]] = field(default_factory=list)  # baselines crossed (controller/alerts.py)
     ok: bool = True  # every message completed with its data intact
     data_verified: list[str] = field(default_factory=list)  # hosts whose received bytes were checked equal
     errors: list[str] = field(default_factory=list)

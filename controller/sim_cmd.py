@@ -235,7 +235,9 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
              sample_us: float | None = None, observe: Callable[[str, Any], None] | None = None,
              cables_down: list[tuple[str, str, int, int | None]] = (),
              impaired: list[tuple[str, str, dict[str, float]]] = (), nic_options: dict[str, Any] | None = None,
-             on_tick: Callable[[Any, int], None] | None = None) -> SimRun:
+             on_tick: Callable[[Any, int], None] | None = None,
+             prepare: Callable[[P4Fabric, FabricController, Telemetry], Callable[[int], None] | None] | None = None,
+             hold_ns: int = 0) -> SimRun:
     """Configure a fresh simulated fabric with ``settings`` through the controller, start each
     host's workload ``specs[host]`` and advance virtual time until every host is done (or
     ``until_ns``), sampling telemetry every ``sample_us`` simulated microseconds (default:
@@ -245,7 +247,11 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
     to, {"loss": p, ...}) one direction of a cable impaired alone (``P4Fabric.impair``).
     ``nic_options``: keyword arguments of every ``Nic`` (e.g. ``roce_extensions=False``).
     ``on_tick(fabric, now)`` is called every 10 simulated microseconds (experiments' own sampling).
-    The controller stays connected (for reads); the caller closes it."""
+    The controller stays connected (for reads); the caller closes it.
+    ``prepare(fabric, controller, telemetry)`` runs before the workload starts (drills schedule
+    their faults there) and may return a callback called with the time after every telemetry
+    sample; ``hold_ns`` keeps the run going at least that long after the start even when the
+    workload is done."""
 
     fab = P4Fabric(topo, seed=seed, impairments=LinkConfig(loss=loss) if loss else None, nic_options=nic_options)
     for src, dst, fields in impaired:
@@ -266,6 +272,7 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
     t0 = fab.now_ns()
     for a, b, down, up in cables_down:
         fab.cable_down(a, b, t0 + down, None if up is None else t0 + up)
+    after_sample = prepare(fab, ctl, tel) if prepare is not None else None
     tel.start_run()
     for h in hosts:
         nics[h].start_workload(specs[h])
@@ -281,6 +288,8 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
         if now >= next_sample:
             tel.sample()
             next_sample = now + sample_us * 1e3
+            if after_sample is not None:
+                after_sample(now)
         if progress is not None:
             if until_ns is not None:
                 frac = now / until_ns
@@ -288,8 +297,11 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
                 frac = sum(nics[h].endpoint.progress() for h in hosts) / len(hosts)
             progress.update(frac, f"{now / 1e3:.0f} us simulated")
 
-    done = fab.run(lambda: all(nics[h].endpoint.done for h in hosts), until_ns=until_ns, on_tick=tick)
+    done = fab.run(lambda: all(nics[h].endpoint.done for h in hosts) and fab.now_ns() >= t0 + hold_ns,
+                   until_ns=until_ns, on_tick=tick)
     tel.sample()
+    if after_sample is not None:
+        after_sample(fab.now_ns())
     if progress is not None:
         progress.done(f"{fab.now_ns() / 1e3:.0f} us simulated" if done else "stopped")
     statuses = {h: nics[h].workload_status() for h in hosts}

@@ -9,7 +9,8 @@ Two sources, both target-agnostic (P4Runtime only):
   port (link utilisation = delta bytes x 8 / (delta fabric time x link rate)), ECN marks,
   pauses sent, drops and INT reports per port. Fabric time is wall time / time dilation.
 
-``write(dir)`` leaves ``samples.csv`` (one row per switch port per sample), ``int_hops.csv``
+``write(dir)`` leaves ``alerts.json`` (the baselines' alerts, controller/alerts.py),
+``samples.csv`` (one row per switch port per sample), ``int_hops.csv``
 (one row per hop record) and ``summary.json``.
 """
 
@@ -26,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from controller import fabric_rules
+from controller.alerts import AlertMonitor
 from controller.results import LinkSeries
+from controller.settings import Classes
 from controller.textfmt import table
 from nicmodel import int_md
 from nicmodel.cc.base import HopInt
@@ -87,10 +90,13 @@ class HopPoint:
 
 
 class Telemetry:
-    def __init__(self, ctl, fabric_us: Callable[[], float] | None = None) -> None:
+    def __init__(self, ctl, fabric_us: Callable[[], float] | None = None, alerts: AlertMonitor | None = None) -> None:
         """``fabric_us``: the fabric's clock in microseconds; by default wall time over the
-        time dilation (live), the engine's clock in virtual time."""
+        time dilation (live), the engine's clock in virtual time. ``alerts``: evaluates the
+        baselines on every sample (by default with the default thresholds, no log)."""
         self.ctl = ctl
+        classes = ctl.settings.classes if hasattr(ctl, "settings") else Classes()  # a bare reader: the defaults
+        self.alerts = alerts or AlertMonitor(ctl.topo, data_prio=classes.data_priority)
         self.topo = ctl.topo
         self.dilation = float(self.topo.time_dilation)
         self.fabric_us = fabric_us or (lambda: time.monotonic() * 1e6 / self.dilation)
@@ -150,6 +156,7 @@ class Telemetry:
         with self._lock:
             self.snapshots.append(snap)
             self._prev = snap
+        self.alerts.feed(snap)
         return snap
 
     def start_run(self) -> None:
@@ -159,6 +166,11 @@ class Telemetry:
             self._run_start = len(self.snapshots) - 1
             self._hops_start = len(self.hops)
             self._reports_start = dict(self.reports)
+
+    def run_alerts(self) -> list[dict[str, Any]]:
+        """The alerts that started since ``start_run`` (or are still open), as dicts."""
+        since = self.snapshots[self._run_start].at_us - self.alerts.t0_us if self.snapshots else 0.0
+        return [a.to_dict() for a in self.alerts.all() if a.start_us >= since or a.end_us is None]
 
     def _run_snaps(self) -> list[Snapshot]:
         return self.snapshots[self._run_start:]
@@ -217,6 +229,7 @@ class Telemetry:
             w.writerow(["switch", "egress_port", "egress_ts_us", "qdepth_pkts", "hop_latency_us"])
             for h in self.hops:
                 w.writerow([h.switch, h.port, h.t_us, h.qdepth, h.hop_latency_us])
+        (directory / "alerts.json").write_text(json.dumps([a.to_dict() for a in self.alerts.all()], indent=1))
         (directory / "summary.json").write_text(json.dumps({
             "samples": len(self.snapshots),
             "int_reports_per_switch": self.reports,

@@ -180,6 +180,7 @@ def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], 
         links=tel.link_series(),
         queue_depth=tel.queue_depth_series(),
         nic_stats=nic_stats,
+        alerts=tel.run_alerts(),
         ok=not errors,
         errors=errors,
     )

@@ -56,6 +56,7 @@ class P4Fabric:
         (rate and delay always come from the topology)."""
         self.topo = topo
         self.seed = seed
+        self._sessions: dict[str, list[InProcessConnection]] = {}
         self.sim = Simulator()
         # wall and CPU time spent in run(): the simulator's own speed, for benchmarks only
         self.run_wall_s = 0.0
@@ -122,8 +123,30 @@ class P4Fabric:
                    on_reconnect: Callable[[Any], None] | None = None) -> InProcessConnection:
         """A P4Runtime session with switch ``name`` (the controller's SwitchConnection arguments)."""
         node = self.switches[name]
-        return InProcessConnection(node.service, name, address, device_id, election_id,
+        conn = InProcessConnection(node.service, name, address, device_id, election_id,
                                    on_packet_in=on_packet_in, on_digest=on_digest, on_reconnect=on_reconnect)
+        self._sessions.setdefault(name, []).append(conn)
+        return conn
+
+    def restart_switch(self, name: str, at_ns: int, boot_ns: int = 0) -> None:
+        """Switch ``name`` restarts at ``at_ns``: it loses its program and state at once and,
+        ``boot_ns`` later, accepts sessions again; the controller's sessions then reconnect
+        (and their ``on_reconnect`` runs, as after a live switch's restart)."""
+        node = self.switches[name]
+
+        def reconnect() -> None:
+            for conn in self._sessions.get(name, []):
+                if conn.wait_closed(0):
+                    continue
+                conn.service = node.service
+                conn.is_primary.clear()
+                conn.connect()
+                conn.reconnects += 1
+                if conn.on_reconnect is not None:
+                    conn.on_reconnect(conn)
+
+        self.sim.at(at_ns, node.restart)
+        self.sim.at(at_ns + boot_ns, reconnect)
 
     # -- running ------------------------------------------------------------------------
     def now_ns(self) -> int:

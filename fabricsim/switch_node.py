@@ -17,6 +17,7 @@ from typing import Any
 from fabricsim.engine import Simulator
 from fabricsim.link import Link
 from p4switch.p4runtime.service import P4RuntimeService
+from p4switch.switch.commands import Commands
 from p4switch.switch.device import Device, check_device_config
 from p4switch.switch.tm import MAX_PRIORITY_QUEUES
 
@@ -46,6 +47,11 @@ class LinkPort:
         self.link.transmit(frame)
         return True
 
+    @property
+    def oper_up(self) -> bool:
+        """The PHY's state (``show_ports``): the link a cable event took down is down."""
+        return self.link.up
+
 
 class SwitchNode:
     """One switch: its device, its P4Runtime service, and its wake-ups on the engine."""
@@ -54,12 +60,29 @@ class SwitchNode:
                  check_config: Callable[[bytes], Any] = check_device_config) -> None:
         self.sim = sim
         self.name = name
-        self.device = Device(device_id, cpu_port, priority_queues=MAX_PRIORITY_QUEUES, clock=EngineClock(sim),
+        self._device_args = (device_id, cpu_port, queue_depth_pkts, check_config)
+        self.ports: dict[int, Link] = {}
+        self.restarts = 0
+        self._wake_at: int | None = None
+        self._boot()
+
+    def _boot(self) -> None:
+        """A fresh device, as a started process has: no program, no entries, empty queues."""
+        device_id, cpu_port, queue_depth_pkts, check_config = self._device_args
+        self.device = Device(device_id, cpu_port, priority_queues=MAX_PRIORITY_QUEUES, clock=EngineClock(self.sim),
                              queue_capacity=queue_depth_pkts, check_config=check_config)
         self.device.notify = self.wake  # packet-outs and link changes from the control plane
         self.service = P4RuntimeService(self.device)
-        self.ports: dict[int, Link] = {}
-        self._wake_at: int | None = None
+        self.cli = Commands(self.device)  # the runtime CLI's words, in process
+
+    def restart(self) -> None:
+        """The switch process died and started again: everything it held is gone, its ports
+        come back on the same links (the controller's sessions must reconnect)."""
+        names = dict(self.device.port_names)
+        self._boot()
+        for port, link in list(self.ports.items()):
+            self.add_port(port, link, names[port])
+        self.restarts += 1
 
     def add_port(self, port: int, link: Link, name: str) -> None:
         """Port ``port`` transmits on ``link`` at its rate (the traffic manager's serializer)."""
@@ -69,10 +92,9 @@ class SwitchNode:
 
     def receiver(self, port: int) -> Callable[[bytes], None]:
         """What a link delivers to for frames arriving on ``port``."""
-        device = self.device
 
         def receive(frame: bytes) -> None:
-            device.receive(port, frame)
+            self.device.receive(port, frame)  # looked up per frame: a restart replaces the device
             self.wake()
 
         return receive

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from netbase.packet_socket import PacketSocketPort
+from nicmodel.hw_counters import format_hw
 from nicmodel.live import LiveNic
 from nicmodel.mgmt import MgmtError, MgmtServer, NicClient
 from nicmodel.settings import CC_ALGORITHMS, IB_MTUS, LOSS_DETECTION, RELIABILITY, NicSettings
@@ -123,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
         q = sub.add_parser(name, help=text, description=text.capitalize() + ".")
         q.add_argument("--mgmt", required=True, help="Unix socket path of the NIC's management API")
         q.add_argument("--json", action="store_true", help="print the raw JSON")
+        if name == "stats":
+            q.add_argument("--hw", action="store_true",
+                           help="the counters under RDMA NICs' names (np_cnp_sent, rx_prio3_pause, ...; "
+                                "nicmodel/hw_counters.py), one per line as ethtool -S prints them")
 
     wl = sub.add_parser("workload", help="start a workload on a serving NIC",
                         description="Start a workload on the NIC serving MGMT (same spec on every host, "
@@ -259,6 +264,9 @@ def _connect(path: str) -> NicClient:
 def _query(args: argparse.Namespace) -> int:
     try:
         with _connect(args.mgmt) as client:
+            if getattr(args, "hw", False):
+                print(format_hw(client.status()["counters"]))
+                return 0
             result = client.stats() if args.command == "stats" else client.status()
     except MgmtError as exc:
         print(f"rnic: error: {exc.code}: {exc.message}", file=sys.stderr)

@@ -56,6 +56,7 @@ class NicCounters:
     frames_received: int = 0
     frames_sent: int = 0
     pause_frames_received: int = 0
+    pause_frames_by_prio: list = field(default_factory=lambda: [0] * 8)  # PFC frames enabling each class
     drops: Counter = field(default_factory=Counter)  # reason -> frames
 
     def as_dict(self) -> dict:

@@ -292,6 +292,7 @@ class Nic:
         earlier pause); a time of 0 resumes it."""
         self.counters.pause_frames_received += 1
         for prio in f.enabled():
+            self.counters.pause_frames_by_prio[prio] += 1
             until = now_ns + pfc.quanta_to_ns(f.quanta[prio], self.line_rate_bps)
             if self._pause_until[prio] > now_ns:  # still paused: the same interval goes on
                 self._pause_until[prio] = until

@@ -561,11 +561,18 @@ def nic_counters(nic: Nic, now_ns: int) -> dict[str, float]:
         "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "spurious_retransmits",
         "naks_sent", "naks_received",
         "cnps_sent", "cnps_received", "ce_received", "timeouts", "out_of_order_received",
-        "out_of_order_dropped", "duplicates_received", "messages_sent", "messages_received")}
+        "out_of_order_dropped", "duplicates_received", "messages_sent", "messages_received",
+        "payload_bytes_delivered", "rnr_naks_received")}
     total["reassembly_peak_bytes"] = max((q["reassembly_peak_bytes"] for q in qps), default=0)
     total["reorder_peak_ns"] = max((q["reorder_peak_ns"] for q in qps), default=0)
     total["pause_ns"] = sum(d["pause_ns"])
     total["pause_frames_received"] = d["pause_frames_received"]
+    for prio, n in enumerate(d["pause_frames_by_prio"]):
+        total[f"pause_frames_prio{prio}"] = n
+    for prio, ns in enumerate(d["pause_ns"]):
+        total[f"pause_ns_prio{prio}"] = ns
+    total["frames_received"] = d["frames_received"]
+    total["frames_sent"] = d["frames_sent"]
     total["frames_dropped"] = sum(d["drops"].values())
     for reason, count in d["drops"].items():  # e.g. drop_not_udp, drop_bad_icrc
         total[f"drop_{reason}"] = count

@@ -7,6 +7,8 @@ prints so scripts written for BMv2 read it the same way.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from p4rt.entries import ActionCall, EntryAction, Exact, FieldMatch, GroupRef, Lpm, MemberRef, Range, Ternary
 from p4rt.p4info import KeyInfo
 
@@ -66,3 +68,17 @@ def cli_action_text(a: EntryAction | None) -> str:
     if isinstance(a, GroupRef):
         return f"group {a.group_id}"
     return "(none)"
+
+
+PORTS_HEADER = "port # | iface name       | status | extra info"
+
+
+def ports_table(rows: Iterable[tuple[int, str, bool, Mapping[str, str]]]) -> str:
+    """``show_ports`` as our switch and ``p4switch-cli`` print it, from (port, interface,
+    operationally up, extra info) rows: the same text from either target, which
+    ``controller.oper_status`` reads back."""
+    lines = [PORTS_HEADER]
+    for port, name, up, extra in rows:
+        info = " ".join(f"{k}={v}" for k, v in extra.items())
+        lines.append(f"{port:^7}| {name:<17}| {'UP' if up else 'DOWN':<7}| {info}")
+    return "\n".join(lines)

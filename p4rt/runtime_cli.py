@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 from p4rt.bmv2_runtime import DEFAULT_PORT, Bmv2Error, Bmv2Runtime, QueueConfigError
+from p4rt.formatting import ports_table
 from p4rt.thrift import ApplicationError, ProtocolError
 
 
@@ -213,11 +214,8 @@ class CliClient:
 
     def do_show_ports(self, args: list[str]) -> str:
         _arity(args, 0, 0, "show_ports")
-        lines = [f"{'port #':^10}{'iface name':^20}{'status':^10}extra info", "=" * 50]
-        for p in self.runtime.show_ports():
-            extra = "; ".join(f"{k}={v}" for k, v in p.get("extra", {}).items())
-            lines.append(f"{p['port_num']:^10}{p['iface_name']:^20}{'UP' if p.get('is_up') else 'DOWN':^10}{extra}")
-        return "\n".join(lines)
+        return ports_table((p["port_num"], p["iface_name"], bool(p.get("is_up")), p.get("extra", {}))
+                           for p in self.runtime.show_ports())
 
     def do_get_time_elapsed(self, args: list[str]) -> str:
         _arity(args, 0, 0, "get_time_elapsed")

@@ -37,7 +37,7 @@ from p4rt.entries import (
     TableEntry,
     priority_from_cli,
 )
-from p4rt.formatting import cli_action_text, cli_match_text
+from p4rt.formatting import cli_action_text, cli_match_text, ports_table
 from p4rt.runtime_cli import CommandError, parse_float, parse_int
 from p4switch.stf.values import parse_match
 from p4switch.switch.pfc import NUM_CLASSES, WatchdogConfig
@@ -278,9 +278,11 @@ class Commands:
         out = []
         for port in sorted(d.port_names):
             name = d.port_names[port]
-            state = Path(f"/sys/class/net/{name}/operstate")
-            up = state.read_text().strip() != "down" if state.exists() else True
             io = d.ports[port]
+            up = getattr(io, "oper_up", None)  # a port that knows its PHY state (a simulated link)
+            if up is None:  # else the interface's operstate: a veth set down or a cut cable
+                state = Path(f"/sys/class/net/{name}/operstate")
+                up = state.read_text().strip() != "down" if state.exists() else True
             kernel = io.kernel_drops() if hasattr(io, "kernel_drops") else {}  # what the kernel lost, by reason
             extra = {"rx": str(d.port_rx[port]),
                      "rx_errors": str(getattr(io, "rx_errors", 0)),  # packet-socket ports count receive failures
@@ -361,6 +363,10 @@ class Commands:
         table = self._extern("tables", args[0])
         table.set_default(self._action_call(table, args[1], args[2:]))
         return ""
+
+    def do_show_ports(self, args: list[str]) -> str:
+        self._arity(args, 0, 0, "show_ports")
+        return ports_table(self.ports())
 
     # ---- our own words -------------------------------------------------------------------
     def do_set_link(self, args: list[str]) -> str:

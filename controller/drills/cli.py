@@ -1,0 +1,137 @@
+"""``fabricctl drill NAME ...``: rehearse a failure and print what the fabric did.
+
+    fabricctl drill link-down leaf1:3 --at 20us --for 60us --sim --topology leafspine:2x2x2
+    fabricctl drill pfc-storm h1_1 --prio 3 --sim --topology leafspine:2x2x2
+
+With ``--sim`` the drill runs in the virtual-time fabric (nothing else needs to be up); the
+table (before / during / after), the events with their fabric times, ``drill_NAME.json`` and
+the heat map with the fault marked are written under ``--out``. Without it the drill acts on
+the running Mininet fabric (live.py; link-down and pfc-storm so far).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from controller.drills import live, sim
+from controller.drills.timeline import Timeline, save
+from controller.pipeline import compile_fabric
+from controller.profiles import PROFILES
+from controller.session import attached
+from controller.sim_cmd import _duration_ns, _size, parse_topology
+from controller.textfmt import shown_path
+
+DRILLS = ("link-down", "pfc-storm", "switch-restart")
+WATCHDOG_ACTIONS = ("drop", "forward")  # the switch's (p4switch/switch/pfc.py)
+# Defaults per drill: fault start, fault length, workload, bytes per host, telemetry interval (us).
+# A storm must outlast the watchdog's 200 ms detection, so that drill samples coarsely.
+DEFAULTS = {
+    "link-down": (20_000, 60_000, "all-to-all", 1 << 20, 5.0),
+    "pfc-storm": (20_000, 300_000_000, "incast", 256 * 1024, 20_000.0),
+    "switch-restart": (20_000, 50_000, "all-to-all", 256 * 1024, 5.0),
+}
+# Live, the fabric runs time-dilated (a few wall seconds are a few hundred fabric us at D=20000)
+# and a workload takes wall seconds to start: the fault comes later and lasts longer.
+LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
+                 "pfc-storm": (100_000, 300_000_000, "incast", 256 * 1024, 0.0)}
+HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000}  # kept running after the fault ends
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("drill", help="rehearse a failure: link-down, pfc-storm, switch-restart",
+                       description="Run a workload, inject a fault at a chosen time and print the fabric's "
+                                   "reaction before / during / after it.")
+    p.add_argument("name", choices=DRILLS, metavar="NAME", help=" | ".join(DRILLS))
+    p.add_argument("target", help="link-down: SW:PORT; pfc-storm: HOST; switch-restart: SW")
+    p.add_argument("--boot", type=_duration_ns, default=None,
+                   help="switch-restart: how long the switch takes to start again (default: --for)")
+    p.add_argument("--at", type=_duration_ns, default=None, help="fault start after the workload's start (e.g. 20us)")
+    p.add_argument("--for", dest="length", type=_duration_ns, default=None, help="how long the fault lasts (e.g. 60us, 300ms)")
+    p.add_argument("--prio", type=int, default=3, help="pfc-storm: the paused priority (default 3, the lossless class)")
+    p.add_argument("--action", choices=WATCHDOG_ACTIONS, default="drop", help="pfc-storm: watchdog action (default drop)")
+    p.add_argument("--detect", type=float, default=200.0,
+                   help="pfc-storm: watchdog detection and restoration, fabric ms (default 200, SONiC's)")
+    p.add_argument("--sim", action="store_true", help="in the virtual-time fabric (no running fabric needed)")
+    p.add_argument("--topology", default="leafspine:2x2x2", help="--sim: FILE, leafspine:NxMxK or fattree:K")
+    p.add_argument("--profile", choices=list(PROFILES), default="ai-fabric")
+    p.add_argument("--workload", choices=("all-to-all", "all-reduce", "incast", "poisson"), default=None)
+    p.add_argument("--size", type=_size, default=None, help="bytes per host")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, default=Path("out/drills"))
+
+
+def prepare(args: argparse.Namespace, topo, live: bool = False) -> tuple[Timeline, object, dict]:
+    """The drill's timeline, fault and run options from the arguments; ValueError if bad."""
+    at, length, workload, size, sample_us = (LIVE_DEFAULTS if live else DEFAULTS)[args.name]
+    at = args.at if args.at is not None else at
+    length = args.length if args.length is not None else length
+    if args.name == "link-down":
+        switch, _, port = args.target.partition(":")
+        if switch not in topo.switch_names() or not port.isdigit() or int(port) not in topo.ports_of(switch):
+            raise ValueError(f"link-down: {args.target!r} is not a SWITCH:PORT of {topo.name}")
+        fault = sim.cable_fault(switch, int(port), at, length)
+        what = f"{switch}:{port} (cable to {topo.ports_of(switch)[int(port)][0]}) down"
+    elif args.name == "switch-restart":
+        if args.target not in topo.switch_names():
+            raise ValueError(f"switch-restart: no switch {args.target!r} in {topo.name}")
+        fault = sim.restart_fault(args.target, at, args.boot if args.boot is not None else length)
+        what = f"{args.target} restarts"
+    else:
+        if args.target not in {h.name for h in topo.hosts}:
+            raise ValueError(f"pfc-storm: no host {args.target!r} in {topo.name}")
+        if not 0 <= args.prio < 8:
+            raise ValueError("--prio must be 0..7")
+        if args.detect <= 0:
+            raise ValueError("--detect must be positive")
+        fault = sim.storm_fault(args.target, args.prio, at, length, args.action, args.detect, args.detect)
+        what = f"{args.target} sends PFC XOFF on prio {args.prio} (watchdog action {args.action})"
+    tl = Timeline(args.name, what, at / 1e3, (at + length) / 1e3)
+    opts = {"workload": args.workload or workload, "size": args.size or size, "sample_us": sample_us,
+            "hold_ns": at + length + HOLD_NS[args.name], "seed": args.seed}
+    return tl, fault, opts
+
+
+def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
+    """The drill against the running fabric (link-down only, so far)."""
+    if args.name not in LIVE_DEFAULTS:
+        print(f"fabricctl: error: {args.name} runs with --sim only so far (live: {', '.join(LIVE_DEFAULTS)})",
+              file=sys.stderr)
+        return 2
+    with attached(state_path, with_nics=True) as (state, ctl):
+        try:
+            tl, _, opts = prepare(args, ctl.topo, live=True)
+        except ValueError as e:
+            print(f"fabricctl: error: {e}", file=sys.stderr)
+            return 2
+        ctl.connect(timeout=10)  # primary while the drill lasts: its reroutes are written
+        if args.name == "link-down":
+            switch, _, port = args.target.partition(":")
+            tel = live.run_link_down(state, ctl, tl, switch, int(port), workload=opts["workload"], size=opts["size"])
+        else:
+            tel = live.run_storm(state, ctl, tl, args.target, args.prio, action=args.action, detect_ms=args.detect,
+                                 workload=opts["workload"], size=opts["size"])
+    return _show(tl, tel, args.out)
+
+
+def _show(tl: Timeline, tel, out: Path) -> int:
+    print(tl.format())
+    print(f"longest receive stall of any host: {tl.max_stall_us():.1f} us")
+    for path in save(tl, tel.link_series(), out):
+        print(f"wrote {shown_path(path)}")
+    return 0  # the drill ran; what the fault broke (errors included) is its record
+
+
+def cmd_drill(args: argparse.Namespace, state_path: Path) -> int:
+    if not args.sim:
+        return cmd_live(args, state_path)
+    try:
+        topo = parse_topology(args.topology)
+        tl, fault, opts = prepare(args, topo)
+    except (ValueError, OSError) as e:
+        print(f"fabricctl: error: {e}", file=sys.stderr)
+        return 2
+    pipe = compile_fabric("ours", args.out / "build")
+    run = sim.run(topo, pipe, args.profile, tl, fault, **opts)
+    return _show(tl, run.telemetry, args.out)

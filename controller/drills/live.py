@@ -1,0 +1,139 @@
+"""Drills against the running Mininet fabric (the one ``fabricctl`` finds by its state file).
+
+The workload runs as ``fabricctl run`` runs it (``run_workload``, in a thread); meanwhile this
+module polls every switch's runtime CLI (``show_ports``, ``pfc_stats``: controller/oper_status.py)
+and the NICs' counters, and at the chosen fabric time injects the fault:
+
+- link-down: the switch's interface (``SW-ethPORT``, Mininet's name) is set down with ``ip link``
+  and up again after ``--for``; the veth's peer loses carrier, so both switches report it;
+- pfc-storm: every switch's PFC watchdog is armed (runtime CLI ``pfc_watchdog``) and the host
+  sends XOFF frames from its own namespace (pause_sender.py under ``nsenter``). The detection
+  time is fabric time: 200 ms last 200 ms x the dilation of wall time (over an hour at
+  D=20000), so ``--detect`` shortens it for a live rehearsal.
+
+Times given are fabric time (wall time / the fabric's time dilation), as everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from controller.drills.timeline import Timeline
+from controller.oper_status import FabricMonitor
+from controller.telemetry import Telemetry
+from controller.workloads import run_workload
+from p4rt.runtime_cli import CliClient
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+POLL_S = 0.05  # wall seconds between polls of the switches' port state
+
+
+def set_interface(name: str, up: bool) -> None:
+    subprocess.run(["ip", "link", "set", name, "up" if up else "down"], check=True, capture_output=True)
+
+
+def run_link_down(state, ctl, tl: Timeline, switch: str, port: int, *, workload: str, size: int) -> Telemetry:
+    """Run ``workload`` on every host, take ``switch:port`` down from ``tl.start_us`` to
+    ``tl.end_us`` (fabric time from the workload's start) and record it in ``tl``."""
+    iface = f"{switch}-eth{port}"
+    return run(state, ctl, tl, lambda clis: set_interface(iface, False), lambda: set_interface(iface, True),
+               workload=workload, size=size)
+
+
+def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, detect_ms: float,
+              workload: str, size: int) -> Telemetry:
+    """Every switch's watchdog armed on ``prio`` (fabric ms); ``host`` sends XOFF on ``prio``
+    from its interface from ``tl.start_us`` to ``tl.end_us`` (pause_sender.py in its namespace)."""
+    dilation = float(ctl.topo.time_dilation)
+    h = ctl.topo.host(host)
+    length_s = (tl.end_us - tl.start_us) * 1e-6 * dilation
+    cmd = ["nsenter", f"--net=/proc/{state.nics[host].pid}/ns/net", sys.executable, "-m",
+           "controller.drills.pause_sender", f"{host}-eth0", h.mac, str(prio), str(STORM_INTERVAL_US * 1e-6 * dilation),
+           str(length_s)]
+    proc: list[subprocess.Popen] = []
+
+    def begin(clis) -> None:
+        for c in clis.values():
+            c.run(f"pfc_watchdog all {prio} detect={detect_ms:g} restore={detect_ms:g} action={action}")
+        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}  # the sender imports netbase from here
+        proc.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+
+    def end() -> None:
+        for p in proc:
+            try:
+                p.wait(timeout=STORM_INTERVAL_US * 1e-6 * dilation + 5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    return run(state, ctl, tl, begin, end, workload=workload, size=size,
+               hold_us=tl.end_us + detect_ms * 1e3 * 1.2)
+
+
+STORM_INTERVAL_US = 100.0  # fabric time between a stuck host's XOFFs (each pauses 335 us at 100G)
+
+
+def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_us: float = 0.0) -> Telemetry:
+    """The workload on every host with ``begin(clis)`` at ``tl.start_us`` and ``end()`` at
+    ``tl.end_us``; polls and records until both happened, the workload is over and ``hold_us``
+    of fabric time passed."""
+    missing = [name for name, info in state.switches.items() if not info.thrift_port]
+    if missing:
+        raise ValueError(f"no runtime CLI port for {', '.join(missing)} (the state file predates it)")
+    clis = {name: CliClient(info.thrift_port, timeout=5) for name, info in state.switches.items()}
+    tel = Telemetry(ctl)
+    ctl.on_packet_in = tel.on_packet_in
+    dilation = float(ctl.topo.time_dilation)
+    fabric_us = tel.fabric_us
+    monitor = FabricMonitor(ctl, {n: c.run for n, c in clis.items()}, fabric_us=lambda: fabric_us() - tl.t0_us)
+    monitor.events = tl.events
+    hosts = [h.name for h in ctl.topo.hosts]
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["run"] = run_workload(state, ctl, workload, hosts, size=size, progress=False, telemetry=tel)
+        except Exception as e:  # noqa: BLE001 - reported with the drill
+            result["error"] = str(e)
+
+    monitor.poll()
+    tl.t0_us = tel.alerts.t0_us = fabric_us()
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    down = up = False
+    try:
+        while True:
+            t = fabric_us() - tl.t0_us
+            if not down and t >= tl.start_us:
+                begin(clis)
+                down = True
+            if down and not up and t >= tl.end_us:
+                end()
+                up = True
+            monitor.poll()
+            tl.sample_nics(fabric_us(), ctl.nics)
+            tel.alerts.feed_nics(fabric_us(), tl.nic_samples[-1][1])
+            if up and not worker.is_alive() and t >= hold_us:
+                break
+            time.sleep(POLL_S)  # the pace of polling, not a synchronisation
+    finally:
+        if down and not up:
+            end()
+        worker.join(timeout=60 * dilation / 1e3)
+        for c in clis.values():
+            c.close()
+    monitor.poll()
+    tel.alerts.close_all(fabric_us())
+    tl.alerts = [a.to_dict() for a in tel.alerts.all()]
+    if "error" in result:
+        tl.errors.append(result["error"])
+    elif "run" in result:
+        tl.errors += list(result["run"][0].errors)
+    tl.take_port_deltas(tel)
+    return tel

@@ -1,0 +1,133 @@
+"""Drills in the virtual-time fabric: the workload, the fault at its time, the controller's
+reactions, the before / during / after record.
+
+The fabric is configured by the controller exactly as for ``fabricctl sim run``
+(``sim_cmd.simulate``); the drill adds its fault through the fabric (a cable event, pause
+frames from a host's port) and a ``FabricMonitor`` that reads every switch's runtime CLI
+(``show_ports``, ``pfc_stats``) after each telemetry sample, in process, as it would read a
+live switch's over TCP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from controller.drills.timeline import Timeline
+from controller.oper_status import Event, FabricMonitor
+from controller.profiles import settings_for
+from controller.sim_cmd import simulate
+from controller.workloads import workload_specs
+from netbase import pfc
+
+
+@dataclass
+class DrillRun:
+    """A finished drill: its record, the fabric's telemetry (for the heat map) and the
+    workload's errors (lost or corrupted data would be here)."""
+
+    timeline: Timeline
+    telemetry: Any
+    errors: list[str]
+    done: bool
+
+
+def _specs(topo, workload: str, size: int, load: float, duration_ns: int, seed: int) -> dict[str, dict[str, Any]]:
+    hosts = [h.name for h in topo.hosts]
+    specs = workload_specs(topo, workload, hosts, size=size, load=load, seed=seed)
+    for spec in specs.values():
+        spec["seed"] = seed
+        if workload == "poisson":
+            spec.pop("flows_per_host")
+            spec["duration_ns"] = duration_ns
+    return specs
+
+
+def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poisson", size: int = 256 * 1024,
+        load: float = 0.3, seed: int = 1, sample_us: float = 10.0, hold_ns: int = 0,
+        until_ns: int | None = None) -> DrillRun:
+    """Run ``workload`` with ``fault(fabric, controller, t0_ns, monitor)`` scheduled before it starts
+    (times in ``tl`` are from the workload's start); the monitor polls after every sample."""
+    duration_ns = int(tl.end_us * 1e3) + int(max(50.0, tl.start_us) * 1e3)
+    specs = _specs(topo, workload, size, load, duration_ns, seed)
+    state: dict[str, Any] = {}
+
+    def prepare(fab, ctl, tel):
+        t0 = fab.now_ns()
+        tl.t0_us = tel.alerts.t0_us = t0 / 1e3
+        state.update(fab=fab, ctl=ctl, tel=tel)
+        clis = {name: (lambda line, node=node: node.cli.run(line)) for name, node in fab.switches.items()}
+        monitor = FabricMonitor(ctl, clis,
+                                fabric_us=lambda: fab.now_ns() / 1e3 - tl.t0_us)
+        monitor.events = tl.events
+        fault(fab, ctl, t0, monitor)
+        monitor.poll()  # the state before the fault
+
+        def after_sample(now: int) -> None:
+            monitor.poll()
+            tl.sample_nics(now / 1e3, fab.nics)
+            tel.alerts.feed_nics(now / 1e3, tl.nic_samples[-1][1])
+
+        return after_sample
+
+    res = simulate(topo, pipe, settings_for(profile), profile, specs, seed=seed, sample_us=sample_us,
+                   prepare=prepare, hold_ns=hold_ns, until_ns=until_ns)
+    res.controller.close()
+    fab, tel = state["fab"], state["tel"]
+    for nic in fab.nics.values():
+        for m in nic.run_stats.messages:
+            tl.messages.append({"size": m.size, "start_us": m.start_ns / 1e3 - tl.t0_us, "ideal_us": m.ideal_ns / 1e3,
+                                "end_us": None if m.end_ns is None else m.end_ns / 1e3 - tl.t0_us})
+    tl.take_port_deltas(tel)
+    tel.alerts.close_all(fab.now_ns() / 1e3)
+    tl.alerts = [a.to_dict() for a in tel.alerts.all()]
+    tl.errors = list(res.errors)
+    return DrillRun(tl, tel, res.errors, res.done)
+
+
+def cable_fault(switch: str, port: int, at_ns: int, for_ns: int):
+    """The cable on ``switch:port`` goes down at ``at_ns`` and up ``for_ns`` later."""
+
+    def fault(fab, ctl, t0: int, monitor) -> None:
+        peer = ctl.topo.ports_of(switch)[port][0]
+        fab.cable_down(switch, peer, t0 + at_ns, t0 + at_ns + for_ns)
+
+    return fault
+
+
+STORM_INTERVAL_NS = 100_000  # a stuck NIC re-sends its XOFF well within the 0xFFFF quanta it pauses for
+
+
+def storm_fault(host: str, prio: int, at_ns: int, for_ns: int, action: str = "drop",
+                detect_ms: float = 200.0, restore_ms: float = 200.0):
+    """Every switch's PFC watchdog armed on ``prio`` (SONiC's detection and restoration
+    times); ``host`` sends PFC XOFF for ``prio`` (maximum quanta) every STORM_INTERVAL_NS from
+    ``at_ns`` for ``for_ns``, as a NIC stuck in a pause storm does."""
+
+    def fault(fab, ctl, t0: int, monitor) -> None:
+        for node in fab.switches.values():
+            node.cli.run(f"pfc_watchdog all {prio} detect={detect_ms:g} restore={restore_ms:g} action={action}")
+        h = ctl.topo.host(host)
+        frame = pfc.build(bytes.fromhex(h.mac.replace(":", "")), {prio: 0xFFFF})
+        link = fab.hosts[host].link
+        t = t0 + at_ns
+        while t < t0 + at_ns + for_ns:
+            fab.sim.at(t, link.transmit, frame)
+            t += STORM_INTERVAL_NS
+
+    return fault
+
+
+def restart_fault(switch: str, at_ns: int, boot_ns: int):
+    """Switch ``switch`` restarts at ``at_ns`` (program and state lost) and takes sessions
+    again ``boot_ns`` later; the controller's session reconnects and restores it."""
+
+    def fault(fab, ctl, t0: int, monitor) -> None:
+        def died() -> None:
+            monitor.record(Event(monitor.fabric_us(), "switch-restart", switch,
+                                detail="process killed: program, entries and queues lost"))
+
+        fab.restart_switch(switch, t0 + at_ns, boot_ns)
+        fab.sim.at(t0 + at_ns, died)
+
+    return fault
