@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,9 @@ class UsageError(Exception):
     """Bad arguments discovered after parsing (unknown switch, malformed key=value...)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(plugins: Sequence[Any] = ()) -> argparse.ArgumentParser:
+    """The whole command line; ``plugins`` add commands that live above the controller (see
+    ``main``)."""
     p = argparse.ArgumentParser(
         prog="fabricctl",
         description="Operate a running AI-fabric testbed (switches over P4Runtime, RNICs over their management API).",
@@ -123,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("switch", metavar="SWITCH")
 
     sim_cmd.add_parser(sub)
+    for plugin in plugins:
+        plugin.add_parser(sub)
     return p
 
 
@@ -144,11 +148,18 @@ _positive_float = _checked(float, lambda v: 0 < v < float("inf"), "a positive nu
 _fraction = _checked(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, plugins: Sequence[Any] = ()) -> int:
+    """Run one command. ``plugins`` are modules above the controller (experiments, sweeps),
+    each with ``add_parser(subparsers)`` and a ``COMMANDS`` mapping like this module's; the
+    ``fabricctl`` entry point (package ``fabricctl``) passes them, so the controller never
+    imports what sits above it."""
+    args = build_parser(plugins).parse_args(argv)
     state_path = args.state or default_path()
+    commands = dict(COMMANDS)
+    for plugin in plugins:
+        commands.update(plugin.COMMANDS)
     try:
-        return COMMANDS[args.command](args, state_path)
+        return commands[args.command](args, state_path)
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
