@@ -95,7 +95,7 @@ def run_sweep(client: Client, exp: Experiment, points: Sequence[Point],
     """Run every point as one task on ``client``'s cluster; a failed task is submitted once more.
     Returns one result per point, in the order of ``points``. On any exception (Ctrl-C
     included) the tasks still pending are cancelled before it propagates."""
-    shipped = client.scatter(exp, broadcast=True)
+    shipped = client.scatter(exp, broadcast=True, hash=False)  # its own key: never one a previous sweep releases
     attempts: dict[str, int] = {}
     index: dict[str, Point] = {}
     results: dict[str, PointResult] = {}
@@ -260,8 +260,8 @@ def cmd_sweep(args: argparse.Namespace, state_path: Path) -> int:
         exp = registry.get(args.experiment)
         grid = [parse_grid(g) for g in args.grid]
         points = sweep_points(exp, args.quick, args.seeds, grid)
-    except ValueError as e:
-        print(f"fabricctl: error: {e}", file=sys.stderr)
+    except (KeyError, ValueError) as e:
+        print(f"fabricctl: error: {e.args[0]}", file=sys.stderr)
         return 2
     if args.workers and args.scheduler:
         print("fabricctl: error: --workers sizes a LocalCluster; with --scheduler the cluster is yours", file=sys.stderr)

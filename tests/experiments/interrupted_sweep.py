@@ -34,5 +34,5 @@ class Endless:
 
 
 if __name__ == "__main__":
-    registry.register(Endless(Path(sys.argv[1])))
+    registry.EXPERIMENTS["endless"] = Endless(Path(sys.argv[1]))
     sys.exit(main(["sweep", "endless", "--workers", "2", "--out", sys.argv[2], "--no-progress"]))

@@ -39,7 +39,7 @@ class Polynomial:
 
     def __init__(self, marker_dir: Path, name: str = "polynomial") -> None:
         self.marker_dir = marker_dir
-        self.name = name  # registered once per name: each command test registers its own
+        self.name = name
 
     def points(self, quick: bool, seeds: int = 1) -> list[Point]:
         return [Point(self.name, {"a": a}, seed, quick) for a in (1, 2) for seed in range(1, seeds + 1)]
@@ -84,8 +84,8 @@ def test_a_failing_point_is_retried_once_then_reported_with_its_error(tmp_path: 
         assert f"ValueError: no result for a={a}" in failed.error
 
 
-def test_the_command_writes_every_point_with_its_error_and_plots(tmp_path: Path, capsys) -> None:
-    registry.register(Polynomial(tmp_path, "polynomial-cli"))
+def test_the_command_writes_every_point_with_its_error_and_plots(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setitem(registry.EXPERIMENTS, "polynomial-cli", Polynomial(tmp_path, "polynomial-cli"))
     out = tmp_path / "out"
     code = fabricctl(["sweep", "polynomial-cli", "--quick", "--grid", "b=3,4", "--grid", "fail=none,always",
                       "--seeds", "2", "--workers", "2", "--out", str(out), "--no-progress"])
@@ -105,8 +105,8 @@ def test_the_command_writes_every_point_with_its_error_and_plots(tmp_path: Path,
     assert "failed after 2 attempts: ValueError: no result for a=1" in capsys.readouterr().err
 
 
-def test_bad_grid_is_refused_before_any_cluster_starts(tmp_path: Path, capsys) -> None:
-    registry.register(Polynomial(tmp_path, "polynomial-bad-grid"))
+def test_bad_grid_is_refused_before_any_cluster_starts(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setitem(registry.EXPERIMENTS, "polynomial-bad-grid", Polynomial(tmp_path, "polynomial-bad-grid"))
     assert fabricctl(["sweep", "polynomial-bad-grid", "--grid", "b=", "--out", str(tmp_path)]) == 2
     assert "expected KEY=V1,V2" in capsys.readouterr().err
     assert fabricctl(["sweep", "no-such-experiment", "--out", str(tmp_path)]) == 2
