@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +55,9 @@ class UsageError(Exception):
     """Bad arguments discovered after parsing (unknown switch, malformed key=value...)."""
 
 
-def build_parser(plugins: Sequence[Any] = ()) -> argparse.ArgumentParser:
-    """The whole command line; ``plugins`` add commands that live above the controller (see
-    ``main``)."""
+def build_parser(plugins: tuple[Any, ...] = ()) -> argparse.ArgumentParser:
+    """``plugins``: modules above the controller adding commands (``add_parser(sub)`` and
+    ``COMMANDS``), e.g. the experiments; the ``fabricctl`` entry point (fabricctl/main.py) passes them."""
     p = argparse.ArgumentParser(
         prog="fabricctl",
         description="Operate a running AI-fabric testbed (switches over P4Runtime, RNICs over their management API).",
@@ -148,11 +148,7 @@ _positive_float = _checked(float, lambda v: 0 < v < float("inf"), "a positive nu
 _fraction = _checked(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
-def main(argv: list[str] | None = None, plugins: Sequence[Any] = ()) -> int:
-    """Run one command. ``plugins`` are modules above the controller (experiments, sweeps),
-    each with ``add_parser(subparsers)`` and a ``COMMANDS`` mapping like this module's; the
-    ``fabricctl`` entry point (package ``fabricctl``) passes them, so the controller never
-    imports what sits above it."""
+def main(argv: list[str] | None = None, plugins: tuple[Any, ...] = ()) -> int:
     args = build_parser(plugins).parse_args(argv)
     state_path = args.state or default_path()
     commands = dict(COMMANDS)

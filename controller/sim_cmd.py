@@ -233,16 +233,23 @@ class SimRun:
 def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]], *, seed: int = 1,
              loss: float = 0.0, until_ns: int | None = None, progress: ProgressBar | None = None,
              sample_us: float | None = None, observe: Callable[[str, Any], None] | None = None,
-             cables_down: list[tuple[str, str, int, int | None]] = ()) -> SimRun:
+             cables_down: list[tuple[str, str, int, int | None]] = (),
+             impaired: list[tuple[str, str, dict[str, float]]] = (), nic_options: dict[str, Any] | None = None,
+             on_tick: Callable[[Any, int], None] | None = None) -> SimRun:
     """Configure a fresh simulated fabric with ``settings`` through the controller, start each
     host's workload ``specs[host]`` and advance virtual time until every host is done (or
     ``until_ns``), sampling telemetry every ``sample_us`` simulated microseconds (default:
     SAMPLE_US per SAMPLE_PORTS switch ports). ``observe``
     sees every packet-in (switch, PacketIn) after the telemetry. ``cables_down``: (a, b, down
-    at, up at) cables that fail during the run, in ns from its start. The controller stays
-    connected (for reads); the caller closes it."""
+    at, up at) cables that fail during the run, in ns from its start. ``impaired``: (from,
+    to, {"loss": p, ...}) one direction of a cable impaired alone (``P4Fabric.impair``).
+    ``nic_options``: keyword arguments of every ``Nic`` (e.g. ``roce_extensions=False``).
+    ``on_tick(fabric, now)`` is called every 10 simulated microseconds (experiments' own sampling).
+    The controller stays connected (for reads); the caller closes it."""
 
-    fab = P4Fabric(topo, seed=seed, impairments=LinkConfig(loss=loss) if loss else None)
+    fab = P4Fabric(topo, seed=seed, impairments=LinkConfig(loss=loss) if loss else None, nic_options=nic_options)
+    for src, dst, fields in impaired:
+        fab.impair(src, dst, **fields)
     ctl = FabricController(topo, pipe, settings, nics=fab.nics, profile=profile, connection=fab.connection)
     tel = Telemetry(ctl, fabric_us=lambda: fab.now_ns() / 1e3)
 
@@ -269,6 +276,8 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
 
     def tick(now: int) -> None:
         nonlocal next_sample
+        if on_tick is not None:
+            on_tick(fab, now)
         if now >= next_sample:
             tel.sample()
             next_sample = now + sample_us * 1e3

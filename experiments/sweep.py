@@ -17,9 +17,7 @@ is pending and closes the client and the cluster, which stops every worker proce
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
-import json
 import logging
 import os
 import sys
@@ -35,6 +33,7 @@ from controller.settings import parse_value
 from controller.textfmt import ProgressBar, shown_path, table
 from experiments import registry
 from experiments.base import Experiment, Point, PointResult
+from experiments.runner import write_results
 
 ATTEMPTS = 2  # a failing point is run once more before it is reported as failed
 
@@ -139,36 +138,13 @@ def _error_text(fut: Future) -> str:
     return f"{type(exc).__name__}: {exc}{at}"
 
 
-# -- results files and plots ---------------------------------------------------------------
+# -- results (the files are the runner's: experiments.runner.write_results) and plots -------
 
 
 def _columns(results: Sequence[PointResult]) -> tuple[list[str], list[str]]:
     params = sorted({k for r in results for k in r.point.params})
-    metrics = sorted({k for r in results for k, v in r.metrics.items() if _scalar(v)})
+    metrics = sorted({k for r in results for k, v in r.metrics.items() if not isinstance(v, (list, dict))})
     return params, metrics
-
-
-def _scalar(v: Any) -> bool:
-    return v is None or isinstance(v, (bool, int, float, str))
-
-
-def write_results(results: Sequence[PointResult], out: Path) -> tuple[Path, Path]:
-    """``results.json`` (every point with its full metrics, error and attempts) and
-    ``results.csv`` (one row per point: params, seed, scalar metrics, error)."""
-    out.mkdir(parents=True, exist_ok=True)
-    js = out / "results.json"
-    js.write_text(json.dumps([{"point": r.point.to_dict(), "key": r.point.key(), "metrics": r.metrics,
-                               "error": r.error, "attempts": r.attempts} for r in results],
-                             indent=1, default=str) + "\n")
-    params, metrics = _columns(results)
-    path = out / "results.csv"
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["experiment", "point", *params, "seed", "quick", *metrics, "attempts", "error"])
-        for r in results:
-            w.writerow([r.point.experiment, r.point.key(), *(r.point.params.get(k, "") for k in params), r.point.seed,
-                        r.point.quick, *(r.metrics.get(k, "") for k in metrics), r.attempts, r.error or ""])
-    return path, js
 
 
 def _numeric(v: Any) -> bool:
@@ -272,7 +248,7 @@ def cmd_sweep(args: argparse.Namespace, state_path: Path) -> int:
     bar = None if args.no_progress else ProgressBar(f"sweep {exp.name}")
     with dask_client(args.workers, args.scheduler) as client:
         results = run_sweep(client, exp, points, bar)
-    csv_path, json_path = write_results(results, args.out)
+    json_path, csv_path = write_results(results, args.out)
     pngs = plot_results(results, [k for k, _ in grid], args.out / "plots")
     print(summary(results))
     for path in (csv_path, json_path, *pngs):

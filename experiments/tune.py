@@ -29,11 +29,11 @@ from typing import Any
 import optuna
 from optuna.distributions import BaseDistribution, FloatDistribution, IntDistribution
 
-from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import PROFILES, settings_for
-from controller.sim_cmd import _size, parse_topology, simulate
+from controller.sim_cmd import _size, parse_topology
 from controller.textfmt import ProgressBar, shown_path, table
-from controller.workloads import build_result, workload_specs
+from controller.workloads import workload_specs
+from experiments import sim
 from experiments.base import Point
 from experiments.sweep import _positive_int, dask_client, run_sweep
 
@@ -59,12 +59,12 @@ WORKLOADS = ("all-reduce", "all-to-all")
 
 @dataclass
 class CollectiveObjective:
-    """What a tuning trial runs on a worker: the collective on a fresh simulated fabric with
-    the trial's ``nic.cc_params`` (the point's params, less its ``trial`` number)."""
+    """What a tuning trial runs on a worker: the collective on a fresh simulated fabric
+    (``experiments.sim.run``) with the trial's ``nic.cc_params`` (the point's params, less its
+    ``trial`` number) on top of the profile's."""
 
     name: str
     topology: str
-    pipeline: Pipeline
     profile: str
     workload: str
     size: int
@@ -72,28 +72,23 @@ class CollectiveObjective:
     def run_point(self, point: Point) -> dict[str, Any]:
         topo = parse_topology(self.topology)
         cc_params = {k: v for k, v in point.params.items() if k != "trial"}
-        settings = settings_for(self.profile)
-        settings = settings.with_overrides({"nic": {"cc_params": cc_params}})
-        hosts = [h.name for h in topo.hosts]
-        specs = workload_specs(topo, self.workload, hosts, size=self.size, seed=point.seed)
-        for spec in specs.values():
-            spec["seed"] = point.seed  # the data pattern, as `fabricctl sim run` seeds it
-        run = simulate(topo, self.pipeline, settings, self.profile, specs, seed=point.seed)
-        try:
-            stats = {h: nic.stats() for h, nic in run.fabric.nics.items()}
-            result = build_result(self.workload, self.profile, specs, stats, run.telemetry, run.errors)
-        finally:
-            run.controller.close()
-        if not result.ok:
-            raise RuntimeError("; ".join(result.errors[:3]))
-        return {"completion_us": result.completion_us, "retransmitted_packets": result.retransmissions,
-                "cnps": result.cnps, "ecn_marks": result.ecn_marks, "pauses": result.pauses}
+        specs = workload_specs(topo, self.workload, [h.name for h in topo.hosts], size=self.size, seed=point.seed)
+        measured = sim.run(topo, self.profile, {"nic": {"cc_params": cc_params}}, specs, seed=point.seed,
+                           workload=self.workload)
+        if not (measured.result.ok and measured.sim.done):
+            raise RuntimeError("; ".join(measured.result.errors[:3]) or "the collective did not complete")
+        m = measured.base_metrics()
+        return {k: m[k] for k in ("completion_us", "retransmissions", "cnps", "ecn_marks", "pauses")}
 
 
 @dataclass
 class TuneOutcome:
-    default_us: float
+    defaults: dict[str, Any]  # the defaults' metrics (completion, CNPs, ECN marks, pauses)
     trials: list[dict[str, Any]]  # {"trial", "params", "completion_us" | None, "error" | None}
+
+    @property
+    def default_us(self) -> float:
+        return self.defaults["completion_us"]
 
     @property
     def best(self) -> dict[str, Any] | None:
@@ -115,7 +110,7 @@ def tune(client: Any, objective: CollectiveObjective, algo: str, trials: int, ba
     reference = run_sweep(client, objective, [Point(objective.name, {"trial": "defaults"}, seed)])[0]
     if not reference.ok:
         raise RuntimeError(f"the defaults failed: {reference.error}")
-    outcome = TuneOutcome(reference.metrics["completion_us"], [])
+    outcome = TuneOutcome(reference.metrics, [])
     while len(outcome.trials) < trials:
         asked = [study.ask(space) for _ in range(min(batch, trials - len(outcome.trials)))]
         points = [Point(objective.name, {"trial": t.number, **t.params}, seed) for t in asked]
@@ -138,7 +133,9 @@ def report(outcome: TuneOutcome, objective: CollectiveObjective, algo: str) -> s
     best = outcome.best
     lines.append(f"{objective.workload} of {objective.size // 1024} KiB per host on {objective.topology}, profile "
                  f"{objective.profile} ({algo}), virtual time, fabric microseconds:")
-    lines.append(f"  defaults: {outcome.default_us:.2f} us")
+    d = outcome.defaults
+    lines.append(f"  defaults: {outcome.default_us:.2f} us ({d['ecn_marks']} ECN marks, {d['cnps']} CNPs, "
+                 f"{d['pauses']} PFC pauses, {d['retransmissions']} retransmitted packets)")
     if best is None:
         lines.append("  no trial completed")
     else:
@@ -192,8 +189,7 @@ def cmd_tune(args: argparse.Namespace, state_path: Path) -> int:
         print(f"fabricctl: error: --size must be a multiple of the {len(topo.hosts)} hosts", file=sys.stderr)
         return 2
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    objective = CollectiveObjective("tune", args.topology, compile_fabric("ours", args.out / "build"),
-                                    args.profile, args.workload, args.size)
+    objective = CollectiveObjective("tune", args.topology, args.profile, args.workload, args.size)
     bar = None if args.no_progress else ProgressBar(f"tune {algo}")
     with dask_client(args.workers, args.scheduler) as client:
         batch = args.workers or max(1, len(client.scheduler_info()["workers"]))
@@ -204,7 +200,7 @@ def cmd_tune(args: argparse.Namespace, state_path: Path) -> int:
     path = args.out / "tune.json"
     path.write_text(json.dumps({"topology": args.topology, "profile": args.profile, "algorithm": algo,
                                 "workload": args.workload, "size": args.size, "seed": args.seed,
-                                "default_us": outcome.default_us, "best": outcome.best, "gain": outcome.gain(),
+                                "defaults": outcome.defaults, "best": outcome.best, "gain": outcome.gain(),
                                 "trials": outcome.trials}, indent=1) + "\n")
     print(f"wrote {shown_path(path)}")
     return 0 if outcome.best is not None else 1

@@ -1,6 +1,2 @@
-"""The ``fabricctl`` command: the controller's operator commands plus the commands that sit
-above the controller (named experiments, sweeps and tuning on Dask, in ``experiments``).
-
-This package is the top of the import graph: it may import the controller and the experiments,
-which never import it, so adding experiment commands creates no package cycle.
-"""
+"""The ``fabricctl`` command as installed: the controller's commands plus those of the packages
+above it (experiments), which the controller cannot import without a package cycle."""

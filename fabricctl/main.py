@@ -1,14 +1,19 @@
-"""Entry point of ``fabricctl`` (the console script and ``python -m fabricctl``)."""
+"""Entry point of ``fabricctl``: ``controller.cli`` with the experiment commands plugged in.
+
+The controller sits below ``experiments`` (an experiment drives the controller), so the
+controller's CLI cannot import them; this module sits above both and hands the experiment
+commands to it (``controller.cli.main(argv, plugins)``).
+"""
 
 from __future__ import annotations
 
 import sys
 
 from controller import cli
+from experiments import cli as experiment_cli
 from experiments import sweep, tune
 
-# Modules above the controller that add commands: each has add_parser(subparsers) and COMMANDS.
-PLUGINS = (sweep, tune)
+PLUGINS = (experiment_cli, sweep, tune)
 
 
 def main(argv: list[str] | None = None) -> int:

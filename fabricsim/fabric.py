@@ -99,6 +99,23 @@ class P4Fabric:
         for n in names:
             self.links[n].schedule_down(at_ns, up_at_ns)
 
+    def impair(self, src: str, dst: str, **impairments: float) -> None:
+        """Impair the direction of the cable from node ``src`` to node ``dst`` only (e.g.
+        ``loss=0.01`` on one uplink, the way a dirty fibre loses frames one way): the other
+        links keep the fabric-wide impairments. Fields are ``LinkConfig``'s loss, reorder,
+        duplicate and corrupt; rate and delay stay the topology's."""
+        names = [n for n in self.links if n.split(":")[0] == src and n.split("->")[1] == dst]
+        if not names:
+            raise ValueError(f"no link from {src!r} to {dst!r}")
+        allowed = {"loss", "reorder", "reorder_delay_ns", "duplicate", "corrupt"}
+        unknown = sorted(set(impairments) - allowed)
+        if unknown:
+            raise ValueError(f"unknown impairment(s) {unknown}; valid: {sorted(allowed)}")
+        for n in names:
+            cfg = replace(self.links[n].config, **impairments)
+            cfg.validate()
+            self.links[n].config = cfg
+
     # -- control plane ------------------------------------------------------------------
     def connection(self, name: str, address: str, device_id: int, election_id: int = 1,
                    on_packet_in: Callable[[Any], None] | None = None, on_digest: Callable[[Any], None] | None = None,

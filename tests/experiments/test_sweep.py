@@ -18,7 +18,6 @@ import cloudpickle
 import psutil
 import pytest
 
-from controller.pipeline import compile_fabric
 from experiments import registry, sweep
 from experiments.base import Point
 from experiments.tune import CollectiveObjective, report, tune
@@ -100,7 +99,7 @@ def test_the_command_writes_every_point_with_its_error_and_plots(tmp_path: Path,
         else:
             assert int(r["y"]) == int(r["a"]) ** 2 * 1000 + int(r["b"]) * 10 + int(r["seed"]) and r["error"] == ""
     data = json.loads((out / "results.json").read_text())
-    assert [d["key"] for d in data] == [r["point"] for r in rows]
+    assert [d["key"] for d in data] == [r["key"] for r in rows]
     assert (out / "plots" / "y-vs-b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "failed after 2 attempts: ValueError: no result for a=1" in capsys.readouterr().err
 
@@ -145,8 +144,7 @@ def test_ctrl_c_cancels_the_sweep_and_leaves_no_worker_process(tmp_path: Path) -
 
 
 def test_tune_with_a_tiny_budget_reports_the_best_against_the_defaults(tmp_path: Path) -> None:
-    objective = CollectiveObjective("tune", "leafspine:1x2x1", compile_fabric("ours", tmp_path / "build"),
-                                    "ai-fabric", "all-reduce", 16 * 1024)
+    objective = CollectiveObjective("tune", "leafspine:1x2x1", "ai-fabric", "all-reduce", 16 * 1024)
     with sweep.dask_client(workers=2) as client:
         outcome = tune(client, objective, "hpcc", trials=2, batch=2, seed=3)
     assert [t["trial"] for t in outcome.trials] == [0, 1]
