@@ -54,7 +54,7 @@ SEARCH_SPACES: dict[str, dict[str, BaseDistribution]] = {
         "max_stage": IntDistribution(0, 10),
     },
 }
-WORKLOADS = ("all-reduce", "all-to-all")
+WORKLOADS = ("all-reduce", "all-to-all", "incast")
 
 
 @dataclass

@@ -152,9 +152,10 @@ def test_tune_with_a_tiny_budget_reports_the_best_against_the_defaults(tmp_path:
     for t in outcome.trials:  # each trial's figure is that simulation's, run alone
         alone = objective.run_point(Point("tune", {"trial": t["trial"], **t["params"]}, 3))
         assert t["completion_us"] == alone["completion_us"] > 0
-    assert outcome.default_us == objective.run_point(Point("tune", {"trial": "defaults"}, 3))["completion_us"]
+    assert outcome.defaults == objective.run_point(Point("tune", {"trial": "defaults"}, 3))
     best = min(t["completion_us"] for t in outcome.trials)
     assert outcome.best["completion_us"] == best
     assert outcome.gain() == max(0.0, 1 - best / outcome.default_us)
     text = report(outcome, objective, "hpcc")
-    assert f"defaults: {outcome.default_us:.2f} us" in text and f"best (trial {outcome.best['trial']})" in text
+    assert f"defaults: {outcome.default_us:.2f} us ({outcome.defaults['ecn_marks']} ECN marks" in text
+    assert f"best (trial {outcome.best['trial']})" in text
