@@ -86,8 +86,8 @@ class LoadBalancing(Tabular):
         for section, values in lb_over.items():
             overrides.setdefault(section, {}).update(values)
         overrides.setdefault("nic", {}).setdefault("reliability", reliability)
-        topo = leaf_spine(4, 2, 4) if point.quick else leaf_spine(4, 4, 4)
-        size = 64 * 1024 if point.quick else 512 * 1024
+        topo = leaf_spine(4, 2, 4)
+        size = 64 * 1024 if point.quick else 256 * 1024
         specs = _specs(topo, workload, size)
         m = sim.run(topo, "ai-fabric", overrides, specs, seed=point.seed, workload=workload)
         uplinks = [n for n in m.sim.fabric.links if n.startswith("leaf") and "->spine" in n]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from experiments import load_balancing
+from experiments import cc_convergence, ecn_thresholds, incast, load_balancing, loss_recovery
 from experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     load_balancing.EXPERIMENT,
+    cc_convergence.EXPERIMENT,
+    loss_recovery.EXPERIMENT,
+    incast.EXPERIMENT,
+    ecn_thresholds.EXPERIMENT,
 )}
 
 
