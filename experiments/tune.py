@@ -172,6 +172,9 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_tune(args: argparse.Namespace, state_path: Path) -> int:
+    if args.workers and args.scheduler:
+        print("fabricctl: error: --workers sizes a LocalCluster; with --scheduler the cluster is yours", file=sys.stderr)
+        return 2
     if args.profile not in PROFILES:
         print(f"fabricctl: error: unknown profile {args.profile!r} (profiles: {', '.join(PROFILES)})", file=sys.stderr)
         return 2
