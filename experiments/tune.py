@@ -78,7 +78,8 @@ class CollectiveObjective:
         if not (measured.result.ok and measured.sim.done):
             raise RuntimeError("; ".join(measured.result.errors[:3]) or "the collective did not complete")
         m = measured.base_metrics()
-        return {k: m[k] for k in ("completion_us", "retransmissions", "cnps", "ecn_marks", "pauses")}
+        return {k: m[k] for k in ("completion_us", "retransmissions", "timeouts", "tm_drops", "cnps", "ecn_marks",
+                                  "pauses")}
 
 
 @dataclass
@@ -135,7 +136,8 @@ def report(outcome: TuneOutcome, objective: CollectiveObjective, algo: str) -> s
                  f"{objective.profile} ({algo}), virtual time, fabric microseconds:")
     d = outcome.defaults
     lines.append(f"  defaults: {outcome.default_us:.2f} us ({d['ecn_marks']} ECN marks, {d['cnps']} CNPs, "
-                 f"{d['pauses']} PFC pauses, {d['retransmissions']} retransmitted packets)")
+                 f"{d['pauses']} PFC pauses, {d['tm_drops']} queue drops, {d['retransmissions']} resent packets, "
+                 f"{d['timeouts']} timeouts)")
     if best is None:
         lines.append("  no trial completed")
     else:
