@@ -33,9 +33,7 @@ from controller.settings import parse_value
 from controller.textfmt import ProgressBar, shown_path, table
 from experiments import registry
 from experiments.base import Experiment, Point, PointResult
-from experiments.runner import write_results
-
-ATTEMPTS = 2  # a failing point is run once more before it is reported as failed
+from experiments.runner import ATTEMPTS, write_results  # a failing point is run once more
 
 
 class SweepError(ValueError):
@@ -69,8 +67,8 @@ def sweep_points(exp: Experiment, quick: bool, seeds: int, grid: Sequence[tuple[
     return list(out.values())
 
 
-def run_point(exp: Experiment, point: Point) -> dict[str, Any]:
-    """The task a worker runs: one point of one experiment."""
+def point_task(exp: Experiment, point: Point) -> dict[str, Any]:
+    """The task a worker runs: one point of one experiment (its metrics, or it raises)."""
     return exp.run_point(point)
 
 
@@ -102,7 +100,7 @@ def run_sweep(client: Client, exp: Experiment, points: Sequence[Point],
 
     def submit(p: Point) -> Future:
         attempts[p.key()] = attempts.get(p.key(), 0) + 1
-        fut = client.submit(run_point, shipped, p, pure=False)  # a fresh key per attempt
+        fut = client.submit(point_task, shipped, p, pure=False)  # a fresh key per attempt
         index[fut.key] = p
         futures.append(fut)
         return fut
@@ -132,6 +130,8 @@ def run_sweep(client: Client, exp: Experiment, points: Sequence[Point],
 
 def _error_text(fut: Future) -> str:
     """``Type: message`` and where it was raised (the worker's innermost frame)."""
+    if fut.status == "cancelled":  # the cluster dropped the task (e.g. the scheduler restarted)
+        return "CancelledError: the cluster cancelled the task"
     exc = fut.exception()
     where = traceback.extract_tb(fut.traceback())[-1:] if fut.traceback() is not None else []
     at = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
