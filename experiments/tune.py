@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+from dask.distributed import Client
 from optuna.distributions import BaseDistribution, FloatDistribution, IntDistribution
 
 from controller.profiles import PROFILES, settings_for
@@ -102,7 +103,7 @@ class TuneOutcome:
         return max(0.0, 1 - best["completion_us"] / self.default_us) if best else 0.0
 
 
-def tune(client: Any, objective: CollectiveObjective, algo: str, trials: int, batch: int, seed: int = 1,
+def tune(client: Client, objective: CollectiveObjective, algo: str, trials: int, batch: int, seed: int = 1,
          progress: ProgressBar | None = None) -> TuneOutcome:
     """The defaults, then ``trials`` Optuna trials in batches of ``batch`` on ``client``."""
     space = SEARCH_SPACES[algo]
