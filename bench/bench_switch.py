@@ -5,11 +5,16 @@ traffic manager, pipeline; wall time, so it depends on the machine's load) for b
 for fabric.p4, driven closed-loop by a sender that keeps at most ``WINDOW``
 frames in flight so no frame is lost in kernel buffers; and the Device in process (ingress,
 traffic manager, egress, no sockets), to show what the I/O costs.
+
+Where the reference switch is installed (``simple_switch_grpc`` and ``p4c`` to compile for
+it), each veth figure is measured for BMv2 too, with the same sender and receiver, in
+alternating rounds (ours, BMv2, ours, BMv2; medians), and the ratio ours/BMv2 is printed.
 """
 
 from __future__ import annotations
 
 import select
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -17,7 +22,7 @@ from pathlib import Path
 from bench.result import Result
 from lab.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
 from lab.p4rt_client import P4RuntimeClient
-from lab.targets import free_tcp_port, start_switch, switch_command
+from lab.targets import TargetUnavailable, compile_program, free_tcp_port, push_pipeline, start_switch, switch_command
 from lab.veth import VethPairs
 from netbase.clock import DilatedClock
 from netbase.packet_socket import PacketSocketPort
@@ -29,20 +34,31 @@ FABRIC_P4 = Path(__file__).resolve().parent.parent / "p4src" / "fabric.p4"
 FRAMES = 20000
 WINDOW = 64
 IN_PROCESS_FRAMES = 20000
+ROUNDS = 2  # per target when BMv2 runs beside ours
 
 
-def _veth_rate(name: str, program: Path, routes: list[tuple[str, dict, str, dict]], frame: bytes) -> Result:
-    """Closed-loop packets/s of ``program`` switching ``frame`` from port 1 to port 2."""
+def _veth_rate(target: str, program: Path, routes: list[tuple[str, dict, str, dict]], frame: bytes) -> float:
+    """Closed-loop packets/s of ``program`` on ``target`` switching ``frame`` from port 1 to
+    port 2 (raises TargetUnavailable when the target's tools are not installed)."""
     with tempfile.TemporaryDirectory() as work, VethPairs(2, prefix="bs") as veths:
         grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
-        cmd = switch_command("ours", {1: veths.switch_side[0], 2: veths.switch_side[1]}, 1, grpc_addr, thrift,
-                             cpu_port=CPU_PORT, program=str(program), log_console=False)
+        ports = {1: veths.switch_side[0], 2: veths.switch_side[1]}
+        compiled = None
+        if target == "ours":
+            cmd = switch_command("ours", ports, 1, grpc_addr, thrift, cpu_port=CPU_PORT, program=str(program),
+                                 log_console=False)
+        else:
+            compiled = compile_program(target, program, work)
+            cmd = switch_command(target, ports, 1, grpc_addr, thrift, cpu_port=CPU_PORT, log_console=False)
         proc = start_switch(cmd, grpc_addr, thrift, Path(work) / "switch.log")
         tx = rx = None
         try:
             proc.wait_ready()
-            client = P4RuntimeClient(grpc_addr, device_id=1)
-            client.fetch_p4info()
+            if compiled is None:
+                client = P4RuntimeClient(grpc_addr, device_id=1)
+                client.fetch_p4info()
+            else:
+                client = push_pipeline(grpc_addr, 1, compiled)
             for table, match, action, params in routes:
                 client.insert(client.table_entry(table, match, action, params))
             client.close()
@@ -64,16 +80,35 @@ def _veth_rate(name: str, program: Path, routes: list[tuple[str, dict, str, dict
                 if p is not None:
                     p.close()
             proc.stop()
-    return Result(name, received / elapsed, "packets/s",
-                  f"p4switch process, {received}/{sent} frames of {len(frame)} B delivered, window {WINDOW}")
+    if received < sent:
+        print(f"[bench_switch] {target} {program.name}: {received}/{sent} frames delivered")
+    return received / elapsed
 
 
-def _basic_over_veths() -> Result:
+def _side_by_side(name: str, program: Path, routes: list[tuple[str, dict, str, dict]], frame: bytes) -> list[Result]:
+    """Ours alone, or ours and BMv2 in alternating rounds with the ratio of the medians."""
+    detail = f"{FRAMES} frames of {len(frame)} B, window {WINDOW}, wall time"
+    ours = [_veth_rate("ours", program, routes, frame)]
+    try:
+        bmv2 = [_veth_rate("bmv2", program, routes, frame)]
+    except TargetUnavailable as e:
+        return [Result(name, ours[0], "packets/s", f"p4switch process, {detail}; no BMv2 ratio: {e}")]
+    for _ in range(ROUNDS - 1):
+        ours.append(_veth_rate("ours", program, routes, frame))
+        bmv2.append(_veth_rate("bmv2", program, routes, frame))
+    o, b = statistics.median(ours), statistics.median(bmv2)
+    return [Result(name, o, "packets/s", f"p4switch process, {detail}, median of {ROUNDS}"),
+            Result(f"{name} (BMv2)", b, "packets/s", "simple_switch_grpc, same sender, alternating rounds"),
+            Result(f"{name}: ours / BMv2", o / b if b else 0.0, "x", "ratio of the medians")]
+
+
+def _basic_over_veths() -> list[Result]:
     routes = [(TABLE, {"hdr.ipv4.dstAddr": "10.0.2.0/24"}, FORWARD, {"dstAddr": "00:00:00:00:02:02", "port": 2})]
-    return _veth_rate("switch basic L3 over veths", BASIC_P4, routes, bytes(udp_frame("10.0.2.2", payload=b"x" * 64)))
+    return _side_by_side("switch basic L3 over veths", BASIC_P4, routes,
+                         bytes(udp_frame("10.0.2.2", payload=b"x" * 64)))
 
 
-def _fabric_over_veths() -> Result:
+def _fabric_over_veths() -> list[Result]:
     """fabric.p4 routing a UDP flow (route to port + next-hop MACs, p4src/README.md names)."""
     routes = [("FabricIngress.routing.routing_v4", {"hdr.ipv4.dst_addr": "10.0.2.0/24"},
                "FabricIngress.routing.route_to_port", {"port": 2}),
@@ -81,7 +116,7 @@ def _fabric_over_veths() -> Result:
                "FabricIngress.next_hop.set_next_hop_macs", {"src_mac": "02:00:00:00:00:02", "dst_mac": "00:00:00:00:02:02"})]
     frame = bytes(udp_frame("10.0.2.2", payload=b"x" * 64))
     frame = bytes.fromhex("020000000001") + frame[6:]  # to the fabric switch's MAC
-    return _veth_rate("switch fabric.p4 over veths", FABRIC_P4, routes, frame)
+    return _side_by_side("switch fabric.p4 over veths", FABRIC_P4, routes, frame)
 
 
 class _Sink:
@@ -111,4 +146,4 @@ def _in_process_rate() -> Result:
 
 
 def run() -> list[Result]:
-    return [_in_process_rate(), _basic_over_veths(), _fabric_over_veths()]
+    return [_in_process_rate(), *_basic_over_veths(), *_fabric_over_veths()]

@@ -13,12 +13,14 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
+import grpc
 from p4.v1 import p4runtime_pb2
 
 from controller import fabric_rules
 from controller.intent import Intent, diff
 from controller.pipeline import Pipeline
 from controller.settings import Settings
+from p4rt.bmv2_runtime import Bmv2Runtime
 from p4rt.entries import ActionCall, CloneSession, Replica
 from p4rt.errors import P4RuntimeError
 from p4rt.p4info import P4InfoIndex
@@ -27,6 +29,7 @@ from topo.spec import Topology
 
 log = logging.getLogger(__name__)
 
+U64 = (1 << 64) - 1  # Thrift carries register cells as signed i64
 RESTORE_BACKOFF = (0.2, 5.0)  # seconds: first wait after a failed restore, and the longest
 
 
@@ -43,6 +46,7 @@ class FabricController:
         profile: str = "custom",
         settings_source: Callable[[], tuple[Settings, str]] | None = None,
         connection: Callable[..., SwitchConnection] = SwitchConnection,
+        thrift_ports: Mapping[str, int] | None = None,
     ) -> None:
         """``connection`` opens a switch's session (SwitchConnection's arguments); the
         virtual-time fabric passes its in-process one."""
@@ -56,6 +60,8 @@ class FabricController:
         # that `fabricctl set/profile` updates): read again before restoring a restarted switch
         self.settings_source = settings_source
         self.on_packet_in = on_packet_in
+        # each switch's Thrift runtime port: registers where P4Runtime cannot read them (BMv2)
+        self.thrift_ports = {name: port for name, port in (thrift_ports or {}).items() if port}
         self.installed: dict[str, Intent] = {s.name: Intent() for s in topo.switches}
         self.restores = 0  # switches given their pipeline and state back after a restart
         self.restore_failures = 0  # restore attempts that failed (and were retried)
@@ -258,5 +264,13 @@ class FabricController:
             ent = p4runtime_pb2.Entity()
             ent.register_entry.CopyFrom(self.p4.register_pb(register, i))
             ents.append(ent)
-        return {e.register_entry.index.index: int.from_bytes(e.register_entry.data.bitstring, "big")
-                for e in self.conns[switch].read(ents)}
+        try:
+            return {e.register_entry.index.index: int.from_bytes(e.register_entry.data.bitstring, "big")
+                    for e in self.conns[switch].read(ents)}
+        except P4RuntimeError as e:  # BMv2's P4Runtime server reads no registers: its Thrift API does
+            if e.code != grpc.StatusCode.UNIMPLEMENTED or switch not in self.thrift_ports:
+                raise
+        with Bmv2Runtime(self.thrift_ports[switch]) as rt:
+            if indices is None:
+                return dict(enumerate(v & U64 for v in rt.register_read_all(register)))
+            return {i: rt.register_read(register, i) & U64 for i in indices}

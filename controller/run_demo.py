@@ -194,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         state.save(state_path)
         nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
         ctl = FabricController(topo, pipe, settings_for(profiles[0]), nics=nics, profile=profiles[0],
-                               settings_source=lambda: state_settings(state_path))
+                               settings_source=lambda: state_settings(state_path),
+                               thrift_ports={name: sw.thrift_port for name, sw in state.switches.items()})
         tel = Telemetry(ctl)
         ctl.on_packet_in = tel.on_packet_in
         log.info("controller: pushing the pipeline and installing state ...")

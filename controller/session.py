@@ -34,6 +34,7 @@ def open_fabric(state_path: Path, with_nics: bool = False) -> tuple[FabricState,
         topo, pipeline, current_settings(state),
         addresses={name: sw.grpc for name, sw in state.switches.items()},
         nics=nics, election_id=CLI_ELECTION_ID,
+        thrift_ports={name: sw.thrift_port for name, sw in state.switches.items()},
     )
     ctl.adopt(current_settings(state), profile_label(state))
     return state, ctl

@@ -40,7 +40,7 @@ class SwitchInfo:
     grpc: str  # host:port of the P4Runtime server
     device_id: int
     pid: int = 0
-    thrift_port: int = 0  # BMv2's runtime CLI port, when the target is bmv2
+    thrift_port: int = 0  # the Thrift runtime port (BMv2's API; both targets serve it)
 
 
 @dataclass

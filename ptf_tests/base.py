@@ -2,17 +2,12 @@
 
 Target-agnostic: tests talk to the switch only over P4Runtime (:mod:`lab.p4rt_client`) and
 through the runtime-CLI words both targets share (``set_queue_rate``, ``mirroring_add``, ...),
-sent to ``p4switch-cli`` for our target or ``simple_switch_CLI`` for BMv2. Parameters come from
+sent as BMv2's Thrift calls (:mod:`p4rt.runtime_cli`), which both targets serve. Parameters come from
 the harness through ``--test-params`` (``grpc_addr``, ``device_id``, ``p4info``, ``cpu_port``,
 ``thrift_port``, ``target``, ``ports``). Everything a test inserts is deleted in tearDown.
 """
 
 from __future__ import annotations
-
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import ptf
 from ptf import testutils
@@ -20,6 +15,7 @@ from ptf.base_tests import BaseTest
 
 from lab.p4rt_client import P4RuntimeClient
 from p4rt.p4info import P4InfoIndex, load_p4info
+from p4rt.runtime_cli import CliClient, CommandError
 
 
 class P4RuntimeTest(BaseTest):
@@ -44,12 +40,10 @@ class P4RuntimeTest(BaseTest):
 
     def cli(self, *commands: str) -> str:
         """Run runtime-CLI commands (the words both targets share); returns their output."""
-        if self.target == "ours":
-            tool = str(Path(sys.executable).parent / "p4switch-cli")
-        else:
-            tool = shutil.which("simple_switch_CLI") or "simple_switch_CLI"
-        res = subprocess.run([tool, "--thrift-port", str(self.thrift_port)], input="\n".join(commands) + "\n",
-                             capture_output=True, text=True, timeout=30)
-        if res.returncode != 0:
-            raise AssertionError(f"runtime CLI failed: {res.stdout}{res.stderr}")
-        return res.stdout
+        cli = CliClient(self.thrift_port)
+        try:
+            return "\n".join(cli.run(c) for c in commands)
+        except CommandError as e:
+            raise AssertionError(f"runtime CLI failed: {e}") from None
+        finally:
+            cli.close()

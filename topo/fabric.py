@@ -84,14 +84,16 @@ class FabricNet:
         return self.work_dir / "nic" / f"{host}.sock"
 
     def _set_port_rates(self) -> None:
-        """Link rate (fabric bits/s), delay and queue depth on every switch port (our target's CLI)."""
+        """Queue depth (BMv2's Thrift call, either target), link rate (fabric bits/s) and delay
+        (our target's own words) on every switch port."""
         if self.target != "ours":
             log.warning("target %s: link rates and delays are not modelled (BMv2 has no link model)", self.target)
-            return
         for s in self.topo.switches:
             cli = CliClient(self.thrift_ports[s.name])
             try:
                 cli.run(f"set_queue_depth {self.topo.queue_depth_pkts}")
+                if self.target != "ours":
+                    continue
                 for port, (_, _, link) in sorted(self.topo.ports_of(s.name).items()):
                     cli.run(f"set_port_rate {port} {link.rate_gbps * 1e9:.0f}")
                     if link.delay_us:

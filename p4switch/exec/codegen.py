@@ -13,6 +13,8 @@ import keyword
 
 from p4switch.frontend import types as T
 
+UNROLLED_STACK = 32  # header stacks up to this size are built element by element
+
 
 class Lines:
     """An indenting buffer of Python source lines."""
@@ -97,6 +99,8 @@ class TypeClasses:
         if isinstance(u, T.StructLikeType):
             return f"{self.cls(u)}()"
         if isinstance(u, T.StackType):
+            if u.size <= UNROLLED_STACK:  # a list display: no comprehension frame per packet
+                return "Stack([" + ", ".join([self.default(u.elem)] * u.size) + "])"
             return f"Stack([{self.default(u.elem)} for _ in range({u.size})])"
         if isinstance(u, T.TupleType):
             return "(" + "".join(self.default(e) + ", " for e in u.elems) + ")"
@@ -192,40 +196,57 @@ class TypeClasses:
 
     def _emit_fixed_header(self, t: T.HeaderType) -> None:
         o = self.out
-        widths = _leaf_fields(t)
-        total = sum(w for _, w, _ in widths)
-        nbytes = (total + 7) // 8
-        pad = nbytes * 8 - total
         o("def ext(self, d, o):")
         with o.indent():
-            o(f"e = o + {nbytes}")
-            o(f"if e > len(d): raise ParserError({self.err['PacketTooShort']})")
-            if total:
-                o("v = int.from_bytes(d[o:e], 'big')" + (f" >> {pad}" if pad else ""))
-            shift = total
-            for a, w, is_bool in widths:
-                shift -= w
-                expr = "v" if shift == 0 else f"(v >> {shift})"
-                if shift + w < total:
-                    expr = f"({expr} & {(1 << w) - 1})"
-                o(f"self.{a} = {'bool(' + expr + ')' if is_bool else expr}")
-            o("self.v_ = True")
+            for line in self.extract_lines(t, "self", "e"):
+                o(line)
             o("return e")
         o("def emit(self, out):")
         with o.indent():
             o("if self.v_:")
             with o.indent():
-                parts = []
-                shift = total
-                for a, w, is_bool in widths:
-                    shift -= w
-                    v = f"int(self.{a})" if is_bool else f"self.{a}"
-                    parts.append(v if shift == 0 else f"({v} << {shift})")
-                acc = " | ".join(parts) or "0"
-                if pad:
-                    acc = f"(({acc}) << {pad})"
-                o(f"out.append(({acc}).to_bytes({nbytes}, 'big'))")
-        o(f"nbits = {total}")
+                o(f"out.append({self.packed_bytes(t, 'self')})")
+        o(f"nbits = {sum(w for _, w, _ in _leaf_fields(t))}")
+
+    def extract_lines(self, t: T.HeaderType, h: str, end: str) -> list[str]:
+        """Statements extracting fixed-size header ``h`` from ``d`` at byte offset ``o``:
+        one bounds check, one ``int.from_bytes`` over the whole header, shifts and masks per
+        field. They leave the end offset in ``end`` and ``o`` unchanged (the parser inlines
+        them; the class's ``ext`` method wraps them)."""
+        widths = _leaf_fields(t)
+        total = sum(w for _, w, _ in widths)
+        nbytes = (total + 7) // 8
+        pad = nbytes * 8 - total
+        lines = [f"{end} = o + {nbytes}",
+                 f"if {end} > len(d): raise ParserError({self.err['PacketTooShort']})"]
+        if total:
+            lines.append(f"_v = int.from_bytes(d[o:{end}], 'big')" + (f" >> {pad}" if pad else ""))
+        shift = total
+        for a, w, is_bool in widths:
+            shift -= w
+            expr = "_v" if shift == 0 else f"(_v >> {shift})"
+            if shift + w < total:
+                expr = f"({expr} & {(1 << w) - 1})"
+            lines.append(f"{h}.{a} = {'bool(' + expr + ')' if is_bool else expr}")
+        lines.append(f"{h}.v_ = True")
+        return lines
+
+    def packed_bytes(self, t: T.HeaderType, h: str) -> str:
+        """Expression: the wire bytes of fixed-size header ``h`` (one int, one ``to_bytes``)."""
+        widths = _leaf_fields(t)
+        total = sum(w for _, w, _ in widths)
+        nbytes = (total + 7) // 8
+        pad = nbytes * 8 - total
+        parts = []
+        shift = total
+        for a, w, is_bool in widths:
+            shift -= w
+            v = f"int({h}.{a})" if is_bool else f"{h}.{a}"
+            parts.append(v if shift == 0 else f"({v} << {shift})")
+        acc = " | ".join(parts) or "0"
+        if pad:
+            acc = f"(({acc}) << {pad})"
+        return f"({acc}).to_bytes({nbytes}, 'big')"
 
     def _emit_varbit_header(self, t: T.HeaderType) -> None:
         """Headers with a varbit field: widths known only at extraction, so the shifts are

@@ -125,7 +125,10 @@ class V1Pipeline:
         self.max_passes = max_passes
         self.rng = random.Random(seed)
         self.logs: list[str] = []
-        self.stats: collections.Counter[str] = collections.Counter()
+        self._stats: collections.Counter[str] = collections.Counter()
+        # the two counters every packet moves are plain ints, folded into ``stats`` on read
+        self._packets_in = 0
+        self._packets_out = 0
         st = prog.stages
         self._parser = st["parser"]
         self._verify = st["verify_checksum"]
@@ -136,13 +139,26 @@ class V1Pipeline:
         c = prog.compiled
         self._H, self._M, self._SM = c.hdr_cls, c.meta_cls, c.sm_cls
         self._fl = prog.field_lists
+        self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs})
+
+    @property
+    def stats(self) -> collections.Counter[str]:
+        """Packets in/out and every drop by reason (see README)."""
+        s = self._stats
+        if self._packets_in:
+            s["packets_in"] += self._packets_in
+            self._packets_in = 0
+        if self._packets_out:
+            s["packets_out"] += self._packets_out
+            self._packets_out = 0
+        return s
 
     # ---- helpers ---------------------------------------------------------------------------
     def _fault(self, where: str) -> None:
         """Count a failure inside the program; log the first ones and then every 1000th, so
         that a program that fails on every packet cannot flood the log."""
-        self.stats["dropped_internal_error"] += 1
-        n = self.stats["dropped_internal_error"]
+        self._stats["dropped_internal_error"] += 1
+        n = self._stats["dropped_internal_error"]
         if n <= 10 or n % 1000 == 0:
             log.exception("%s failed (%d so far); packet dropped", where, n)
 
@@ -164,16 +180,30 @@ class V1Pipeline:
                 obj = getattr(obj, p)
             setattr(obj, path[-1], v.copy() if hasattr(v, "copy") else v)
 
-    def _parse(self, data: bytes, hdr: Any, meta: Any, sm: Any, ctx: Context) -> None:
+    def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None) -> tuple:
+        """Fresh headers and metadata for a frame entering ingress on ``port`` (the preserved
+        field list restored first), then the parser: ``(hdr, meta, sm, ctx)``. A parser error
+        is recorded in ``parser_error``; the bytes after the last extracted header are the
+        payload."""
+        hdr, meta, sm = self._H(), self._M(), self._SM()
+        n = len(data)
+        sm.ingress_port = port
+        sm.packet_length = n
+        sm.instance_type = itype
+        sm.ingress_global_timestamp = now_us & MASK48
+        if preserved:
+            self._restore(meta, preserved)
+        ctx = self._Ctx(sm, n, now_us)
         try:
             off = self._parser(data, 0, hdr, meta, sm, ctx)
         except ParserError as e:
             sm.parser_error = e.code
             off = e.off or 0
             if e.code:
-                self.stats["parser_error"] += 1
-                self.stats["parser_error_" + self.prog.error_names.get(e.code, str(e.code))] += 1
+                self._stats["parser_error"] += 1
+                self._stats["parser_error_" + self.prog.error_names.get(e.code, str(e.code))] += 1
         ctx.payload = data[off:]
+        return hdr, meta, sm, ctx
 
     def _clone_state(self, keep: dict, packet_length: int, itype: int) -> tuple[Any, Any]:
         """Metadata of a clone as simple_switch makes it: everything reset, the preserved
@@ -184,21 +214,13 @@ class V1Pipeline:
         sm.instance_type = itype
         return meta, sm
 
-    def _new_state(self, port: int, data: bytes, now_us: int, itype: int) -> tuple:
-        hdr, meta, sm = self._H(), self._M(), self._SM()
-        sm.ingress_port = port
-        sm.packet_length = len(data)
-        sm.instance_type = itype
-        sm.ingress_global_timestamp = now_us & MASK48
-        return hdr, meta, sm
-
     # ---- ingress ---------------------------------------------------------------------------
     def ingress(self, port: int, data: bytes, now_us: int = 0) -> IngressResult:
         """Parser, checksum verification and ingress for a frame received on ``port``, then
         BMv2's end-of-ingress logic; resubmitted passes run here, at most ``max_passes``.
         A ``RecirculatedFrame`` starts a RECIRC pass with its preserved metadata."""
         res = IngressResult()
-        self.stats["packets_in"] += 1
+        self._packets_in += 1
         if type(data) is bytes:
             itype, preserved = PKT_INSTANCE_TYPE_NORMAL, None
         else:  # a RecirculatedFrame, or any bytes-like object
@@ -209,7 +231,7 @@ class V1Pipeline:
             try:
                 again = self._ingress_pass(port, data, now_us, itype, preserved, res)
             except AssertionFailed as e:
-                self.stats["dropped_assert"] += 1
+                self._stats["dropped_assert"] += 1
                 log.debug("assertion failed at %s; packet dropped", e)
                 return res
             except Exception:  # a program fault must never take the switch down
@@ -219,18 +241,14 @@ class V1Pipeline:
                 return res
             if n + 1 == self.max_passes:
                 break
-            self.stats["resubmitted"] += 1
+            self._stats["resubmitted"] += 1
             itype, preserved = PKT_INSTANCE_TYPE_RESUBMIT, again
-        self.stats["dropped_pass_limit"] += 1
+        self._stats["dropped_pass_limit"] += 1
         return res
 
     def _ingress_pass(self, port: int, data: bytes, now_us: int, itype: int,
                       preserved: dict | None, res: IngressResult) -> dict | None:
-        hdr, meta, sm = self._new_state(port, data, now_us, itype)
-        if preserved:
-            self._restore(meta, preserved)
-        ctx = Context(sm, len(data), now_us, self.rng, self.logs)
-        self._parse(data, hdr, meta, sm, ctx)
+        hdr, meta, sm, ctx = self._parsed(port, data, now_us, itype, preserved)
         try:
             self._verify(hdr, meta, ctx)
             self._ingress(hdr, meta, sm, ctx)
@@ -246,17 +264,17 @@ class V1Pipeline:
         if sm.mcast_grp:
             replicas = self.prog.pre.mc_groups.get(sm.mcast_grp)
             if replicas is None:
-                self.stats["dropped_unknown_mc_group"] += 1
+                self._stats["dropped_unknown_mc_group"] += 1
                 return None
             for r in replicas:
                 st = (hdr.copy(), meta.copy(), sm.copy(), ctx.payload)
                 res.to_egress.append(EgressJob(r.port, prio, len(data), PKT_INSTANCE_TYPE_REPLICATION,
                                                r.instance, st))
-            self.stats["replicated"] += len(replicas)
+            self._stats["replicated"] += len(replicas)
         elif sm.egress_spec == DROP_PORT:
-            self.stats["dropped_ingress"] += 1
+            self._stats["dropped_ingress"] += 1
             if sm.parser_error:
-                self.stats["dropped_after_parser_error"] += 1
+                self._stats["dropped_after_parser_error"] += 1
         else:
             res.to_egress.append(EgressJob(sm.egress_spec, prio, len(data), sm.instance_type, 0,
                                            (hdr, meta, sm, ctx.payload)))
@@ -266,32 +284,34 @@ class V1Pipeline:
                    res: IngressResult) -> None:
         sess = self.prog.pre.clone_sessions.get(ctx.clone_session)
         if sess is None:
-            self.stats["clone_unknown_session"] += 1
+            self._stats["clone_unknown_session"] += 1
             return
         keep = self._preserve(meta, ctx.clone_fl)
-        chdr, pmeta, psm = self._new_state(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL)
-        cctx = Context(psm, len(data), now_us, self.rng, self.logs)
-        self._parse(data, chdr, pmeta, psm, cctx)  # the parse keeps only its headers
+        chdr, _, _, cctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)  # keeps its headers
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
         for r in sess.replicas:
             st = (chdr.copy(), cmeta.copy(), csm.copy(), cctx.payload)
             res.to_egress.append(EgressJob(r.port, sess.cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE,
                                            r.instance, st, sess.truncate))
-        self.stats["cloned"] += len(sess.replicas)
+        self._stats["cloned"] += len(sess.replicas)
 
     # ---- egress ----------------------------------------------------------------------------
     def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0) -> EgressResult:
         """Egress, checksum update and deparser for a job the traffic manager dequeued, with
         the queue metadata it measured; then BMv2's end-of-egress logic."""
         res = EgressResult()
+        self._egress_into(job, qmeta or _EMPTY_QUEUE, now_us, res)
+        return res
+
+    def _egress_into(self, job: EgressJob, q: QueueMeta, now_us: int, res: EgressResult) -> None:
+        """One egress pass whose outputs are appended to ``res``; a fault drops the packet."""
         try:
-            self._egress_pass(job, qmeta or _EMPTY_QUEUE, now_us, res)
+            self._egress_pass(job, q, now_us, res)
         except AssertionFailed as e:
-            self.stats["dropped_assert"] += 1
+            self._stats["dropped_assert"] += 1
             log.debug("assertion failed at %s; packet dropped", e)
         except Exception:
             self._fault("egress")
-        return res
 
     def _egress_pass(self, job: EgressJob, q: QueueMeta, now_us: int, res: EgressResult) -> None:
         hdr, meta, sm, payload = job._state
@@ -304,7 +324,7 @@ class V1Pipeline:
         sm.deq_timedelta = q.deq_timedelta & MASK32
         sm.deq_qdepth = q.deq_qdepth & MASK19
         sm.egress_global_timestamp = now_us & MASK48
-        ctx = Context(sm, sm.packet_length, now_us, self.rng, self.logs)
+        ctx = self._Ctx(sm, sm.packet_length, now_us)
         ctx.payload = payload
         try:
             self._egress(hdr, meta, sm, ctx)
@@ -313,7 +333,7 @@ class V1Pipeline:
         if ctx.clone_session:
             self._clone_e2e(job, hdr, meta, sm, payload, ctx, res)
         if sm.egress_spec == DROP_PORT:
-            self.stats["dropped_egress"] += 1
+            self._stats["dropped_egress"] += 1
             return
         self._compute(hdr, meta, ctx)
         chunks: list[bytes] = []
@@ -328,47 +348,46 @@ class V1Pipeline:
             rf.preserved = self._preserve(meta, ctx.recirc_fl)
             rf.instance_type = PKT_INSTANCE_TYPE_RECIRC
             res.recirculate.append((sm.ingress_port, rf))
-            self.stats["recirculated"] += 1
+            self._stats["recirculated"] += 1
             return
         res.transmit.append((job.egress_port, frame))
-        self.stats["packets_out"] += 1
+        self._packets_out += 1
 
     def _clone_e2e(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
                    res: EgressResult) -> None:
         sess = self.prog.pre.clone_sessions.get(ctx.clone_session)
         if sess is None:
-            self.stats["clone_unknown_session"] += 1
+            self._stats["clone_unknown_session"] += 1
             return
         keep = self._preserve(meta, ctx.clone_fl)
         for r in sess.replicas:
             cmeta, csm = self._clone_state(keep, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE)
             res.to_egress.append(EgressJob(r.port, sess.cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
                                            r.instance, (hdr.copy(), cmeta, csm, payload), sess.truncate))
-        self.stats["cloned"] += len(sess.replicas)
+        self._stats["cloned"] += len(sess.replicas)
 
     # ---- whole switch without queues -------------------------------------------------------
     def process(self, port: int, data: bytes, now_us: int = 0) -> list[tuple[int, bytes]]:
         """Run one packet through ingress and egress with empty queues; clones, multicast
         copies and recirculations are all followed (at most ``max_passes`` ingress passes and
         ``MAX_COPIES`` egress passes). Returns the transmitted frames in order."""
-        out: list[tuple[int, bytes]] = []
-        pending = [(port, data)]
+        # one result for the whole packet: transmitted frames collect in ``out``, E2E clones
+        # join the job list being walked, recirculated frames the pending list
+        res = EgressResult()
+        out = res.transmit
+        pending = res.recirculate
+        pending.append((port, data))
+        egress = self._egress_into
         for p, d in pending:  # grows with recirculated frames
             if len(pending) > self.max_passes:
-                self.stats["dropped_pass_limit"] += 1
+                self._stats["dropped_pass_limit"] += 1
                 break
-            jobs = self.ingress(p, d, now_us).to_egress
+            jobs = res.to_egress = self.ingress(p, d, now_us).to_egress
             for job in jobs:  # grows with E2E clones
                 if len(jobs) > MAX_COPIES:
-                    self.stats["dropped_copy_limit"] += 1
+                    self._stats["dropped_copy_limit"] += 1
                     break
-                r = self.egress(job, _EMPTY_QUEUE, now_us)
-                if r.transmit:
-                    out.extend(r.transmit)
-                if r.to_egress:
-                    jobs.extend(r.to_egress)
-                if r.recirculate:
-                    pending.extend(r.recirculate)
+                egress(job, _EMPTY_QUEUE, now_us, res)
         return out
 
 

@@ -115,12 +115,14 @@ class Context:
     digests: tuple = ()
     truncate = 0
 
-    def __init__(self, sm: Any, nbytes: int, now: int, rng: _random.Random, logs: list) -> None:
+    # per pipeline: V1Pipeline makes a subclass that binds these two (no per-packet stores)
+    rng: _random.Random
+    logs: list
+
+    def __init__(self, sm: Any, nbytes: int, now: int) -> None:
         self.sm = sm
         self.nbytes = nbytes
         self.now = now
-        self.rng = rng
-        self.logs = logs
 
     def random(self, lo: int, hi: int) -> int:
         return lo if hi <= lo else self.rng.randint(lo, hi)

@@ -4,7 +4,7 @@ Every node is a dataclass with a ``loc`` (``SourceLoc(file, line, col)``, 1-base
 through the preprocessor's line markers to the user's file). Nodes compare and hash by
 identity, so they can be used as dictionary keys (e.g. declaration -> runtime object).
 
-What the checker (``checker.py``) adds to nodes — consumers may rely on all of these after
+What the front-end passes (``passes.py``) add to nodes — consumers may rely on all of these after
 ``compile_file``/``compile_source`` returned:
 
 Expressions (every ``Expression`` subclass)

@@ -88,12 +88,13 @@ def bmv2_limit_errors(checked: Any, sources: SourceLines | None = None) -> list[
 
 
 def _is_v1switch(checked: Any) -> bool:
-    main = checked.main
-    if main is None:
+    """Whether ``main`` is v1model's V1Switch: a package of another architecture, or one
+    that only borrows the name (p4c's issue793), is not BMv2's to refuse; running it is
+    refused where the pipeline is taken apart (``CheckedProgram.pipeline``)."""
+    try:
+        return bool(checked.pipeline)
+    except CompileError:
         return False
-    t = main.type
-    pkg = t.base if isinstance(t, T.SpecializedType) else t
-    return isinstance(pkg, T.PackageType) and pkg.name == "V1Switch"
 
 
 class _Limits:

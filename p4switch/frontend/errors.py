@@ -71,3 +71,8 @@ class SourceLines:
         if disk is not None:
             return disk
         return self._lines.get((file, line))
+
+
+def plural(count: int, word: str) -> str:
+    """"1 argument", "2 arguments": counts in diagnostics."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"

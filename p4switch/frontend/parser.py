@@ -1,7 +1,8 @@
 """Parse preprocessed P4-16 text into the AST of ``ast.py``.
 
 ``parse_program(text, filename)`` maps cpp line markers back to original files, runs the
-lexer pass of ``lexer.py``, feeds the tokens to the LALR(1) parser built from ``p4.lark``
+lexer pass of ``lexer.py`` (which asks the parser's ``TypeNames`` scope stack which
+identifiers are types), feeds the tokens to the LALR(1) parser built from ``p4.lark``
 and converts lark's parse tree to AST nodes. Syntax errors become ``CompileError`` at the
 offending token.
 """
@@ -19,6 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from p4switch.frontend import ast
 from p4switch.frontend.errors import CompileError
 from p4switch.frontend.lexer import LineMap, TokenStream, collapse_annotations, map_lines, mark_types
+from p4switch.frontend.typenames import TypeNames
 
 _GRAMMAR = os.path.join(os.path.dirname(__file__), "p4.lark")
 
@@ -188,7 +190,7 @@ class _ToAst(Transformer):
         if body.has_body and body.tokens and body.raw[len(body.name) + 1:].lstrip().startswith("("):
             try:
                 ip = _parser().parse_interactive(start="annotation_args")
-                for t in mark_types(TokenStream(list(body.tokens))):
+                for t in mark_types(body.tokens, ()):
                     ip.feed_token(t)
                 tree = ip.feed_eof()
                 args = _ToAst(self.linemap, self.stream).transform(tree)
@@ -848,12 +850,14 @@ def parse_program(text: str, filename: str) -> tuple[ast.Program, LineMap]:
         ch = linemap.clean_text[e.pos_in_stream] if e.pos_in_stream < len(linemap.clean_text) else "?"
         raise err_at(e.line, e.column, f"syntax error, unexpected character '{ch}'") from None
     stream = collapse_annotations(raw_tokens, linemap.clean_text)
-    tokens = mark_types(stream)
     ip = lark.parse_interactive(start="start")
+    type_names = TypeNames()  # the parser's scope stack, which the lexer asks
+    type_names.attach(ip)
     tok = None
     try:
-        for tok in tokens:
+        for tok in mark_types(stream.tokens, type_names):
             ip.feed_token(tok)
+            type_names.shifted(tok)
         tree = ip.feed_eof(tok)
     except UnexpectedToken as e:
         t = e.token

@@ -11,12 +11,12 @@ import sys
 
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
-from p4switch.frontend.bmv2_limits import check_bmv2_limits
-from p4switch.frontend.checker import Checker
 from p4switch.frontend.errors import CompileError
 from p4switch.frontend.parser import parse_program
+from p4switch.frontend.passes import TARGET_PASSES, run_front_end, run_target_passes
 from p4switch.frontend.preprocess import preprocess
 from p4switch.frontend.pretty import key_text
+from p4switch.frontend.typecheck.checker import Checker
 
 # V1Switch parameters in order, by the stage names the executor uses.
 V1_STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
@@ -124,26 +124,21 @@ class CheckedProgram:
         return out
 
 
-TARGETS = ("bmv2", None)
-
-
 def compile_source(text: str, filename: str = "<prog>.p4", target: str | None = "bmv2") -> CheckedProgram:
     """Parse and check P4 text that is already preprocessed (line markers allowed).
 
     ``target="bmv2"`` (the default: our switch claims BMv2 parity) also refuses what p4c's
     BMv2 back end refuses in a V1Switch program (``bmv2_limits``); ``None`` checks the
     language only, as p4test does."""
-    if target not in TARGETS:
+    if target not in TARGET_PASSES:
         raise ValueError(f"unknown target {target!r} (known: bmv2, or None for the front end only)")
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10000))  # deep expression nesting in generated code
     try:
         program, linemap = parse_program(text, filename)
-        checker = Checker(program, linemap.sources)
-        checker.check()
+        checker = run_front_end(program, linemap.sources)
         checked = CheckedProgram(program, text, checker, filename)
-        if target == "bmv2":
-            check_bmv2_limits(checked, linemap.sources)
+        run_target_passes(checked, target, linemap.sources)
         return checked
     except RecursionError:
         raise CompileError("program nesting is too deep to compile (statements or expressions "

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p4switch.exec import LoadedProgram
-from p4switch.exec.compile import UnsupportedError
+from p4switch.exec.compile_base import UnsupportedError
 from p4switch.frontend import CompileError, compile_file
 from p4switch.stf.runner import StfError, run_stf_file
 

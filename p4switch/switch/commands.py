@@ -1,16 +1,17 @@
-"""The runtime CLI's command words, executed against a :class:`Device`.
+"""What the switch's runtime interface does to a :class:`Device`.
 
-P4Runtime has no words for target settings such as queue rates, so BMv2 offers
-``simple_switch_CLI`` on its Thrift port. This module gives our switch the same command words
-for what it supports (``table_add``, ``table_delete``, ``table_clear``, ``table_set_default``,
-``set_queue_rate``, ``set_queue_depth``, ``mirroring_add``,
-``mirroring_delete``, ``mc_mgrp_create``, ``mc_mgrp_destroy``, ``mc_node_create``,
-``mc_node_destroy``, ``mc_node_associate``, ``mc_node_dissociate``, ``mc_dump``,
-``register_read``, ``register_write``, ``register_reset``, ``counter_read``, ``counter_reset``,
-``table_dump``, ``show_ports``) with output in simple_switch_CLI's shape, plus words of our own
-for the link model and MAC-level PFC: ``set_link``, ``set_port_rate``, ``pfc_watchdog``,
-``pfc_stats``, ``queue_stats``, ``switch_stats``. A command that fails raises
-:class:`CommandError` with the message the user sees; nothing is half-applied.
+P4Runtime has no words for target settings such as queue rates, so BMv2 offers a Thrift
+runtime API on ``--thrift-port`` (``simple_switch_CLI`` is its client). This module is the one
+place our switch implements those operations: typed methods for what BMv2's Thrift API has
+(registers, counters, table clear, multicast groups and nodes, mirroring sessions, ports;
+``thrift_server.py`` maps the Thrift calls onto them) and command words for the rest, run
+from one command line by :meth:`Commands.run` (served as our ``p4switch`` Thrift service):
+the table words (``table_add``, ``table_delete``, ``table_set_default``, ``table_dump``,
+``mc_dump``; simple_switch_CLI builds those from BMv2's JSON, we take the line) and words
+of our own for the link model and MAC-level PFC: ``set_link``, ``set_port_rate``,
+``pfc_watchdog``, ``pfc_stats``, ``queue_stats``, ``switch_stats``. Queue rates and depths
+go straight to the traffic manager. A command that fails raises :class:`CommandError` with
+the message the user sees; nothing is half-applied.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import shlex
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,30 +38,27 @@ from p4rt.entries import (
     priority_from_cli,
 )
 from p4rt.formatting import cli_action_text, cli_match_text
-from p4rt.runtime_cli import CommandError
+from p4rt.runtime_cli import CommandError, parse_float, parse_int
 from p4switch.stf.values import parse_match
 from p4switch.switch.pfc import NUM_CLASSES, WatchdogConfig
 
-if TYPE_CHECKING:  # for annotations only; the device brings the executor
+if TYPE_CHECKING:
     from p4switch.exec import LoadedProgram
+    from p4switch.exec.externs import Counter, Register
     from p4switch.exec.tables import Table
     from p4switch.switch.device import Device
 
 MAC_RE = re.compile(r"(?:[0-9a-fA-F]{1,2}:){5}[0-9a-fA-F]{1,2}")
 
 
-def _int(text: str, what: str) -> int:
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise CommandError(f"invalid {what}: {text!r}") from None
+class UnknownObjectError(CommandError):
+    """The named table, register, counter, multicast group or node does not exist (or no
+    program is loaded); BMv2 answers these with its ``INVALID_*_NAME``/``HANDLE`` codes.
+    ``what`` is the kind of object ("table", "multicast group", ...)."""
 
-
-def _float(text: str, what: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise CommandError(f"invalid {what}: {text!r}") from None
+    def __init__(self, message: str, what: str = "") -> None:
+        super().__init__(message)
+        self.what = what
 
 
 def _number_text(text: str) -> str:
@@ -93,8 +92,8 @@ def _resolve(name: str, known: Collection[str], what: str) -> str:
     if len(hits) == 1:
         return hits[0]
     if hits:
-        raise CommandError(f"{what} {name!r} is ambiguous: {', '.join(hits)}")
-    raise CommandError(f"{what} {name!r} is unknown (known: {', '.join(sorted(known)) or 'none'})")
+        raise UnknownObjectError(f"{what} {name!r} is ambiguous: {', '.join(hits)}", what)
+    raise UnknownObjectError(f"{what} {name!r} is unknown (known: {', '.join(sorted(known)) or 'none'})", what)
 
 
 def _options(args: list[str], allowed: set[str]) -> dict[str, str]:
@@ -115,8 +114,8 @@ class _McNode:
 
 @dataclass
 class Commands:
-    """Runs command lines; holds the entry and multicast node handles simple_switch_CLI users
-    expect."""
+    """The runtime operations of one device; holds the entry and multicast node handles
+    simple_switch_CLI users expect."""
 
     device: Device
     _entries: dict[str, dict[int, TableEntry]] = field(default_factory=dict)
@@ -136,24 +135,31 @@ class Commands:
         handler: Callable[[list[str]], str] | None = getattr(self, f"do_{words[0]}", None)
         if handler is None:
             raise CommandError(f"unknown command {words[0]!r} (try 'help')")
+        with self.locked():
+            try:
+                return handler(words[1:])
+            except EntryError as e:
+                raise CommandError(f"{type(e).__name__}: {e}") from None
+            except (ValueError, KeyError, IndexError) as e:
+                raise CommandError(str(e)) from None
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Holds the device lock around one operation and wakes the I/O loop afterwards (a
+        queue rate or table change may make a packet due). Handles of a replaced pipeline
+        are forgotten here."""
         with self.device.lock:
             if self.device.program is not self._for_program:  # a new pipeline: old handles mean nothing
                 self._entries.clear()
                 self._nodes.clear()
                 self._groups.clear()
                 self._for_program = self.device.program
-            try:
-                out = handler(words[1:])
-            except EntryError as e:
-                raise CommandError(f"{type(e).__name__}: {e}") from None
-            except (ValueError, KeyError, IndexError) as e:
-                raise CommandError(str(e)) from None
+            yield
         self.device.wake()
-        return out
 
     def _program(self) -> LoadedProgram:
         if self.device.program is None:
-            raise CommandError("no P4 program loaded")
+            raise UnknownObjectError("no P4 program loaded")
         return self.device.program
 
     @staticmethod
@@ -161,106 +167,73 @@ class Commands:
         if not low <= len(args) <= high:
             raise CommandError(f"usage: {usage}")
 
-    # ---- simple_switch_CLI words ---------------------------------------------------------
+    # ---- operations BMv2's Thrift API has (served by thrift_server.py) -------------------
     def do_help(self, args: list[str]) -> str:
         names = sorted(n[3:] for n in dir(self) if n.startswith("do_"))
         return "Commands: " + " ".join(names)
 
-    def _queue_target(self, args: list[str]) -> tuple[int | None, int | None]:
-        port = _int(args[1], "port") if len(args) > 1 else None
-        priority = _int(args[2], "priority") if len(args) > 2 else None
-        return port, priority
+    def mirroring_add(self, session: int, port: int) -> None:
+        self._program().pre.set_clone_session(CloneSession(session, [Replica(port, 0)]))
 
-    def do_set_queue_rate(self, args: list[str]) -> str:
-        self._arity(args, 1, 3, "set_queue_rate <rate_pps> [<egress_port> [<priority>]]")
-        port, priority = self._queue_target(args)
-        self.device.tm.set_queue_rate(_float(args[0], "rate"), port, priority)
-        return ""
+    def mirroring_delete(self, session: int) -> None:
+        self._program().pre.delete_clone_session(session)
 
-    def do_set_queue_depth(self, args: list[str]) -> str:
-        self._arity(args, 1, 3, "set_queue_depth <nb_pkts> [<egress_port> [<priority>]]")
-        port, priority = self._queue_target(args)
-        self.device.tm.set_queue_depth(_int(args[0], "depth"), port, priority)
-        return ""
-
-    def do_mirroring_add(self, args: list[str]) -> str:
-        self._arity(args, 2, 2, "mirroring_add <mirror_id> <egress_port>")
-        sid, port = _int(args[0], "mirror id"), _int(args[1], "port")
-        self._program().pre.set_clone_session(CloneSession(sid, [Replica(port, 0)]))
-        return ""
-
-    def do_mirroring_delete(self, args: list[str]) -> str:
-        self._arity(args, 1, 1, "mirroring_delete <mirror_id>")
-        self._program().pre.delete_clone_session(_int(args[0], "mirror id"))
-        return ""
+    def mirroring_get(self, session: int) -> CloneSession | None:
+        return self._program().pre.clone_sessions.get(session)
 
     def _push_group(self, group: int) -> None:
         replicas = [Replica(p, self._nodes[h].rid) for h in self._groups[group] for p in self._nodes[h].ports]
         self._program().pre.set_mc_group(group, replicas)
 
-    def do_mc_mgrp_create(self, args: list[str]) -> str:
-        self._arity(args, 1, 1, "mc_mgrp_create <group_id>")
-        group = _int(args[0], "group id")
+    def mc_mgrp_create(self, group: int) -> int:
+        """Creates a multicast group; its handle is its id, as on BMv2."""
         if group in self._groups:
             raise CommandError(f"multicast group {group} already exists")
         self._groups[group] = []
         self._push_group(group)
-        return f"Creating multicast group {group}"
-
-    def do_mc_mgrp_destroy(self, args: list[str]) -> str:
-        self._arity(args, 1, 1, "mc_mgrp_destroy <group_id>")
-        group = _int(args[0], "group id")
-        self._program().pre.delete_mc_group(group)
-        self._groups.pop(group, None)
-        return f"Destroying multicast group {group}"
-
-    def do_mc_node_create(self, args: list[str]) -> str:
-        self._arity(args, 1, 1 + 512, "mc_node_create <rid> <port> [<port> ...]")
-        rid = _int(args[0], "rid")
-        ports = [_int(p, "port") for p in args[1:]]
-        handle = self._next_handle
-        self._next_handle += 1
-        self._nodes[handle] = _McNode(rid, ports)
-        return (f"Creating node with rid {rid} , port map {' '.join(map(str, ports))} and lag map \n"
-                f"node was created with handle {handle}")
-
-    def _node(self, text: str) -> int:
-        handle = _int(text, "node handle")
-        if handle not in self._nodes:
-            raise CommandError(f"no multicast node with handle {handle}")
-        return handle
-
-    def _group(self, text: str) -> int:
-        group = _int(text, "group id")
-        if group not in self._groups:
-            raise CommandError(f"no multicast group {group} (create it with mc_mgrp_create)")
         return group
 
-    def do_mc_node_destroy(self, args: list[str]) -> str:
-        self._arity(args, 1, 1, "mc_node_destroy <node_handle>")
-        handle = self._node(args[0])
+    def mc_mgrp_destroy(self, group: int) -> None:
+        """Destroys a multicast group; an unknown one is no error (as on BMv2)."""
+        if self._groups.pop(group, None) is not None:
+            self._program().pre.delete_mc_group(group)
+
+    def mc_node_create(self, rid: int, ports: list[int]) -> int:
+        self._program()
+        handle = self._next_handle
+        self._next_handle += 1
+        self._nodes[handle] = _McNode(rid, list(ports))
+        return handle
+
+    def _node(self, handle: int) -> int:
+        if handle not in self._nodes:
+            raise UnknownObjectError(f"no multicast node with handle {handle}", "multicast node")
+        return handle
+
+    def _group(self, group: int) -> int:
+        if group not in self._groups:
+            raise UnknownObjectError(f"no multicast group {group} (create it with mc_mgrp_create)", "multicast group")
+        return group
+
+    def mc_node_destroy(self, handle: int) -> None:
+        self._node(handle)
         for group, handles in self._groups.items():
             if handle in handles:
                 handles.remove(handle)
                 self._push_group(group)
         del self._nodes[handle]
-        return f"Destroying node {handle}"
 
-    def do_mc_node_associate(self, args: list[str]) -> str:
-        self._arity(args, 2, 2, "mc_node_associate <group_id> <node_handle>")
-        group, handle = self._group(args[0]), self._node(args[1])
+    def mc_node_associate(self, group: int, handle: int) -> None:
+        handle, group = self._node(handle), self._group(group)  # BMv2 checks the node first
         if handle not in self._groups[group]:
             self._groups[group].append(handle)
         self._push_group(group)
-        return f"Associating node {handle} to multicast group {group}"
 
-    def do_mc_node_dissociate(self, args: list[str]) -> str:
-        self._arity(args, 2, 2, "mc_node_dissociate <group_id> <node_handle>")
-        group, handle = self._group(args[0]), self._node(args[1])
+    def mc_node_dissociate(self, group: int, handle: int) -> None:
+        handle, group = self._node(handle), self._group(group)  # BMv2 checks the node first
         if handle in self._groups[group]:
             self._groups[group].remove(handle)
         self._push_group(group)
-        return f"Dissociating node {handle} from multicast group {group}"
 
     def do_mc_dump(self, args: list[str]) -> str:
         self._arity(args, 0, 0, "mc_dump")
@@ -277,40 +250,49 @@ class Commands:
         objects = getattr(self._program(), kind)
         return objects[_resolve(name, objects, kind[:-1])]
 
-    def do_register_read(self, args: list[str]) -> str:
-        self._arity(args, 1, 2, "register_read <name> [<index>]")
-        reg = self._extern("registers", args[0])
-        if len(args) == 2:
-            index = _int(args[1], "index")
-            return f"{args[0]}[{index}]= {reg.read(index)}"
-        return f"{args[0]}= " + ", ".join(str(reg.read(i)) for i in range(reg.size))
+    def register(self, name: str) -> Register:
+        return self._extern("registers", name)
 
-    def do_register_write(self, args: list[str]) -> str:
-        self._arity(args, 3, 3, "register_write <name> <index> <value>")
-        reg = self._extern("registers", args[0])
-        reg.write(_int(args[1], "index"), _int(args[2], "value"))
-        return ""
+    def register_reset(self, name: str) -> None:
+        self.register(name).reset()
 
-    def do_register_reset(self, args: list[str]) -> str:
-        self._arity(args, 1, 1, "register_reset <name>")
-        reg = self._extern("registers", args[0])
-        for i in range(reg.size):
-            reg.write(i, 0)
-        return ""
+    def counter(self, name: str) -> Counter:
+        return self._extern("counters", name)
 
-    def do_counter_read(self, args: list[str]) -> str:
-        self._arity(args, 2, 2, "counter_read <name> <index>")
-        index = _int(args[1], "index")
-        data = self._extern("counters", args[0]).read(index)
-        return f"{args[0]}[{index}]=  BmCounterValue(packets={data.packets}, bytes={data.bytes})"
-
-    def do_counter_reset(self, args: list[str]) -> str:
-        self._arity(args, 1, 1, "counter_reset <name>")
-        counter = self._extern("counters", args[0])
+    def counter_reset(self, name: str) -> None:
+        counter = self.counter(name)
         for i in range(counter.size):
             counter.write(i, CounterData())
-        return ""
 
+    def table(self, name: str) -> Table:
+        return self._extern("tables", name)
+
+    def table_clear(self, name: str) -> None:
+        table = self.table(name)
+        table.clear()
+        self._entries.pop(table.name, None)
+
+    def ports(self) -> list[tuple[int, str, bool, dict[str, str]]]:
+        """(port, interface, is up, extra info) per port, for ``show_ports``; the CPU port last."""
+        d = self.device
+        out = []
+        for port in sorted(d.port_names):
+            name = d.port_names[port]
+            state = Path(f"/sys/class/net/{name}/operstate")
+            up = state.read_text().strip() != "down" if state.exists() else True
+            io = d.ports[port]
+            kernel = io.kernel_drops() if hasattr(io, "kernel_drops") else {}  # what the kernel lost, by reason
+            extra = {"rx": str(d.port_rx[port]),
+                     "rx_errors": str(getattr(io, "rx_errors", 0)),  # packet-socket ports count receive failures
+                     "tx": str(d.port_tx[port])}  # frames that left (the kernel took them)
+            extra.update({k: str(v) for k, v in kernel_drop_totals(kernel).items()})
+            extra.update({r: str(n) for r, n in kernel.items() if n})
+            out.append((port, name, up, extra))
+        if d.cpu_port is not None:
+            out.append((d.cpu_port, "(cpu port)", True, {"role": "P4Runtime packet-in/out"}))
+        return out
+
+    # ---- table words (ours on the p4switch service; BMv2's CLI needs its JSON for them) ---
     def do_table_dump(self, args: list[str]) -> str:
         self._arity(args, 1, 1, "table_dump <table_name>")
         table = self._extern("tables", args[0])
@@ -353,7 +335,7 @@ class Commands:
         nparams = len(self._program().actions[action].params)
         priority = 0
         if table.needs_priority:
-            if len(rest) != nparams + 1 or (priority := _int(rest.pop(), "priority")) <= 0:
+            if len(rest) != nparams + 1 or (priority := parse_int(rest.pop(), "priority")) <= 0:
                 raise CommandError(f"table {table.name} needs a priority (> 0) after the action parameters")
         call = self._action_call(table, action, rest)
         entry = TableEntry(match, call, priority_from_cli(priority) if priority else 0)
@@ -366,18 +348,11 @@ class Commands:
     def do_table_delete(self, args: list[str]) -> str:
         self._arity(args, 2, 2, "table_delete <table> <entry handle>")
         table = self._extern("tables", args[0])
-        handle = _int(args[1], "entry handle")
+        handle = parse_int(args[1], "entry handle")
         entry = self._entries.get(table.name, {}).pop(handle, None)
         if entry is None:
             raise CommandError(f"no entry with handle {handle} in {table.name} (added with table_add)")
         table.delete(entry)
-        return ""
-
-    def do_table_clear(self, args: list[str]) -> str:
-        self._arity(args, 1, 1, "table_clear <table>")
-        table = self._extern("tables", args[0])
-        table.clear()
-        self._entries.pop(table.name, None)
         return ""
 
     def do_table_set_default(self, args: list[str]) -> str:
@@ -387,47 +362,27 @@ class Commands:
         table.set_default(self._action_call(table, args[1], args[2:]))
         return ""
 
-    def do_show_ports(self, args: list[str]) -> str:
-        self._arity(args, 0, 0, "show_ports")
-        d = self.device
-        lines = ["port # | iface name       | status | extra info"]
-        for port in sorted(d.port_names):
-            name = d.port_names[port]
-            state = Path(f"/sys/class/net/{name}/operstate")
-            status = state.read_text().strip().upper()[:6] if state.exists() else "UP"
-            io = d.ports[port]
-            rx_errors = getattr(io, "rx_errors", 0)  # packet-socket ports count receive failures
-            kernel = io.kernel_drops() if hasattr(io, "kernel_drops") else {}  # ... and what the kernel lost
-            totals = kernel_drop_totals(kernel)
-            reasons = "".join(f" {r}={n}" for r, n in kernel.items() if n)
-            lines.append(f"{port:^7}| {name:<17}| {status:<7}| rx={d.port_rx[port]} rx_errors={rx_errors} "
-                         f"rx_kernel_drops={totals['rx_kernel_drops']} tx={d.port_tx[port]} "
-                         f"tx_kernel_drops={totals['tx_kernel_drops']}{reasons}")
-        if d.cpu_port is not None:
-            lines.append(f"{d.cpu_port:^7}| {'(cpu port)':<17}| UP     | P4Runtime packet-in/out")
-        return "\n".join(lines)
-
     # ---- our own words -------------------------------------------------------------------
     def do_set_link(self, args: list[str]) -> str:
         if not args:
             raise CommandError("usage: set_link <port> [rate=<bits/s>] [delay=<us>] [loss=<probability>]")
-        port = _int(args[0], "port")
+        port = parse_int(args[0], "port")
         opts = _options(args[1:], {"rate", "delay", "loss"})
         self.device.set_link(
             port,
-            rate_bps=_float(opts["rate"], "rate") if "rate" in opts else None,
-            delay_ns=int(_float(opts["delay"], "delay") * 1000) if "delay" in opts else None,
-            loss=_float(opts["loss"], "loss") if "loss" in opts else None,
+            rate_bps=parse_float(opts["rate"], "rate") if "rate" in opts else None,
+            delay_ns=int(parse_float(opts["delay"], "delay") * 1000) if "delay" in opts else None,
+            loss=parse_float(opts["loss"], "loss") if "loss" in opts else None,
         )
         return ""
 
     def do_set_port_rate(self, args: list[str]) -> str:
         self._arity(args, 2, 2, "set_port_rate <port> <bits/s>")
-        self.device.tm.set_port_rate(_int(args[0], "port"), _float(args[1], "rate"))
+        self.device.tm.set_port_rate(parse_int(args[0], "port"), parse_float(args[1], "rate"))
         return ""
 
     def _ports(self, text: str) -> list[int]:
-        return sorted(self.device.tm.ports) if text == "all" else [_int(text, "port")]
+        return sorted(self.device.tm.ports) if text == "all" else [parse_int(text, "port")]
 
     def do_pfc_watchdog(self, args: list[str]) -> str:
         usage = ("pfc_watchdog <port|all> [<class>|all] [detect=<ms>] [restore=<ms>] [action=drop|forward]"
@@ -438,7 +393,7 @@ class Commands:
         rest = args[1:]
         cls: int | None = None
         if rest and "=" not in rest[0] and rest[0] != "off":
-            cls = None if rest[0] == "all" else _int(rest[0], "class")
+            cls = None if rest[0] == "all" else parse_int(rest[0], "class")
             if cls is not None and not 0 <= cls < NUM_CLASSES:
                 raise CommandError(f"class must be 0..{NUM_CLASSES - 1}")
             rest = rest[1:]
@@ -447,8 +402,8 @@ class Commands:
         else:
             opts = _options(rest, {"detect", "restore", "action"})
             config = WatchdogConfig(
-                detection_ns=int(_float(opts.get("detect", "200"), "detect") * 1e6),
-                restoration_ns=int(_float(opts.get("restore", "200"), "restore") * 1e6),
+                detection_ns=int(parse_float(opts.get("detect", "200"), "detect") * 1e6),
+                restoration_ns=int(parse_float(opts.get("restore", "200"), "restore") * 1e6),
                 action=opts.get("action", "drop"),
             )
         for port in ports:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from netbase.clock import Clock, DilatedClock
 from netbase.pfc import is_mac_control
-from p4switch.exec import LoadedProgram, QueueMeta, V1Pipeline
+from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_source
 from p4switch.p4info import device_config as dc
 from p4switch.switch.link import Link
@@ -231,9 +231,8 @@ class Device:
         if self.pipe is None:  # the pipeline was removed while the packet waited in a queue
             self.stats["drop_no_pipeline"] += 1
             return
-        qmeta = QueueMeta(dep.enq_timestamp_us, dep.enq_qdepth, dep.deq_timedelta_us, dep.deq_qdepth)
         try:
-            out = self.pipe.egress(dep.item, qmeta, now // 1000)
+            out = self.pipe.egress(dep.item, dep, now // 1000)  # dep carries QueueMeta's fields
         except Exception:
             log.exception("egress failed on port %d", dep.port)
             self.stats["pipeline_errors"] += 1

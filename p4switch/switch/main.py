@@ -8,7 +8,7 @@ Flags shared with simple_switch_grpc mean the same; target options (``--grpc-ser
 ``--cpu-port``, ``--priority-queues``) are accepted before or after ``--``. PROGRAM is our
 device config JSON (``p4switch-compile -o``) or a P4 source file compiled at start-up; either
 way a controller may replace it with SetForwardingPipelineConfig. The P4Runtime server listens
-on loopback unless told otherwise; the runtime CLI (``p4switch-cli``) on ``--thrift-port``.
+on loopback unless told otherwise; BMv2's Thrift runtime API (``p4switch-cli``) on ``--thrift-port``.
 SIGINT/SIGTERM stop the switch cleanly (sockets closed, pcap files complete).
 """
 
@@ -30,7 +30,7 @@ from p4switch.p4runtime import P4RuntimeServer
 from p4switch.switch.device import Device, check_device_config
 from p4switch.switch.loop import SwitchLoop
 from p4switch.switch.ports import parse_interface
-from p4switch.switch.runtime_cli import DEFAULT_PORT, CliServer
+from p4switch.switch.thrift_server import DEFAULT_PORT, ThriftServer
 
 log = logging.getLogger("p4switch")
 
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--log-console", action="store_true", help="log to the console")
     ap.add_argument("-L", "--log-level", default="info", choices=sorted(LOG_LEVELS))
     ap.add_argument("--log-file", default=None, help="log to this file")
-    ap.add_argument("--thrift-port", type=int, default=DEFAULT_PORT, help="runtime CLI port (default 9090)")
+    ap.add_argument("--thrift-port", type=int, default=DEFAULT_PORT, help="Thrift runtime port (default 9090)")
     ap.add_argument("--grpc-server-addr", default=DEFAULT_GRPC_ADDR, help="P4Runtime address (default 127.0.0.1:9559)")
     ap.add_argument("--time-dilation", type=float, default=1.0, metavar="D", help="fabric time = wall time / D")
     ap.add_argument("-I", "--include", action="append", default=[], metavar="DIR", help="include path for a .p4 PROGRAM")
@@ -126,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: loop.stop())
         try:
-            resources.append(CliServer(device, args.thrift_port))
-            log.info("Runtime CLI server started on 127.0.0.1:%d", args.thrift_port)
+            resources.append(ThriftServer(device, args.thrift_port))
+            log.info("Thrift server was started on 127.0.0.1:%d", args.thrift_port)
             resources.append(P4RuntimeServer(device, args.grpc_server_addr).start())
             log.info("P4Runtime server listening on %s", args.grpc_server_addr)
         except (OSError, RuntimeError) as e:
@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _close(resource: Any) -> None:
-    """Stop a server: the CLI server has close(), the P4Runtime server stop()."""
-    if isinstance(resource, CliServer):
+    """Stop a server: the Thrift server has close(), the P4Runtime server stop()."""
+    if isinstance(resource, ThriftServer):
         resource.close()
     else:
         resource.stop()

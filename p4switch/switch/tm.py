@@ -38,7 +38,9 @@ DEFAULT_NOMINAL_SPEED_BPS = 100e9
 
 @dataclass(slots=True)
 class Departure:
-    """A packet leaving the traffic manager, with its queueing metadata (BMv2 units)."""
+    """A packet leaving the traffic manager, with its queueing metadata in BMv2 units under
+    the names the egress pipeline reads (``enq_timestamp``, ``enq_qdepth``, ``deq_timedelta``,
+    ``deq_qdepth``, as in ``p4switch.exec.QueueMeta``), so it is passed to egress as it is."""
 
     port: int
     queue: int
@@ -50,11 +52,11 @@ class Departure:
     deq_qdepth: int
 
     @property
-    def enq_timestamp_us(self) -> int:
+    def enq_timestamp(self) -> int:  # microseconds
         return self.enq_ns // 1000
 
     @property
-    def deq_timedelta_us(self) -> int:
+    def deq_timedelta(self) -> int:  # microseconds
         return (self.deq_ns - self.enq_ns) // 1000
 
 
@@ -247,7 +249,7 @@ class TrafficManager:
 
     def transmitted(self, port: int, nbytes: int, now: int) -> None:
         """The egress pipeline sent ``nbytes`` on ``port`` at ``now``: occupy the serializer."""
-        p = self.port(port)
+        p = self.ports.get(port) or self.port(port)
         p.tx_frames += 1
         p.tx_bytes += nbytes
         if p.rate_bps:

@@ -1,5 +1,6 @@
 """fabric.p4 PTF: INT source/transit values, sink stripping and telemetry reports, HPCC mode,
-HPCC mode with reports, and single-hop INT (source and sink on one switch)."""
+HPCC mode with reports, single-hop INT (source and sink on one switch), and INT within the
+egress port's MTU."""
 
 from __future__ import annotations
 
@@ -227,3 +228,38 @@ class IntSingleHopTest(IntTest):
         self.assertEqual(seqs[1], seqs[0] + 1)
         self.assertGreaterEqual(self.counter("FabricEgress.int_egress.int_reports", 2), 1)
         self.assertGreaterEqual(self.counter("FabricEgress.int_egress.int_reports", 3), 1)
+
+
+class IntMtuTest(IntTest):
+    """INT within the egress port's MTU (int_port_mtu = 1500, the veths' own): a watched packet
+    that INT would grow beyond it leaves without INT (a frame the kernel would refuse otherwise)
+    and is counted; one that fits exactly gets INT; a transit without room for its hop sets the
+    M bit instead, counted too."""
+
+    def runTest(self) -> None:
+        self.int_setup()
+        self.watch("10.0.1.1")
+        self.add("FabricIngress.int_ingress.int_port_mtu", {"standard_metadata.egress_spec": 2},
+                 "FabricIngress.int_ingress.set_int_mtu", {"ip_mtu": 1500})
+        around = 20 + 8 + 12 + 4  # IPv4, UDP, BTH, ICRC around the payload
+        source_skips = self.counter("FabricIngress.int_ingress.int_source_mtu_skips", 2)
+        transit_skips = self.counter("FabricEgress.int_egress.int_transit_mtu_skips", 2)
+
+        fits = roce(dst_mac=SW_MAC, psn=1, payload=bytes(1500 - 48 - around))
+        self.send(1, fits)
+        (port, frame), = self.collect(1)
+        self.assertEqual((port, len(frame) - 14, len(parse_int(frame).hops)), (2, 1500, 1))
+
+        too_big = roce(dst_mac=SW_MAC, psn=2, payload=bytes(1500 - 47 - around))
+        self.send(1, too_big)
+        self.assertEqual(self.collect(1), [(2, self.forwarded(too_big, 2))], "too big for INT: sent without it")
+        self.assertEqual(self.counter("FabricIngress.int_ingress.int_source_mtu_skips", 2), source_skips + 1)
+
+        upstream = [Hop(0x50, 3, 1, 4, 3, 1, 10, 14, 100, RATE_MBPS)]
+        full = with_int(roce(src_ip="10.0.4.4", dst_mac=SW_MAC, payload=bytes(1500 - 48 - 31 - around)),
+                        IntStack(MAX_HOPS - 1, upstream))
+        self.send(1, full)
+        (port, frame), = self.collect(1)
+        stack = parse_int(frame)
+        self.assertEqual((port, stack.m, len(stack.hops), stack.remaining_hop_cnt), (2, 1, 1, MAX_HOPS - 1))
+        self.assertEqual(self.counter("FabricEgress.int_egress.int_transit_mtu_skips", 2), transit_skips + 1)

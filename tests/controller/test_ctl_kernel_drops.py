@@ -11,7 +11,7 @@ from controller.state import SwitchInfo
 from controller.telemetry import Telemetry
 from controller.workloads import build_result, read_switch_kernel_drops
 from p4switch.switch.device import Device
-from p4switch.switch.runtime_cli import CliServer
+from p4switch.switch.thrift_server import ThriftServer
 from topo.builder import leaf_spine
 
 
@@ -37,7 +37,7 @@ def test_switch_kernel_drops_are_summed_from_every_switch_cli() -> None:
             device = Device(device_id=len(switches) + 1)
             for port, n in enumerate(drops, start=1):
                 device.add_port(port, SocketPort(n), f"{name}-eth{port}")
-            servers.append(CliServer(device, port=0))
+            servers.append(ThriftServer(device, port=0))
             switches[name] = SwitchInfo("127.0.0.1:1", device.device_id, thrift_port=servers[-1].port)
         assert read_switch_kernel_drops(SimpleNamespace(target="ours", switches=switches)) == 12 + 3  # rx + tx
         assert read_switch_kernel_drops(SimpleNamespace(target="bmv2", switches=switches)) == 0  # no such CLI

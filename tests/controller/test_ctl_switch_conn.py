@@ -231,7 +231,7 @@ def test_a_large_failed_batch_keeps_its_per_update_errors(one_switch, fabric_pip
     e = err.value
     assert e.code == grpc.StatusCode.UNKNOWN  # the batch status, not RESOURCE_EXHAUSTED
     assert len(e.details) == 256  # the first WriteRequest (BATCH updates) failed, each update named
-    assert e.details[0].startswith("update #0: INVALID_ARGUMENT: ")
+    assert e.details[0].startswith("update #0: OUT_OF_RANGE: ")  # P4Runtime 1.4 section 8.3: value too wide
 
     def failing(args, state_path):
         raise e
@@ -240,6 +240,6 @@ def test_a_large_failed_batch_keeps_its_per_update_errors(one_switch, fabric_pip
     assert cli.main(["status"]) == cli.EXIT_FAIL
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "fabricctl: spine1: Write failed: UNKNOWN: 256 of 256 updates failed"
-    assert lines[1].startswith("  update #0: INVALID_ARGUMENT: ")
-    assert lines[cli.SHOWN_UPDATE_ERRORS].startswith(f"  update #{cli.SHOWN_UPDATE_ERRORS - 1}: INVALID_ARGUMENT")
+    assert lines[1].startswith("  update #0: OUT_OF_RANGE: ")
+    assert lines[cli.SHOWN_UPDATE_ERRORS].startswith(f"  update #{cli.SHOWN_UPDATE_ERRORS - 1}: OUT_OF_RANGE")
     assert lines[-1] == f"  ... and {256 - cli.SHOWN_UPDATE_ERRORS} more failed updates"

@@ -1,6 +1,7 @@
 """The fabric.p4 PTF suite (ptf_tests/fabric) through real veths on our switch: routing,
 ECMP/E-ECMP, PacketIn/Out, ECN on a slow queue, INT values and reports (all three sink
-modes, and a single-hop path), spraying, DLB flowlets, PFC pause/resume. Needs root (veths), like every PTF run."""
+modes, a single-hop path, INT within the port MTU), spraying, DLB flowlets, PFC pause/resume.
+Needs root (veths), like every PTF run."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ptf_tests.harness import REPO
 
 pytestmark = pytest.mark.net  # PTF on veths, as root
 
-SUITE_TESTS = 23
+SUITE_TESTS = 24
 
 
 def test_fabric_ptf_suite_passes_on_our_switch() -> None:

@@ -1,10 +1,10 @@
 """Cross-check (as root, Mininet): one small scenario on the live fabric and in virtual time.
 
-The timing-independent results must be equal: every byte delivered intact, the same INT
-paths (switch and egress port of every hop record: ECMP hashes the same headers to the same
-uplinks in both modes), INT reports on every switch. Flow completion times are fabric time in
-both modes but the live fabric is time-dilated Python processes on a shared machine: they
-must agree within a factor of 4 (median FCT), the tolerance this machine's scheduling allows.
+The timing-independent results must be equal: every byte delivered intact, the same paths
+in the INT reports (each report's hops as (switch, egress port), source leaf first: ECMP
+hashes the same headers to the same uplinks in both modes), hop records from every switch.
+Flow completion times are fabric time in both modes but the live fabric is time-dilated Python
+processes on a shared machine: they must agree within a factor of 4 (median FCT), the tolerance this machine's scheduling allows.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
 from controller.run_demo import free_grpc_base
 from controller.sim_cmd import simulate
-from controller.telemetry import Telemetry
+from controller.state import FabricState
+from controller.telemetry import Telemetry, parse_report
 from controller.workloads import run_workload, workload_specs
 from nicmodel.mgmt import NicClient
 from topo.builder import leaf_spine
@@ -25,6 +26,10 @@ from topo.fabric import FabricNet
 DILATION = 20000
 SIZE = 16 * 1024
 FCT_TOLERANCE = 4.0
+
+
+def _paths(reports: list[bytes]) -> set[tuple[tuple[int, int], ...]]:
+    return {tuple((h.switch_id, h.egress_port) for h in parse_report(r)) for r in reports}
 
 
 def test_live_and_simulated_fabric_agree(tmp_path) -> None:
@@ -38,27 +43,36 @@ def test_live_and_simulated_fabric_agree(tmp_path) -> None:
     ctl = None
     try:
         fab.start()
-        state = fab.state(str(pipe.p4info_path), str(pipe.config_path), "baseline", str(tmp_path / "live"))
+        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), "baseline", str(tmp_path / "live"))
         nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
         ctl = FabricController(topo, pipe, settings_for("baseline"), nics=nics, profile="baseline")
         tel = Telemetry(ctl)
-        ctl.on_packet_in = tel.on_packet_in
+        live_reports: list[bytes] = []
+
+        def packet_in(switch, pkt) -> None:
+            tel.on_packet_in(switch, pkt)
+            live_reports.append(pkt.payload)
+
+        ctl.on_packet_in = packet_in
         ctl.start()
         live, _ = run_workload(state, ctl, "all-to-all", hosts, size=SIZE, progress=False, telemetry=tel)
-        live_paths = {(h.switch, h.port) for h in tel.hops}
     finally:
         if ctl is not None:
             ctl.close()
         fab.stop()
 
     specs = workload_specs(topo, "all-to-all", hosts, size=SIZE)
-    sim = simulate(topo, pipe, settings_for("baseline"), "baseline", specs)
+    sim_reports: list[bytes] = []
+    sim = simulate(topo, pipe, settings_for("baseline"), "baseline", specs,
+                   observe=lambda switch, pkt: sim_reports.append(pkt.payload))
     assert live.ok, live.errors
     assert sim.done and sim.errors == []
     assert live.data_verified == sorted(hosts)
     assert all(s["data_ok"] is True for s in sim.statuses.values())
-    assert live_paths == {(h.switch, h.port) for h in sim.telemetry.hops}
-    assert {sw for sw, _ in live_paths} == set(topo.switch_names())
+    live_paths = _paths(live_reports)
+    assert live_paths == _paths(sim_reports)
+    assert {3} == {len(p) for p in live_paths if p[0][0] != p[-1][0]}  # across leaves: leaf, spine, leaf
+    assert {sw for p in live_paths for sw, _ in p} == {s.device_id for s in topo.switches}
     live_p50 = live.fct_percentiles()["p50"]
     fcts = sorted(m.end_ns - m.start_ns for nic in sim.fabric.nics.values() for m in nic.run_stats.messages)
     sim_p50 = fcts[(len(fcts) + 1) // 2 - 1] / 1e3

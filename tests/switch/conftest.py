@@ -19,7 +19,7 @@ from p4rt.runtime_cli import CliClient
 from p4switch.exec import LoadedProgram
 from p4switch.frontend import compile_file
 from p4switch.switch.device import Device
-from p4switch.switch.runtime_cli import CliServer
+from p4switch.switch.thrift_server import ThriftServer
 
 # An Ethernet-only v1model program; the tests fill in the ingress and egress controls.
 ETH_PROGRAM = """
@@ -106,13 +106,13 @@ def make_switch() -> Iterator[Callable[..., tuple[Device, dict[int, MemoryPort]]
 
 
 @pytest.fixture()
-def cli_to() -> Iterator[Callable[[Device], tuple[CliClient, CliServer]]]:
-    """``cli_to(device)``: a runtime CLI server on ``device`` and a client connected to it;
-    both are closed after the test."""
-    opened: list[CliClient | CliServer] = []
+def cli_to() -> Iterator[Callable[[Device], tuple[CliClient, ThriftServer]]]:
+    """``cli_to(device)``: our Thrift runtime server on ``device`` and a runtime-CLI client
+    connected to it; both are closed after the test."""
+    opened: list[CliClient | ThriftServer] = []
 
-    def connect(device: Device) -> tuple[CliClient, CliServer]:
-        server = CliServer(device, port=0)
+    def connect(device: Device) -> tuple[CliClient, ThriftServer]:
+        server = ThriftServer(device, port=0)
         opened.append(server)
         client = CliClient(server.port)
         opened.append(client)

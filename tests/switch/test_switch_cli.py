@@ -1,4 +1,5 @@
-"""Runtime CLI: command words over the TCP line protocol, and the p4switch-cli client."""
+"""Runtime CLI: simple_switch_CLI's command words over our switch's Thrift server, and the
+p4switch-cli tool."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def test_show_ports_lists_interfaces_and_cpu_port(cli) -> None:
     ("set_link 1 loss=2", "probability"),
     ("pfc_watchdog 1 action=explode", "watchdog action"),
     ("register_read MyIngress.r 0", "no P4 program loaded"),
-    ("mc_node_associate 1 0", "no multicast group 1"),
+    ("mc_node_associate 1 0", "INVALID_L1_HANDLE: no multicast node with handle 0"),
 ])
 def test_bad_commands_get_clear_errors_and_change_nothing(cli, line: str, message: str) -> None:
     device, client, _ = cli
@@ -101,16 +102,13 @@ def test_p4switch_cli_reports_an_unreachable_switch() -> None:
     assert res.returncode == 1 and "Could not connect" in res.stderr
 
 
-def test_junk_on_the_cli_socket_gets_errors_and_the_server_keeps_serving(cli) -> None:
+def test_junk_on_the_runtime_port_closes_that_connection_and_the_server_keeps_serving(cli) -> None:
+
     _, client, server = cli
     with socket.create_connection(("127.0.0.1", server.port)) as raw:
-        raw.sendall(b"\xff\xfe\xfd\n" + b"x" * 70000 + b"\nshow_ports\n")
-        data = b""
-        while data.count(b"veth-b") < 1:
-            chunk = raw.recv(65536)
-            assert chunk
-            data += chunk
-    assert data.startswith(b"ERR ") and b"not UTF-8" in data and b"longer than 65536" in data
+        raw.sendall(b"\xff\xfe\xfd\n" + b"x" * 70000 + b"\nshow_ports\n")  # not a Thrift message
+        raw.settimeout(30)
+        assert raw.recv(65536) == b""  # closed without a reply, as Thrift servers do
     assert "veth-a" in client.run("show_ports")
 
 
@@ -173,7 +171,7 @@ def test_multicast_and_mirroring_words_drive_replication(eth_program, make_switc
     assert len(ports[2].sent) == 1 and len(ports[3].sent) == 2  # the group is empty now
     device.set_program(eth_program(REPLICATION_INGRESS, REPLICATION_EGRESS))
     ok, text = client.call("mc_node_associate 1 0")  # handles belonged to the old pipeline
-    assert not ok and "no multicast group 1" in text
+    assert not ok and "no multicast node with handle 0" in text
 
 
 ACL_INGRESS = """

@@ -1,0 +1,219 @@
+"""Code generation for v1model extern calls, one small function per extern: a table keyed by
+extern type (methods) or function name, looked up by StmtGen instead of an if/elif ladder.
+
+Each generator receives the StmtGen ``g`` of the function being generated, the call node and
+its arguments, and writes statements through ``g.o`` / ``g.store``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from p4switch.exec.codegen import scalar_width
+from p4switch.frontend import ast as A
+
+Args = list[A.Expression]
+
+
+# a literal, local or attribute chain: reading it twice costs less than a call and changes nothing
+_PURE = re.compile(r"-?\d+|[A-Za-z_][\w.]*")
+
+
+def _local(g: Any, code: str, hint: str) -> str:
+    """``code`` itself when it is pure, else a temporary holding its value."""
+    if _PURE.fullmatch(code):
+        return code
+    t = g.scope.tmp(hint)
+    g.o(f"{t} = {code}")
+    return t
+
+
+def register_read(g: Any, obj: str, idx: str) -> str:
+    """Inline ``Register.p_read``: the cell, or 0 outside the array (BMv2 ignores the access)."""
+    size = g.pc.ns[obj].size
+    if not _PURE.fullmatch(idx):
+        return f"{obj}.p_read({idx})"
+    return f"({obj}.cells[{idx}] if 0 <= {idx} < {size} else 0)"
+
+
+# ---- extern object methods ---------------------------------------------------------------------
+def _register(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
+    if name == "read" and len(args) == 2:
+        idx = g.expr(args[1])
+        g.store(args[0], register_read(g, obj, idx))
+    elif name == "write":
+        i, v = g.expr(args[0]), g.expr(args[1])
+        g.flush()
+        reg = g.pc.ns[obj]
+        i = _local(g, i, "i")
+        g.o(f"if 0 <= {i} < {reg.size}: {obj}.cells[{i}] = ({v}) & {(1 << reg.width) - 1}")
+    else:
+        g.flush()
+        g.o(g.expr(c))
+
+
+def _counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
+    """Inline ``Counter.count``: outside the array the packet is not counted (BMv2)."""
+    i = g.expr(args[0])
+    g.flush()
+    i = _local(g, i, "i")
+    cell = g.scope.tmp("c")
+    g.o(f"if 0 <= {i} < {g.pc.ns[obj].size}:")
+    with g.o.indent():
+        g.o(f"{cell} = {obj}.cells[{i}]; {cell}.packets += 1; {cell}.bytes += ctx.nbytes")
+
+
+def _direct_counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
+    """Nothing to generate: the table counts on every hit (BMv2)."""
+
+
+def _meter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
+    i = g.expr(args[0])
+    w = scalar_width(args[1].type) or 2
+    g.store(args[1], f"({obj}.p_execute({i}, ctx.nbytes, ctx.now) & {(1 << w) - 1})")
+
+
+def _direct_meter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
+    g.store(args[0], f"{obj}.color")
+
+
+EXTERN_METHODS: dict[str, Callable[[Any, A.MethodCall, str, Args, str], None]] = {
+    "register": _register,
+    "counter": _counter,
+    "direct_counter": _direct_counter,
+    "meter": _meter,
+    "direct_meter": _direct_meter,
+}
+
+
+# ---- extern functions --------------------------------------------------------------------------
+def _mark_to_drop(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    sm = g.expr(args[0]) if args else "ctx.sm"
+    g.flush()
+    g.o(f"{sm}.egress_spec = 511")
+    g.o(f"{sm}.mcast_grp = 0")
+
+
+def _hash(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    algo = g._algo(args[1], c)
+    base, mx = g.expr(args[2]), g.expr(args[4])
+    data = g.pack(args[3])
+    w = scalar_width(args[0].type) or 32
+    g.store(args[0], f"(hash_with_base({algo}({data}), {base}, {mx}) & {(1 << w) - 1})")
+
+
+def _random(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    lo, hi = g.expr(args[1]), g.expr(args[2])
+    g.store(args[0], f"ctx.random({lo}, {hi})")
+
+
+def _csum16_of_int(g: Any, data: str) -> str:
+    """``hashes.csum16_int`` of the packed-int expression ``data``, inline: the packed value
+    goes to a temporary, the result is an expression over it (no call per checksum)."""
+    n = g.scope.tmp("n")
+    g.o(f"{n} = {data}")
+    return f"(~({n} % 65535 or (65535 if {n} else 0)) & 65535)"
+
+
+def _verify_checksum(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    cond = g.expr(args[0])
+    algo, data = g._digest_call(args[3], args[1], name.endswith("payload"), c)
+    ck = g.expr(args[2])
+    g.flush()
+    if algo != "H_csum16_int":
+        g.o(f"if {cond} and {algo}({data}) != {ck}: ctx.sm.checksum_error = 1")
+        return
+    g.o(f"if {cond}:")
+    with g.o.indent():
+        g.o(f"if {_csum16_of_int(g, data)} != {ck}: ctx.sm.checksum_error = 1")
+
+
+def _update_checksum(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    cond = g.expr(args[0])
+    algo, data = g._digest_call(args[3], args[1], name.endswith("payload"), c)
+    w = scalar_width(args[2].type) or 16
+    g.flush()
+    g.o(f"if {cond}:")
+    with g.o.indent():
+        value = _csum16_of_int(g, data) if algo == "H_csum16_int" else f"{algo}({data})"
+        g.store(args[2], f"({value} & {(1 << w) - 1})")
+
+
+def _clone(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    ct = g.expr(args[0])
+    sess = g.expr(args[1])
+    fl = g.expr(args[2]) if name == "clone_preserving_field_list" else "None"
+    if name == "clone3":
+        fl = str(g.pc.data_field_list(args[2]))
+    g.flush()
+    g.o(f"ctx.clone_type = {ct}; ctx.clone_session = {sess}; ctx.clone_fl = {fl}")
+
+
+def _field_list_arg(g: Any, name: str, args: Args) -> str:
+    """The field-list argument of resubmit/recirculate (``-1``: none)."""
+    fl = g.expr(args[0]) if name.endswith("list") else "-1"
+    if not name.endswith("list") and args:
+        fl = str(g.pc.data_field_list(args[0]) or -1)
+    return fl
+
+
+def _resubmit(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    fl = _field_list_arg(g, name, args)
+    g.flush()
+    g.o(f"ctx.resubmit_fl = {fl}")
+
+
+def _recirculate(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    fl = _field_list_arg(g, name, args)
+    g.flush()
+    g.o(f"ctx.recirc_fl = {fl}")
+
+
+def _truncate(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    n = g.expr(args[0])
+    g.flush()
+    g.o(f"ctx.truncate = {n}")
+
+
+def _assert(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    cond = g.expr(args[0])
+    g.flush()
+    g.o(f"if not {cond}: raise AssertionFailed({str(c.loc)!r})")
+
+
+def _log_msg(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    msg = g.expr(args[0])
+    vals = "()"
+    if len(args) > 1:
+        vals = g._flat_tuple(args[1])
+    g.flush()
+    g.o(f"ctx.log_msg({msg}, {vals})")
+
+
+def _digest(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    g.digest(c, args)
+
+
+EXTERN_FUNCTIONS: dict[str, Callable[[Any, A.MethodCall, str, Args], None]] = {
+    "mark_to_drop": _mark_to_drop,
+    "hash": _hash,
+    "random": _random,
+    "verify_checksum": _verify_checksum,
+    "verify_checksum_with_payload": _verify_checksum,
+    "update_checksum": _update_checksum,
+    "update_checksum_with_payload": _update_checksum,
+    "clone": _clone,
+    "clone3": _clone,
+    "clone_preserving_field_list": _clone,
+    "resubmit": _resubmit,
+    "resubmit_preserving_field_list": _resubmit,
+    "recirculate": _recirculate,
+    "recirculate_preserving_field_list": _recirculate,
+    "truncate": _truncate,
+    "assert": _assert,
+    "assume": _assert,
+    "log_msg": _log_msg,
+    "digest": _digest,
+}
