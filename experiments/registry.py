@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from experiments import cc_convergence, ecn_thresholds, incast, load_balancing, loss_recovery
+from experiments import cc_convergence, ecn_thresholds, fct_slowdown, incast, load_balancing, loss_recovery
 from experiments.base import Experiment
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
@@ -11,6 +11,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     loss_recovery.EXPERIMENT,
     incast.EXPERIMENT,
     ecn_thresholds.EXPERIMENT,
+    fct_slowdown.EXPERIMENT,
 )}
 
 

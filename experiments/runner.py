@@ -74,6 +74,15 @@ def load_results(path: Path) -> list[PointResult]:
 
 def run_and_report(exp: Experiment, quick: bool, seeds: int, out: Path,
                    on_point: Callable[[int, int, PointResult], None] | None = None) -> tuple[list[PointResult], str]:
-    results = run(exp, exp.points(quick, seeds), on_point)
-    write_results(results, out)
+    """Run every point, keeping results.json/csv up to date after each (a long run stopped
+    half-way leaves what it measured), then write the report."""
+    done: list[PointResult] = []
+
+    def point_done(i: int, n: int, r: PointResult) -> None:
+        done.append(r)
+        write_results(done, out)
+        if on_point is not None:
+            on_point(i, n, r)
+
+    results = run(exp, exp.points(quick, seeds), point_done)
     return results, exp.report(results, out)

@@ -7,6 +7,7 @@ commands to it (``controller.cli.main(argv, plugins)``).
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from controller import cli
@@ -14,6 +15,11 @@ from experiments import cli as experiment_cli
 from experiments import sweep, tune
 
 PLUGINS = (experiment_cli, sweep, tune)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line as installed (the controller's commands and the plugins')."""
+    return cli.build_parser(PLUGINS)
 
 
 def main(argv: list[str] | None = None) -> int:

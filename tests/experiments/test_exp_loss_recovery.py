@@ -8,11 +8,15 @@ import pytest
 
 from experiments import runner
 from experiments.loss_recovery import EXPERIMENT
+from fabricctl.main import main as fabricctl
 
 
 @pytest.mark.slow
-def test_selective_repeat_resends_fewer_bytes_than_go_back_n_at_one_percent_loss(tmp_path) -> None:
-    results, text = runner.run_and_report(EXPERIMENT, quick=True, seeds=1, out=tmp_path)
+def test_selective_repeat_resends_fewer_bytes_than_go_back_n_at_one_percent_loss(tmp_path, capsys) -> None:
+    assert fabricctl(["experiment", "run", "loss-recovery", "--quick", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert text in capsys.readouterr().out
+    results = runner.load_results(tmp_path / "results.json")
     assert all(r.ok for r in results), [r.error for r in results]
     by = {r.point.params["reliability"]: r.metrics for r in results}
     gbn, sr = by["gbn"], by["sr"]
@@ -23,3 +27,6 @@ def test_selective_repeat_resends_fewer_bytes_than_go_back_n_at_one_percent_loss
     assert sr["goodput_gbps"] > gbn["goodput_gbps"]
     assert all(c.holds for c in EXPERIMENT.check(results))
     assert "[HOLDS]" in text and "non-standard RoCEv2" in text  # SACK is an extension
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["loss-recovery-amplification.png",
+                                                              "loss-recovery-goodput_gbps.png"]
+    assert (tmp_path / "results.csv").read_text().count("\n") == 3  # header and one row per point

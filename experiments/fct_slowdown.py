@@ -1,0 +1,105 @@
+"""``fct-slowdown``: Poisson traffic from the HPCC paper's flow-size distributions on a fat tree
+(k = 4, 16 hosts; the quick form: 2 spines, 2 leaves, 8 hosts), FCT slowdown p50/p95/p99 by flow-size bucket, per profile.
+
+Every host starts flows with Poisson arrivals at the given load of its link (destinations
+uniform, one queue pair per flow, as the HPCC paper's ns-3 runs do), sizes drawn from the
+WebSearch or FB Hadoop CDF (nicmodel/data/flow_size_cdf, their provenance in its README).
+Slowdown = FCT / ideal FCT (the flow alone: its frames, headers included, at line rate plus the
+base RTT; nicmodel/stats.py). Plotted as the HPCC paper plots it: slowdown against flow size.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from controller.workloads import workload_specs
+from experiments import sim
+from experiments.base import Claim, ClaimCheck, Point, PointResult
+from experiments.report import Tabular, line_plot
+from topo.builder import fat_tree, leaf_spine
+
+NAME = "fct-slowdown"
+BUCKETS = ((0, 10_000, "<10KB"), (10_000, 100_000, "10-100KB"), (100_000, 1_000_000, "100KB-1MB"),
+           (1_000_000, float("inf"), ">1MB"))
+PROFILES_FULL = ("baseline", "dcqcn-table", "ai-fabric", "ai-dlb")
+
+CLAIM = Claim("Li et al., 'HPCC: High Precision Congestion Control', SIGCOMM 2019, figures 11-12",
+              "HPCC cuts the tail (p95/p99) FCT slowdown of short flows well below DCQCN's, at every load")
+
+
+class FctSlowdown(Tabular):
+    name = NAME
+    title = "FCT slowdown by flow size, Poisson traffic on a fat tree (k=4)"
+    claims = [CLAIM]
+    columns = ("flows", "short_p50", "short_p95", "short_p99", "all_p99", "pauses", "retransmissions", "ok")
+
+    def points(self, quick: bool, seeds: int = 1) -> list[Point]:
+        if quick:
+            grid = [("fbhdp", 0.5, p) for p in ("baseline", "ai-fabric")]
+        else:
+            grid = [(cdf, load, p) for cdf in ("websearch", "fbhdp") for load in (0.3, 0.5, 0.7) for p in PROFILES_FULL]
+        return [Point(NAME, {"cdf": cdf, "load": load, "profile": p}, seed, quick)
+                for seed in range(1, seeds + 1) for cdf, load, p in grid]
+
+    def run_point(self, point: Point) -> dict[str, Any]:
+        own, overrides = sim.split_params(point.params)
+        # the quick form on a small leaf/spine: a fat tree's 20 switches take longer to configure
+        topo = leaf_spine(2, 2, 4) if point.quick else fat_tree(4)
+        hosts = [h.name for h in topo.hosts]
+        flows = 6 if point.quick else 40
+        specs = workload_specs(topo, "poisson", hosts, size=1, cdf=own.get("cdf", "websearch"),
+                               load=float(own.get("load", 0.5)), flows=flows, seed=point.seed)
+        for spec in specs.values():
+            spec["qp_per_flow"] = True
+        m = sim.run(topo, own.get("profile", "baseline"), overrides, specs, seed=point.seed, workload=NAME)
+        out = m.base_metrics()
+        msgs = m.result.messages
+        out["flows"] = len(msgs)
+        for lo, hi, label in BUCKETS:
+            s = sorted(x.slowdown for x in msgs if lo <= x.size < hi)
+            out[f"slowdown[{label}]"] = {q: round(sim.percentile(s, v), 3) for q, v in
+                                         (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))} | {"n": len(s)}
+        short = sorted(x.slowdown for x in msgs if x.size < 100_000)
+        out.update(short_p50=round(sim.percentile(short, 0.5), 3), short_p95=round(sim.percentile(short, 0.95), 3),
+                   short_p99=round(sim.percentile(short, 0.99), 3),
+                   all_p99=round(sim.percentile(sorted(x.slowdown for x in msgs), 0.99), 3))
+        return out
+
+    def check(self, results: list[PointResult]) -> list[ClaimCheck]:
+        by: dict[tuple[str, float], dict[str, list[float]]] = {}
+        for r in results:
+            if r.ok:
+                key = (r.point.params["cdf"], r.point.params["load"])
+                by.setdefault(key, {}).setdefault(r.point.params["profile"], []).append(r.metrics["short_p95"])
+        parts, holds = [], []
+        for (cdf, load), prof in sorted(by.items()):
+            if "baseline" in prof and "ai-fabric" in prof:
+                d, h = sum(prof["baseline"]) / len(prof["baseline"]), sum(prof["ai-fabric"]) / len(prof["ai-fabric"])
+                parts.append(f"{cdf} {load:.0%}: short-flow p95 slowdown DCQCN (baseline) {d:.2f} vs HPCC "
+                             f"(ai-fabric) {h:.2f}")
+                holds.append(h < d)
+        return [ClaimCheck(CLAIM, "; ".join(parts) or "baseline and ai-fabric did not both run",
+                           bool(holds) and all(holds))]
+
+    def plots(self, results: list[PointResult], out: Path) -> list[Path]:
+        pngs = []
+        for cdf, load in sorted({(r.point.params["cdf"], r.point.params["load"]) for r in results if r.ok}):
+            series = {}
+            for r in results:
+                p = r.point.params
+                if r.ok and r.point.seed == 1 and (p["cdf"], p["load"]) == (cdf, load):
+                    for q in ("p50", "p95", "p99"):
+                        xs = [label for _, _, label in BUCKETS]
+                        ys = [r.metrics[f"slowdown[{label}]"][q] for label in xs]
+                        series[f"{p['profile']} {q}"] = (list(range(len(xs))), ys)
+            if series:
+                path = line_plot(out / f"{NAME}-{cdf}-{int(load * 100)}.png",
+                                 f"{cdf} at {load:.0%} load: FCT slowdown by flow size (buckets "
+                                 + ", ".join(label for _, _, label in BUCKETS) + ")",
+                                 "flow-size bucket", "slowdown", series, logy=True)
+                pngs.append(path)
+        return pngs
+
+
+EXPERIMENT = FctSlowdown()
