@@ -12,8 +12,9 @@ import sys
 
 from controller import cli
 from experiments import cli as experiment_cli
+from experiments import sweep, tune
 
-PLUGINS = (experiment_cli,)
+PLUGINS = (experiment_cli, sweep, tune)
 
 
 def build_parser() -> argparse.ArgumentParser:
