@@ -9,18 +9,15 @@ traffic manager, egress, no sockets), to show what the I/O costs.
 
 from __future__ import annotations
 
-import select
 import tempfile
 import time
 from pathlib import Path
 
 from bench.result import Result
 from lab.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
-from lab.p4rt_client import P4RuntimeClient
-from lab.targets import free_tcp_port, start_switch, switch_command
-from lab.veth import VethPairs
+from lab.forwarding_rate import Route, forwarding_rate
+from lab.targets import compile_program
 from netbase.clock import DilatedClock
-from netbase.packet_socket import PacketSocketPort
 from p4rt.entries import ActionCall, Lpm, TableEntry
 from p4switch.exec import LoadedProgram
 from p4switch.switch.device import Device
@@ -31,41 +28,14 @@ WINDOW = 64
 IN_PROCESS_FRAMES = 20000
 
 
-def _veth_rate(name: str, program: Path, routes: list[tuple[str, dict, str, dict]], frame: bytes) -> Result:
+def _veth_rate(name: str, program: Path, routes: list[Route], frame: bytes) -> Result:
     """Closed-loop packets/s of ``program`` switching ``frame`` from port 1 to port 2."""
-    with tempfile.TemporaryDirectory() as work, VethPairs(2, prefix="bs") as veths:
-        grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
-        cmd = switch_command("ours", {1: veths.switch_side[0], 2: veths.switch_side[1]}, 1, grpc_addr, thrift,
-                             cpu_port=CPU_PORT, program=str(program), log_console=False)
-        proc = start_switch(cmd, grpc_addr, thrift, Path(work) / "switch.log")
-        tx = rx = None
-        try:
-            proc.wait_ready()
-            client = P4RuntimeClient(grpc_addr, device_id=1)
-            client.fetch_p4info()
-            for table, match, action, params in routes:
-                client.insert(client.table_entry(table, match, action, params))
-            client.close()
-            tx, rx = PacketSocketPort(veths.host_side[0]), PacketSocketPort(veths.host_side[1])
-            sent = received = written_off = 0
-            start = time.perf_counter()
-            deadline = start + 60
-            while received + written_off < FRAMES and time.perf_counter() < deadline:
-                while sent < FRAMES and sent - received - written_off < WINDOW:
-                    sent += tx.send(frame)
-                if select.select([rx], [], [], 0.5)[0]:
-                    while frames := rx.recv_frames(256):
-                        received += len(frames)
-                else:  # nothing for 0.5 s: what is in flight was lost; do not stall the window
-                    written_off = sent - received
-            elapsed = time.perf_counter() - start
-        finally:
-            for p in (tx, rx):
-                if p is not None:
-                    p.close()
-            proc.stop()
-    return Result(name, received / elapsed, "packets/s",
-                  f"p4switch process, {received}/{sent} frames of {len(frame)} B delivered, window {WINDOW}")
+    with tempfile.TemporaryDirectory() as work:
+        compiled = compile_program("ours", program, work, include_dirs=[str(program.parent)])
+        rate = forwarding_rate("ours", compiled, routes, frame, seconds=60, max_frames=FRAMES, window=WINDOW,
+                               prefix="bs", cpu_port=CPU_PORT)
+    return Result(name, rate.pps, "packets/s",
+                  f"p4switch process, {rate.received}/{rate.sent} frames of {len(frame)} B delivered, window {WINDOW}")
 
 
 def _basic_over_veths() -> Result:
