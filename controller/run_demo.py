@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--spines", type=int, default=2, help="built-in topology: spines (default 2)")
     ap.add_argument("--leaves", type=int, default=2, help="built-in topology: leaves (default 2)")
     ap.add_argument("--hosts-per-leaf", type=int, default=2, help="built-in topology: hosts per leaf (default 2)")
+    ap.add_argument("--prefix", default="", help="built-in topology: prefix of every node name (to run beside "
+                                                 "another fabric on the same machine)")
     ap.add_argument("--out", type=Path, default=Path("out"), help="output directory (plots, runs, telemetry, logs; default out)")
     ap.add_argument("--state", type=Path, default=None, help="state file for fabricctl (default: $FABRICCTL_STATE "
                                                              "or /run/aifabric/state.json)")
@@ -131,7 +133,7 @@ def load_topology(args: argparse.Namespace) -> Topology:
             topo.time_dilation = args.time_dilation
         return topo
     ids = [s.device_id for s in leaf_spine(args.spines, args.leaves, args.hosts_per_leaf).switches]
-    return leaf_spine(args.spines, args.leaves, args.hosts_per_leaf,
+    return leaf_spine(args.spines, args.leaves, args.hosts_per_leaf, prefix=args.prefix,
                       time_dilation=args.time_dilation or 1.0, grpc_base=free_grpc_base(ids))
 
 
