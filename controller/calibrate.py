@@ -35,7 +35,8 @@ from scapy.layers.l2 import Ether
 from lab.forwarding_rate import Route, forwarding_rate
 from lab.targets import Compiled
 from nicmodel import Nic, QpConfig, Reliability
-from nicmodel.roce import BTH_LEN, ETH_HLEN, ICRC_LEN, IPV4_HLEN, RETH_LEN, UDP_HLEN
+from nicmodel.roce import ETH_HLEN, IPV4_HLEN, UDP_HLEN
+from nicmodel.roce import write_frame_bytes as data_frame_bytes
 
 SHARE = 0.5  # of the machine's cores the dilated fabric may need at full load
 HOPS = 3  # switches a packet crosses between leaves (leaf, spine, leaf)
@@ -51,11 +52,6 @@ FABRIC_ROUTES: list[Route] = [
      "FabricIngress.next_hop.set_next_hop_macs", {"src_mac": "02:00:00:00:00:02", "dst_mac": "00:00:00:00:02:02"}),
 ]
 SWITCH_MAC = "02:00:00:00:00:01"
-
-
-def data_frame_bytes(mtu: int) -> int:
-    """A full RoCEv2 WRITE frame on the wire (without preamble/FCS): what the fabric carries."""
-    return ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + RETH_LEN + mtu + ICRC_LEN
 
 
 def roce_sized_frame(mtu: int) -> bytes:

@@ -88,7 +88,8 @@ class FabricController:
     def adopt(self, settings: Settings, profile: str = "custom") -> None:
         """Take over a running fabric configured with ``settings`` (the CLI's case): nothing is
         written; later ``apply`` calls write only what differs from it."""
-        self.installed = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported)
+        self.installed = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
+                                                   self.pipeline.time_scale(self.topo.time_dilation))
         self.settings = settings
         self.profile = profile
 
@@ -115,7 +116,8 @@ class FabricController:
 
     # -- internals ----------------------------------------------------------------------
     def _converge(self, settings: Settings) -> int:
-        desired = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported)
+        desired = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
+                                                   self.pipeline.time_scale(self.topo.time_dilation))
         written = 0
         for name, conn in self.conns.items():
             updates = diff(self.p4, self.installed[name], desired[name])

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 from pathlib import Path
 
-from lab.targets import free_tcp_port
+from lab.targets import bmv2_cli, free_tcp_port
+from nicmodel.roce import write_frame_bytes
 from p4rt.runtime_cli import CliClient
 from topo.spec import Topology
 
@@ -57,7 +59,9 @@ class FabricNet:
                 self.thrift_ports[s.name] = free_tcp_port()
                 net.addSwitch(s.name, cls=P4Switch, target=self.target, grpc_port=s.grpc_port,
                               thrift_port=self.thrift_ports[s.name], device_id=s.device_id, cpu_port=s.cpu_port,
-                              priority_queues=PRIORITY_QUEUES, time_dilation=topo.time_dilation,
+                              priority_queues=PRIORITY_QUEUES,
+                              # BMv2's clock is the wall's: its dilation is in queue rates and P4 constants
+                              time_dilation=topo.time_dilation if self.target == "ours" else 1.0,
                               pcap_dir=str(self.work_dir / "pcap") if self.pcap else None, log_dir=str(logs),
                               dpid=f"{s.device_id:016x}")
             for h in topo.hosts:
@@ -84,9 +88,10 @@ class FabricNet:
         return self.work_dir / "nic" / f"{host}.sock"
 
     def _set_port_rates(self) -> None:
-        """Link rate (fabric bits/s), delay and queue depth on every switch port (our target's CLI)."""
+        """Link rate (fabric bits/s), delay and queue depth on every switch port (our target's CLI;
+        on BMv2, queue depth and a queue rate of the dilated link rate through its runtime CLI)."""
         if self.target != "ours":
-            log.warning("target %s: link rates and delays are not modelled (BMv2 has no link model)", self.target)
+            self._set_bmv2_queue_rates()
             return
         for s in self.topo.switches:
             cli = CliClient(self.thrift_ports[s.name])
@@ -98,6 +103,23 @@ class FabricNet:
                         cli.run(f"set_link {port} delay={link.delay_us}")
             finally:
                 cli.close()
+
+    def _set_bmv2_queue_rates(self) -> None:
+        """BMv2 has no link model: its egress queues drain at ``set_queue_rate`` packets/s. Set
+        each port's to its link rate divided by the time dilation, in full-MTU WRITE frames
+        (so data packets leave at the dilated line rate; smaller frames such as ACKs at the
+        same packet rate, i.e. slower than the line in bytes). Delays are not modelled."""
+        log.warning("target %s: link delays are not modelled (BMv2 has no link model)", self.target)
+        frame = write_frame_bytes(self.topo.mtu)
+        for s in self.topo.switches:
+            cmds = [f"set_queue_depth {self.topo.queue_depth_pkts}"]
+            for port, (_, _, link) in sorted(self.topo.ports_of(s.name).items()):
+                pps = max(1, round(link.rate_gbps * 1e9 / self.topo.time_dilation / (8 * frame)))
+                cmds.append(f"set_queue_rate {pps} {port}")
+            res = subprocess.run([bmv2_cli(), "--thrift-port", str(self.thrift_ports[s.name])],
+                                 input="\n".join(cmds) + "\n", capture_output=True, text=True, timeout=60)
+            if res.returncode != 0 or "Error" in res.stdout:
+                raise RuntimeError(f"{s.name}: simple_switch_CLI failed: {res.stdout}{res.stderr}")
 
     def pids(self) -> list[int]:
         """Every process this fabric started (switches, NICs, host shells)."""

@@ -8,12 +8,14 @@ collides with another fabric on the machine.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import subprocess
 
 import pytest
 
+from controller import run_demo
 from controller.cli import main
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
@@ -126,14 +128,12 @@ def test_make_run_calibrates_repeats_and_shows_median_range_and_lag(tmp_path, ca
     start-up, the table shows every metric as median [min-max] per profile, the scheduling lag
     measured on the switches and NICs and the flagged runs, one verdict line, the median runs'
     plots, and everything is torn down."""
-    from controller import run_demo
-
+    caplog.set_level(logging.INFO)
     prefix = "d" + secrets.token_hex(1)
     out = tmp_path / "out"
     rc = run_demo.main(["--repeats", "2", "--size", str(SIZE), "--prefix", prefix, "--out", str(out),
                         "--state", str(tmp_path / "state.json"), "--timeout", "300"])
     text = capsys.readouterr().out
-    print(text)
     assert rc == 0, text
     head = next(line for line in text.splitlines() if line.startswith("Ring all-reduce"))
     assert "median [min-max] of 2 run(s) per profile" in head
