@@ -7,7 +7,9 @@ with its range, flags runs whose components ran late against the dilated clock, 
 one line whether the profiles' difference is larger than the run-to-run spread.
 
 Lag threshold: a timer acted on L late delays its packet, ACK or pacing slot by L of fabric
-time. :data:`LAG_LIMIT_NS` is a tenth of the NICs' base RTT (10 us by default: 1 us). A 100
+time. :data:`LAG_LIMIT_NS` is about a tenth of the NICs' base RTT (10 us by default: 1 us,
+rounded to 1024 ns, an edge of the lag histogram's power-of-two buckets, so that a p99 read
+from the histogram is flagged exactly when it is at least 1024 ns). A 100
 Gb/s port drains 12.5 KB in 1 us, about the ECN marking threshold and the queue HPCC aims
 to keep: when the worst 1 % of some component's timers are later than that, queueing, RTTs
 and congestion-control reactions measure the CPU rather than the fabric, and the run is
@@ -29,7 +31,7 @@ from controller.results import RunResult
 from controller.textfmt import table
 from nicmodel.settings import NicSettings
 
-LAG_LIMIT_NS = NicSettings().base_rtt_ns // 10
+LAG_LIMIT_NS = 1 << (NicSettings().base_rtt_ns // 10 - 1).bit_length()  # 1024 for a 10 us RTT
 METRIC = "completion time (us)"  # what the verdict compares
 
 
