@@ -44,6 +44,13 @@ def _is_num(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # NaN is no figure
 
 
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def _fmt(v: float) -> str:
     if float(v).is_integer():
         return f"{int(v)}"
@@ -57,6 +64,9 @@ def summarize(values: list[object]) -> object:
         return "-"
     if all(v == values[0] for v in values):
         return values[0]
+    if all(isinstance(v, str) and v.endswith("%") and _is_num(_float(v[:-1])) for v in values):
+        cells = summarize([_float(str(v)[:-1]) for v in values])
+        return f"{cells}%" if not isinstance(cells, str) else cells.replace(" [", "% [").replace("]", "%]")
     if all(_is_num(v) for v in values):
         nums = [float(v) for v in values]  # type: ignore[arg-type]
         return f"{_fmt(statistics.median(nums))} [{_fmt(min(nums))}-{_fmt(max(nums))}]"

@@ -27,6 +27,8 @@ def test_cells_are_median_and_range() -> None:
     assert summarize([250.5, 262.0, 240.0]) == "250 [240-262]"
     assert summarize([7]) == 7
     assert summarize(["1024 KiB/host"] * 3) == "1024 KiB/host"
+    assert summarize(["12.0%", "11.5%", "11.6%"]) == "11.6% [11.5-12%]"
+    assert summarize(["yes", "NO"]) == "yes / NO"
 
 
 def test_lag_flag_uses_the_worst_components_p99() -> None:
