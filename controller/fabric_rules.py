@@ -111,9 +111,14 @@ def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos:
     return it
 
 
+P4_US_MAX = (1 << 32) - 1  # the program's time parameters are bit<32> microseconds
+
+
 def _p4_us(fabric_us: float, scale: float) -> int:
-    """A fabric-time interval in the program's timestamp microseconds (at least 1)."""
-    return max(1, round(fabric_us * scale))
+    """A fabric-time interval in the program's timestamp microseconds (at least 1). Scaled past
+    32 bits (on BMv2, the 200 ms PFC stale time at D = 36,000 is 2 wall hours) it is capped at
+    the largest value, some 71 wall minutes: longer than any demo run, so the same in effect."""
+    return min(P4_US_MAX, max(1, round(fabric_us * scale)))
 
 
 def _routing(topo: Topology, r: Rules, name: str, it: Intent) -> None:

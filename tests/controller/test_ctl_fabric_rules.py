@@ -146,6 +146,9 @@ def test_time_constants_are_written_in_the_programs_microseconds(p4):
         assert b["xoff_pkts"] == o["xoff_pkts"]  # sizes are not times: unchanged
     for o, b in zip(params(ours, "int_transit_port"), params(bmv2, "int_transit_port")):
         assert b["link_rate_mbps"] == o["link_rate_mbps"] // 1000 == 100
+    # BMv2 at D = 36,000 (measured): the 200 ms stale time would not fit its bit<32>; capped, not refused
+    slow = build_intents(topo, st, p4, clone_cos=False, time_scale=36_000)["leaf1"]
+    assert {p["stale_us"] for p in params(slow, "pfc_port")} == {(1 << 32) - 1}
 
 
 def test_the_pipeline_says_how_its_timestamps_relate_to_fabric_time(tmp_path):
