@@ -13,7 +13,6 @@ alternating rounds (ours, BMv2, ours, BMv2; medians), and the ratio ours/BMv2 is
 
 from __future__ import annotations
 
-import select
 import statistics
 import tempfile
 import time
@@ -21,11 +20,9 @@ from pathlib import Path
 
 from bench.result import Result
 from lab.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
-from lab.p4rt_client import P4RuntimeClient
-from lab.targets import TargetUnavailable, compile_program, free_tcp_port, push_pipeline, start_switch, switch_command
-from lab.veth import VethPairs
+from lab.forwarding_rate import Route, forwarding_rate
+from lab.targets import TargetUnavailable, compile_program
 from netbase.clock import DilatedClock
-from netbase.packet_socket import PacketSocketPort
 from p4rt.entries import ActionCall, Lpm, TableEntry
 from p4switch.exec import LoadedProgram
 from p4switch.switch.device import Device
@@ -37,55 +34,19 @@ IN_PROCESS_FRAMES = 20000
 ROUNDS = 2  # per target when BMv2 runs beside ours
 
 
-def _veth_rate(target: str, program: Path, routes: list[tuple[str, dict, str, dict]], frame: bytes) -> float:
+def _veth_rate(target: str, program: Path, routes: list[Route], frame: bytes) -> float:
     """Closed-loop packets/s of ``program`` on ``target`` switching ``frame`` from port 1 to
     port 2 (raises TargetUnavailable when the target's tools are not installed)."""
-    with tempfile.TemporaryDirectory() as work, VethPairs(2, prefix="bs") as veths:
-        grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
-        ports = {1: veths.switch_side[0], 2: veths.switch_side[1]}
-        compiled = None
-        if target == "ours":
-            cmd = switch_command("ours", ports, 1, grpc_addr, thrift, cpu_port=CPU_PORT, program=str(program),
-                                 log_console=False)
-        else:
-            compiled = compile_program(target, program, work)
-            cmd = switch_command(target, ports, 1, grpc_addr, thrift, cpu_port=CPU_PORT, log_console=False)
-        proc = start_switch(cmd, grpc_addr, thrift, Path(work) / "switch.log")
-        tx = rx = None
-        try:
-            proc.wait_ready()
-            if compiled is None:
-                client = P4RuntimeClient(grpc_addr, device_id=1)
-                client.fetch_p4info()
-            else:
-                client = push_pipeline(grpc_addr, 1, compiled)
-            for table, match, action, params in routes:
-                client.insert(client.table_entry(table, match, action, params))
-            client.close()
-            tx, rx = PacketSocketPort(veths.host_side[0]), PacketSocketPort(veths.host_side[1])
-            sent = received = written_off = 0
-            start = time.perf_counter()
-            deadline = start + 60
-            while received + written_off < FRAMES and time.perf_counter() < deadline:
-                while sent < FRAMES and sent - received - written_off < WINDOW:
-                    sent += tx.send(frame)
-                if select.select([rx], [], [], 0.5)[0]:
-                    while frames := rx.recv_frames(256):
-                        received += len(frames)
-                else:  # nothing for 0.5 s: what is in flight was lost; do not stall the window
-                    written_off = sent - received
-            elapsed = time.perf_counter() - start
-        finally:
-            for p in (tx, rx):
-                if p is not None:
-                    p.close()
-            proc.stop()
-    if received < sent:
-        print(f"[bench_switch] {target} {program.name}: {received}/{sent} frames delivered")
-    return received / elapsed
+    with tempfile.TemporaryDirectory() as work:
+        compiled = compile_program(target, program, work, include_dirs=[str(program.parent)])
+        rate = forwarding_rate(target, compiled, routes, frame, seconds=60, max_frames=FRAMES, window=WINDOW,
+                               prefix="bs", cpu_port=CPU_PORT)
+    if rate.received < rate.sent:
+        print(f"[bench_switch] {target} {program.name}: {rate.received}/{rate.sent} frames delivered")
+    return rate.pps
 
 
-def _side_by_side(name: str, program: Path, routes: list[tuple[str, dict, str, dict]], frame: bytes) -> list[Result]:
+def _side_by_side(name: str, program: Path, routes: list[Route], frame: bytes) -> list[Result]:
     """Ours alone, or ours and BMv2 in alternating rounds with the ratio of the medians."""
     detail = f"{FRAMES} frames of {len(frame)} B, window {WINDOW}, wall time"
     ours = [_veth_rate("ours", program, routes, frame)]

@@ -140,7 +140,7 @@ class FabricController:
     # -- internals ----------------------------------------------------------------------
     def _intents(self, settings: Settings) -> dict[str, Intent]:
         return fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
-                                          down=self.ports_down)
+                                          self.pipeline.time_scale(self.topo.time_dilation), down=self.ports_down)
 
     def _converge(self, settings: Settings, nics: bool = True) -> int:
         desired = self._intents(settings)

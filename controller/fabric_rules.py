@@ -88,24 +88,41 @@ def bytes_to_pkts(nbytes: int, topo: Topology) -> int:
 
 
 def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex,
-                  clone_cos: bool = True, down: Collection[tuple[str, int]] = ()) -> dict[str, Intent]:
+                  clone_cos: bool = True, time_scale: float = 1.0,
+                  down: Collection[tuple[str, int]] = ()) -> dict[str, Intent]:
     """The whole desired state of every switch. ``clone_cos`` False (a BMv2 pipeline, whose
     P4Runtime layer refuses a class of service other than 0) writes PFC sessions with 0.
-    ``down``: (switch, port) ends reported down, whose cables carry no route."""
+    ``down``: (switch, port) ends reported down, whose cables carry no route.
+
+    ``time_scale`` is how many of the program's timestamp microseconds make one fabric
+    microsecond: 1 on our target (its clock runs in fabric time), D on BMv2 (its timestamps
+    are wall-clock microseconds and the fabric runs D times slower). Every time constant
+    written into the program (flowlet gap, PFC refresh and stale times) is multiplied by it,
+    and the INT link rate divided by it, so that the program's arithmetic means fabric time."""
     r = Rules(p4)
-    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos, down) for s in topo.switches}
+    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos, time_scale, down) for s in topo.switches}
 
 
-def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool,
+def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool, scale: float,
                    down: Collection[tuple[str, int]]) -> Intent:
     it = Intent()
     _routing(topo, r, name, it, down)
     _classes(st, r, it)
-    _load_balancing(st, r, it)
+    _load_balancing(st, r, it, scale)
     _ecn(topo, st, r, name, it)
-    _pfc(topo, st, r, name, it, PFC_COS if clone_cos else 0)
-    _int(topo, st, r, name, it)
+    _pfc(topo, st, r, name, it, PFC_COS if clone_cos else 0, scale)
+    _int(topo, st, r, name, it, scale)
     return it
+
+
+P4_US_MAX = (1 << 32) - 1  # the program's time parameters are bit<32> microseconds
+
+
+def _p4_us(fabric_us: float, scale: float) -> int:
+    """A fabric-time interval in the program's timestamp microseconds (at least 1). Scaled past
+    32 bits (on BMv2, the 200 ms PFC stale time at D = 36,000 is 2 wall hours) it is capped at
+    the largest value, some 71 wall minutes: longer than any demo run, so the same in effect."""
+    return min(P4_US_MAX, max(1, round(fabric_us * scale)))
 
 
 def _routing(topo: Topology, r: Rules, name: str, it: Intent, down: Collection[tuple[str, int]] = ()) -> None:
@@ -154,10 +171,10 @@ def _lb_code(mode: str, spray_algo: str) -> int:
     return SPRAY_CODE[spray_algo] if mode == "spray" else LB_MODE_CODE[mode]
 
 
-def _load_balancing(st: Settings, r: Rules, it: Intent) -> None:
+def _load_balancing(st: Settings, r: Rules, it: Intent, scale: float = 1.0) -> None:
     """lb_mode (group, priority): the data class gets data_mode, every other class control_mode."""
     lb = st.lb
-    common = {"hash_qp": int(lb.hash_qp), "flowlet_timeout_us": lb.flowlet_timeout_us}
+    common = {"hash_qp": int(lb.hash_qp), "flowlet_timeout_us": _p4_us(lb.flowlet_timeout_us, scale)}
     it.add_entry(*r.entry("lb_mode", [None, Ternary(st.classes.data_priority, 0x7)],
                           r.action("set_lb_mode", mode=_lb_code(lb.data_mode, lb.spray_algo), **common), priority=10))
     it.set_default(r.table("lb_mode"), r.action("set_lb_mode", mode=_lb_code(lb.control_mode, lb.spray_algo), **common))
@@ -173,7 +190,7 @@ def _ecn(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
         it.add_entry(*r.entry("ecn_thresholds", [Exact(port), Exact(st.classes.data_priority)], action))
 
 
-def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int) -> None:
+def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int, scale: float = 1.0) -> None:
     for port in sorted(topo.ports_of(name)):
         it.add_clone_session(CloneSession(PFC_SESSION_BASE + port, [Replica(port, 0)], cos=cos))
     if not st.pfc.enabled:
@@ -184,11 +201,11 @@ def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int
         pause_us = PFC_QUANTA * 512 / (link.rate_gbps * 1e3)  # quanta of 512 bit times at the port rate
         it.add_entry(*r.entry("pfc_port", [Exact(port)], r.action(
             "set_pfc_port", enable_mask_value=1 << st.classes.data_priority, xoff_pkts=xoff, xon_pkts=max(0, xon),
-            pause_quanta=PFC_QUANTA, refresh_us=max(1, int(pause_us / 2)),
-            stale_us=st.pfc.stale_us)))
+            pause_quanta=PFC_QUANTA, refresh_us=_p4_us(max(1, int(pause_us / 2)), scale),
+            stale_us=_p4_us(st.pfc.stale_us, scale))))
 
 
-def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
+def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, scale: float = 1.0) -> None:
     sw = topo.switch(name)
     cpu = sw.cpu_port
     it.add_clone_session(CloneSession(INT_REPORT_SESSION, [Replica(cpu, 0)]))
@@ -199,7 +216,8 @@ def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
         return
     for port, (_, _, link) in sorted(topo.ports_of(name).items()):
         it.add_entry(*r.entry("int_transit_port", [Exact(port)],
-                              r.action("int_transit", switch_id_value=sw.device_id, link_rate_mbps=int(link.rate_gbps * 1000))))
+                              r.action("int_transit", switch_id_value=sw.device_id,
+                                       link_rate_mbps=max(1, round(link.rate_gbps * 1000 / scale)))))
         it.add_entry(*r.entry("int_port_mtu", [Exact(port)], r.action("set_int_mtu", ip_mtu=LINK_IP_MTU)))
     if sw.role != "leaf":
         return

@@ -29,14 +29,24 @@ class Pipeline:
     config_path: Path
 
     @property
-    def clone_cos_supported(self) -> bool:
-        """Whether clone sessions may carry a class of service: our target honours it; BMv2's
-        P4Runtime layer refuses anything but 0 (UNIMPLEMENTED). Told apart by the device
-        config, which for our target names it (p4switch/p4info/device_config.py)."""
+    def for_our_target(self) -> bool:
+        """Whether the program was compiled for our target (its device config names it,
+        p4switch/p4info/device_config.py) rather than BMv2."""
         try:
             return json.loads(self.device_config).get("target") == "p4switch"
         except (ValueError, UnicodeDecodeError, AttributeError):
             return False
+
+    @property
+    def clone_cos_supported(self) -> bool:
+        """Whether clone sessions may carry a class of service: our target honours it; BMv2's
+        P4Runtime layer refuses anything but 0 (UNIMPLEMENTED)."""
+        return self.for_our_target
+
+    def time_scale(self, dilation: float) -> float:
+        """The program's timestamp microseconds per fabric microsecond: our target dilates its
+        own clock (1); BMv2 stamps wall-clock microseconds, so a fabric dilated D times needs D."""
+        return 1.0 if self.for_our_target else float(dilation)
 
     @property
     def cookie(self) -> int:

@@ -69,6 +69,15 @@ class RunResult:
     ok: bool = True  # every message completed with its data intact
     data_verified: list[str] = field(default_factory=list)  # hosts whose received bytes were checked equal
     errors: list[str] = field(default_factory=list)
+    # live runs: how late each component ("leaf1", "nic h1_1") acted on due timers, fabric ns
+    # ({"timers", "p50_ns", "p99_ns", "max_ns"}; netbase/lag.py); empty where not measured
+    sched_lag: dict[str, dict[str, int]] = field(default_factory=dict)
+    time_dilation: float = 0.0  # D of the live fabric (0: not recorded, or virtual time)
+
+    @property
+    def worst_lag_p99_ns(self) -> int | None:
+        """The largest p99 scheduling lag of any component (None: none measured)."""
+        return max((c.get("p99_ns", 0) for c in self.sched_lag.values() if c.get("timers")), default=None)
 
     @property
     def goodput_gbps(self) -> float:

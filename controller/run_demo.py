@@ -12,9 +12,14 @@ still running and the state file in place so ``fabricctl`` works from another sh
 the CLI (``exit`` or Ctrl-D) tears everything down. ``--keep`` does the same without the
 Mininet CLI (until Ctrl-C), for terminals-less use of ``fabricctl``.
 
-The fabric runs time-dilated (``--time-dilation``, default 20000): links are 100 Gb/s in
-fabric time, so a Python switch process sees about 600 packets/s per link; all results are
-reported in fabric time.
+The fabric runs time-dilated: links are 100 Gb/s in fabric time, the wall runs D times
+slower, and all results are reported in fabric time. D is calibrated at start-up from what the
+switch and NIC processes sustain on this machine now (controller/calibrate.py), unless
+``--time-dilation`` (or the topology file) gives it. Each profile runs ``--repeats`` times
+(default 3, interleaved); the table shows every metric as median [min-max], with the runs whose
+switches or NICs ran late against the dilated clock flagged (controller/repeats.py says where
+the limit is and why), and one line says whether the profiles differ beyond the run-to-run
+spread. The plots show each profile's median run.
 """
 
 from __future__ import annotations
@@ -32,16 +37,19 @@ import threading
 import time
 from pathlib import Path
 
+from controller.calibrate import calibrate_fabric
 from controller.controller import FabricController
-from controller.pipeline import compile_fabric
+from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import PROFILES, settings_for
-from controller.report import comparison_table, plot
+from controller.repeats import lag_flagged, median_runs, repeated_table, verdicts
+from controller.report import plot
 from controller.session import current_settings, profile_label
 from controller.settings import Settings
 from controller.state import FabricState, default_path
 from controller.telemetry import Telemetry
 from controller.textfmt import shown_path
 from controller.workloads import run_workload
+from lab.targets import Compiled
 from nicmodel.mgmt import NicClient
 from topo.builder import leaf_spine
 from topo.fabric import FabricNet
@@ -49,8 +57,8 @@ from topo.spec import Topology, TopologyError, load
 
 log = logging.getLogger("run_demo")
 
-DEFAULT_DILATION = 20000
 DEFAULT_SIZE = 1024 * 1024
+DEFAULT_REPEATS = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--target", choices=("ours", "bmv2"), default="ours",
                     help="switch target: our p4switch (default) or BMv2 simple_switch_grpc (needs p4c and BMv2)")
     ap.add_argument("--time-dilation", type=float, default=None, metavar="D",
-                    help=f"fabric time = wall time / D (default {DEFAULT_DILATION}, or the topology file's)")
+                    help="fabric time = wall time / D (default: calibrated at start-up for the built-in "
+                         "topology, the topology file's otherwise)")
+    ap.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
+                    help=f"runs per profile, interleaved (default {DEFAULT_REPEATS}); the table shows median [min-max]")
     ap.add_argument("--topology", type=Path, help="topology file (YAML/JSON, see topo/spec.py) instead of the "
                                                   "built-in 2 x 2 x 2 leaf/spine")
     ap.add_argument("--size", type=int, default=DEFAULT_SIZE,
@@ -73,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--spines", type=int, default=2, help="built-in topology: spines (default 2)")
     ap.add_argument("--leaves", type=int, default=2, help="built-in topology: leaves (default 2)")
     ap.add_argument("--hosts-per-leaf", type=int, default=2, help="built-in topology: hosts per leaf (default 2)")
+    ap.add_argument("--prefix", default="", help="built-in topology: prefix of every node name (to run beside "
+                                                 "another fabric on the same machine)")
     ap.add_argument("--out", type=Path, default=Path("out"), help="output directory (plots, runs, telemetry, logs; default out)")
     ap.add_argument("--state", type=Path, default=None, help="state file for fabricctl (default: $FABRICCTL_STATE "
                                                              "or /run/aifabric/state.json)")
@@ -120,9 +133,18 @@ def load_topology(args: argparse.Namespace) -> Topology:
             topo.time_dilation = args.time_dilation
         return topo
     ids = [s.device_id for s in leaf_spine(args.spines, args.leaves, args.hosts_per_leaf).switches]
-    default = DEFAULT_DILATION if args.target == "ours" else 1.0  # BMv2 has no time dilation
-    return leaf_spine(args.spines, args.leaves, args.hosts_per_leaf,
-                      time_dilation=args.time_dilation or default, grpc_base=free_grpc_base(ids))
+    return leaf_spine(args.spines, args.leaves, args.hosts_per_leaf, prefix=args.prefix,
+                      time_dilation=args.time_dilation or 1.0, grpc_base=free_grpc_base(ids))
+
+
+def calibrated_dilation(args: argparse.Namespace, topo: Topology, pipe: Pipeline) -> None:
+    """Set ``topo.time_dilation`` from a calibration unless the user or the file chose D."""
+    if args.time_dilation is not None or args.topology is not None:
+        return
+    log.info("calibrating the time dilation: %s switch and NIC packet rates on this machine ...", args.target)
+    cal = calibrate_fabric(args.target, Compiled(pipe.p4info_path, pipe.config_path), topo)
+    topo.time_dilation = cal.dilation
+    log.info("  %s", cal.describe())
 
 
 def fabricctl_command() -> str:
@@ -164,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     except (TopologyError, ValueError) as e:
         print(f"run_demo: {e}", file=sys.stderr)
         return 2
+    if args.repeats < 1:
+        print("run_demo: --repeats must be at least 1", file=sys.stderr)
+        return 2
     if args.size <= 0 or args.size % len(topo.hosts):
         print(f"run_demo: --size must be a positive multiple of the {len(topo.hosts)} hosts", file=sys.stderr)
         return 2
@@ -177,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     log.info("compiling p4src/fabric.p4 for %s ...", args.target)
     try:
         pipe = compile_fabric(args.target, out / "build")
+        calibrated_dilation(args, topo, pipe)
     except RuntimeError as e:  # compiler errors, or BMv2's tools not installed
         print(f"run_demo: {e}", file=sys.stderr)
         return 1
@@ -203,20 +229,27 @@ def main(argv: list[str] | None = None) -> int:
         log.info("fabric ready after %.0f s", time.monotonic() - t0)
         results = []
         hosts = [h.name for h in topo.hosts]
-        for profile in profiles:
-            n = ctl.apply(settings_for(profile), profile)
-            state.profile, state.overrides = profile, {}
-            state.save(state_path)
-            log.info("profile %s: %d switch updates (%s)", profile, n, PROFILES[profile]["description"])
-            result, path = run_workload(state, ctl, "all-reduce", hosts, size=args.size, timeout_s=args.timeout,
-                                        progress=True, telemetry=tel)
-            log.info("  saved %s", shown_path(path))
-            results.append(result)
+        for rep in range(args.repeats):
+            for profile in profiles:  # interleaved: a slow phase of the machine hits every profile
+                n = ctl.apply(settings_for(profile), profile)
+                state.profile, state.overrides = profile, {}
+                state.save(state_path)
+                log.info("profile %s, run %d/%d: %d switch updates (%s)", profile, rep + 1, args.repeats, n,
+                         PROFILES[profile]["description"])
+                result, path = run_workload(state, ctl, "all-reduce", hosts, size=args.size, timeout_s=args.timeout,
+                                            progress=True, telemetry=tel)
+                lag = result.worst_lag_p99_ns
+                log.info("  saved %s%s", shown_path(path), "" if lag is None else
+                         f" (scheduling lag p99 {lag / 1e3:.3g} us{', FLAGGED' if lag_flagged(result) else ''})")
+                results.append(result)
         print()
         print(f"Ring all-reduce of {args.size // 1024} KiB per host over {len(hosts)} hosts "
-              f"({topo.name}, time dilation {topo.time_dilation:g}, times in fabric microseconds):")
-        print(comparison_table(results))
-        for png in plot(results, out / "plots"):
+              f"({topo.name}, time dilation {topo.time_dilation:g}, times in fabric microseconds; "
+              f"median [min-max] of {args.repeats} run(s) per profile):")
+        print(repeated_table(results))
+        for v in verdicts(results):
+            print(v.line)
+        for png in plot(median_runs(results), out / "plots"):
             print(f"wrote {shown_path(png)}")
         tel.write(out / "telemetry" / "all")
         failed = [r for r in results if not r.ok]

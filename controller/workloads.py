@@ -18,6 +18,8 @@ from typing import Any
 from controller.results import Message, RunResult, transport_counts
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar
+from netbase.lag import PREFIX as LAG_PREFIX
+from netbase.lag import SchedulingLag
 from p4rt.runtime_cli import CliClient, CommandError
 
 SAMPLE_INTERVAL_S = 0.5  # wall seconds between switch counter samples during a run
@@ -59,7 +61,7 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
     ctl.configure_nics(hosts)
     tel = telemetry or Telemetry(ctl)
     tel.start_run()
-    kernel_drops_before = read_switch_kernel_drops(state)
+    switch_before = read_switch_stats(state)
     bar = ProgressBar(f"{workload} ({ctl.profile})") if progress else None
     t0 = time.monotonic()
     for h in hosts:
@@ -87,8 +89,12 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
     tel.sample()
     if bar:
         bar.done("timed out" if timed_out else "done")
-    return save_run(Path(state.out_dir), workload, ctl.profile, specs, nics, statuses, tel, errors,
-                    switch_kernel_drops=read_switch_kernel_drops(state) - kernel_drops_before)
+    switch_after = read_switch_stats(state)
+    result, path = save_run(Path(state.out_dir), workload, ctl.profile, specs, nics, statuses, tel, errors,
+                            switch_kernel_drops=kernel_drops(switch_after) - kernel_drops(switch_before),
+                            switch_lag=switch_lag(switch_before, switch_after),
+                            time_dilation=float(topo.time_dilation))
+    return result, path
 
 
 def workload_errors(statuses: dict[str, dict[str, Any]]) -> list[str]:
@@ -101,12 +107,15 @@ def workload_errors(statuses: dict[str, dict[str, Any]]) -> list[str]:
 
 def save_run(out_dir: Path, workload: str, profile: str, specs: dict[str, dict[str, Any]], nics: dict[str, Any],
              statuses: dict[str, dict[str, Any]], tel: Telemetry, errors: list[str],
-             switch_kernel_drops: int = 0) -> tuple[RunResult, Path]:
+             switch_kernel_drops: int = 0, switch_lag: dict[str, dict[str, int]] | None = None,
+             time_dilation: float = 0.0) -> tuple[RunResult, Path]:
     """The run's result from the NICs' statistics and the telemetry, saved as
     ``out_dir/runs/<n>-<workload>-<profile>.json`` with its time series under
     ``out_dir/telemetry/<that name>/`` (live and simulated runs alike)."""
     stats = {h: nic.stats() for h, nic in nics.items()}
     result = build_result(workload, profile, specs, stats, tel, errors, switch_kernel_drops=switch_kernel_drops)
+    result.sched_lag = {**(switch_lag or {}), **nic_lag(stats)}
+    result.time_dilation = time_dilation
     result.data_verified = sorted(h for h, st in statuses.items() if st.get("data_ok") is True)
     out = out_dir / "runs"
     out.mkdir(parents=True, exist_ok=True)
@@ -120,15 +129,13 @@ def save_run(out_dir: Path, workload: str, profile: str, specs: dict[str, dict[s
     return result, path
 
 
-def read_switch_kernel_drops(state) -> int:
-    """Frames the switches' packet-socket ports lost in the kernel so far, summed over switches
-    (``port<N>.rx_kernel_drops`` and ``.tx_kernel_drops`` of each one's ``switch_stats``, on our
-    target's runtime CLI).
-    A switch without that CLI (BMv2) or not answering counts 0: this must not fail a run."""
+def read_switch_stats(state) -> dict[str, dict[str, str]]:
+    """Each switch's ``switch_stats`` (our target's runtime CLI) as key -> value text.
+    A switch without that CLI (BMv2) or not answering is left out: this must not fail a run."""
     if state.target != "ours":
-        return 0
-    total = 0
-    for info in state.switches.values():
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for name, info in state.switches.items():
         if not info.thrift_port:
             continue
         try:
@@ -139,11 +146,41 @@ def read_switch_kernel_drops(state) -> int:
                 cli.close()
         except (OSError, CommandError):
             continue
-        for line in text.splitlines():
-            key, _, value = line.partition("=")
-            if key.endswith((".rx_kernel_drops", ".tx_kernel_drops")) and value.isdigit():
-                total += int(value)
-    return total
+        out[name] = dict(line.partition("=")[::2] for line in text.splitlines() if "=" in line)
+    return out
+
+
+def kernel_drops(switch_stats: dict[str, dict[str, str]]) -> int:
+    """Frames the switches' packet-socket ports lost in the kernel so far, summed over switches
+    (``port<N>.rx_kernel_drops`` and ``.tx_kernel_drops``)."""
+    return sum(int(v) for st in switch_stats.values() for k, v in st.items()
+               if k.endswith((".rx_kernel_drops", ".tx_kernel_drops")) and v.isdigit())
+
+
+def read_switch_kernel_drops(state) -> int:
+    """:func:`kernel_drops` of the switches now (0 where they cannot say)."""
+    return kernel_drops(read_switch_stats(state))
+
+
+def _lag_summary(lag: SchedulingLag) -> dict[str, int]:
+    return {"timers": lag.timers, "p50_ns": lag.quantile_ns(0.5), "p99_ns": lag.quantile_ns(0.99),
+            "max_ns": lag.max_ns}
+
+
+def switch_lag(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> dict[str, dict[str, int]]:
+    """Each switch's scheduling lag during the run (the difference of two ``switch_stats``)."""
+    return {sw: _lag_summary(SchedulingLag.from_fields(st).since(SchedulingLag.from_fields(before.get(sw, {}))))
+            for sw, st in after.items() if f"{LAG_PREFIX}timers" in st}
+
+
+def nic_lag(stats: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Each live NIC's scheduling lag in this run (its counters restart with every workload)."""
+    out = {}
+    for host, st in stats.items():
+        for counters in (st.get("nic_counters") or {}).values():
+            if f"{LAG_PREFIX}timers" in counters:
+                out[f"nic {host}"] = _lag_summary(SchedulingLag.from_fields(counters))
+    return out
 
 
 def build_result(workload: str, profile: str, specs: dict[str, dict[str, Any]], stats: dict[str, dict[str, Any]],

@@ -49,6 +49,14 @@ def _tool(name: str) -> str:
     return found
 
 
+def bmv2_cli() -> str:
+    """BMv2's runtime CLI (``simple_switch_CLI``, Thrift): queue rates and depths on BMv2."""
+    try:
+        return _tool("simple_switch_CLI")
+    except TargetUnavailable:
+        raise TargetUnavailable("the bmv2 target needs simple_switch_CLI (BMv2); it is not installed") from None
+
+
 @dataclass
 class Compiled:
     p4info_path: Path

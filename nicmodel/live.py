@@ -22,6 +22,7 @@ import threading
 from typing import Any, Protocol
 
 from netbase.clock import DilatedClock
+from netbase.lag import SchedulingLag
 from netbase.packet_socket import kernel_drop_totals
 from nicmodel.mgmt import MgmtError
 from nicmodel.nic import Nic, parse_ip, parse_mac
@@ -153,6 +154,7 @@ class LiveNic:
         self.endpoint: Endpoint | None = None
         self.run_stats = RunStats(self.line_rate_bps, self.settings.base_rtt_ns, self.settings.mtu)
         self._started_ns = self.clock.now_ns()
+        self.sched_lag = SchedulingLag()  # how late the loop acted on due timers, this run
         self._kernel_drops_at_start = self._port_kernel_drops()
 
     def _port_kernel_drops(self) -> dict[str, int]:
@@ -211,7 +213,11 @@ class LiveNic:
 
     def _loop(self) -> None:
         fds = [self.port.fileno(), self._wake_r.fileno()]
+        due: int | None = None  # the fabric time of the timer the loop last slept for
         while not self._stop.is_set():
+            if due is not None and (now := self.clock.now_ns()) >= due:
+                self.sched_lag.record(due, now)
+                due = None
             try:
                 wake = self.step()
             except Exception as exc:  # a bug must not silently kill the NIC: record, go on
@@ -220,6 +226,7 @@ class LiveNic:
             if wake is None:
                 timeout = MAX_IDLE_S
             else:
+                due = wake
                 timeout = min(MAX_IDLE_S, max(0.0, self.clock.wall_seconds(wake - self.clock.now_ns())))
             if timeout > 0:
                 ready, _, _ = select.select(fds, [], [], timeout)
@@ -285,6 +292,7 @@ class LiveNic:
                 **nic_counters(self.nic, now),
                 **kernel_drop_totals(kernel),
                 **{f"kernel_{r}": n for r, n in kernel.items()},
+                **self.sched_lag.as_fields(),
             }
             self.run_stats.elapsed_ns = now - self._started_ns
             return self.run_stats.to_dict()

@@ -270,6 +270,11 @@ class FrameTemplate:
 DATA_HEADER_BYTES = ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + ICRC_LEN
 
 
+def write_frame_bytes(mtu: int) -> int:
+    """A full-MTU WRITE frame on the wire (Ethernet to ICRC, without preamble or FCS)."""
+    return DATA_HEADER_BYTES + RETH_LEN + mtu
+
+
 def message_frame_bytes(length: int, mtu: int, write: bool = True, imm: bool = False) -> int:
     """Frame bytes (Ethernet header through ICRC) of all packets of one ``length``-byte
     message at path MTU ``mtu``: payload, per-packet headers, the RETH of a WRITE's first

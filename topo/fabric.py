@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from lab.targets import free_tcp_port
+from nicmodel.roce import write_frame_bytes
 from p4rt.runtime_cli import CliClient
 from topo.spec import Topology
 
@@ -57,7 +58,9 @@ class FabricNet:
                 self.thrift_ports[s.name] = free_tcp_port()
                 net.addSwitch(s.name, cls=P4Switch, target=self.target, grpc_port=s.grpc_port,
                               thrift_port=self.thrift_ports[s.name], device_id=s.device_id, cpu_port=s.cpu_port,
-                              priority_queues=PRIORITY_QUEUES, time_dilation=topo.time_dilation,
+                              priority_queues=PRIORITY_QUEUES,
+                              # BMv2's clock is the wall's: its dilation is in queue rates and P4 constants
+                              time_dilation=topo.time_dilation if self.target == "ours" else 1.0,
                               pcap_dir=str(self.work_dir / "pcap") if self.pcap else None, log_dir=str(logs),
                               dpid=f"{s.device_id:016x}")
             for h in topo.hosts:
@@ -84,17 +87,23 @@ class FabricNet:
         return self.work_dir / "nic" / f"{host}.sock"
 
     def _set_port_rates(self) -> None:
-        """Queue depth (BMv2's Thrift call, either target), link rate (fabric bits/s) and delay
-        (our target's own words) on every switch port."""
+        """Queue depth on every switch port (BMv2's Thrift call, either target). On our target,
+        the link rate (fabric bits/s) and delay (its own words); on BMv2, which has no link
+        model, a queue rate of the link rate divided by the time dilation, in full-MTU WRITE
+        frames per second (data leaves at the dilated line rate; smaller frames such as ACKs at
+        the same packet rate). Delays are not modelled on BMv2."""
         if self.target != "ours":
-            log.warning("target %s: link rates and delays are not modelled (BMv2 has no link model)", self.target)
+            log.warning("target %s: link delays are not modelled (BMv2 has no link model)", self.target)
+        frame = write_frame_bytes(self.topo.mtu)
         for s in self.topo.switches:
             cli = CliClient(self.thrift_ports[s.name])
             try:
                 cli.run(f"set_queue_depth {self.topo.queue_depth_pkts}")
-                if self.target != "ours":
-                    continue
                 for port, (_, _, link) in sorted(self.topo.ports_of(s.name).items()):
+                    if self.target != "ours":
+                        pps = max(1, round(link.rate_gbps * 1e9 / self.topo.time_dilation / (8 * frame)))
+                        cli.run(f"set_queue_rate {pps} {port}")
+                        continue
                     cli.run(f"set_port_rate {port} {link.rate_gbps * 1e9:.0f}")
                     if link.delay_us:
                         cli.run(f"set_link {port} delay={link.delay_us}")

@@ -460,6 +460,7 @@ class Commands:
                 kernel = io.kernel_drops()
                 for key, n in [*kernel_drop_totals(kernel).items(), *((f"kernel_{r}", n) for r, n in kernel.items())]:
                     stats[f"port{port}.{key}"] = n
+        stats.update(d.sched_lag.as_fields())
         for port, lk in sorted(d.links.items()):
             stats[f"link{port}.sent"] = lk.sent
             stats[f"link{port}.lost"] = lk.lost

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from netbase.clock import Clock, DilatedClock
+from netbase.lag import SchedulingLag
 from netbase.pfc import is_mac_control
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_source
@@ -82,6 +83,7 @@ class Device:
         self.on_digest: Callable[[Any], None] | None = None
         self.notify: Callable[[], None] | None = None  # wakes the I/O loop (set by the loop)
         self.stats: Counter[str] = Counter()
+        self.sched_lag = SchedulingLag()  # how late the I/O loop served due events (live mode)
         self.port_rx: Counter[int] = Counter()  # frames received per port
         self.port_tx: Counter[int] = Counter()  # frames that left per port (the port's send succeeded)
         self._inject: deque[tuple[int, bytes]] = deque()  # packet-outs and recirculations

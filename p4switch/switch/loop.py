@@ -3,7 +3,8 @@
 One thread waits on every port socket and on a wake-up pipe (poked when another thread, such
 as the P4Runtime server, gives the device work: a packet-out or a rate change), hands frames to
 :meth:`Device.receive` and calls :meth:`Device.poll` to run departures, sleeping exactly until
-the next fabric-time event converted to wall time by the clock.
+the next fabric-time event converted to wall time by the clock. How late it gets to each
+event once due is the device's scheduling lag (``switch_stats`` shows it).
 """
 
 from __future__ import annotations
@@ -53,9 +54,15 @@ class SwitchLoop:
         sel.register(self._wake_r, selectors.EVENT_READ, None)
         for num, p in self.ports.items():
             sel.register(p, selectors.EVENT_READ, (num, p))
+        due: int | None = None  # the fabric time of the event the loop last slept for
         try:
             while not self.stop_event.is_set():
+                if due is not None and (now := clock.now_ns()) >= due:
+                    device.sched_lag.record(due, now)
+                    due = None
                 nxt = device.poll()
+                if nxt is not None:
+                    due = nxt
                 if nxt is None:
                     timeout = MAX_SLEEP_S
                 else:

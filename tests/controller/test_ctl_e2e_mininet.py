@@ -8,12 +8,14 @@ collides with another fabric on the machine.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import subprocess
 
 import pytest
 
+from controller import run_demo
 from controller.cli import main
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
@@ -119,3 +121,34 @@ def test_fabric_end_to_end(tmp_path, capsys):
     assert [n for n in _netns() if prefix in n] == []
     assert _links_with(prefix) == []
     assert not any((tmp_path / "fabric" / "nic").glob("*.sock"))
+
+
+def test_make_run_calibrates_repeats_and_shows_median_range_and_lag(tmp_path, capsys, caplog):
+    """``make run``'s script itself, kept short (64 KiB, 2 runs per profile): D is calibrated at
+    start-up, the table shows every metric as median [min-max] per profile, the scheduling lag
+    measured on the switches and NICs and the flagged runs, one verdict line, the median runs'
+    plots, and everything is torn down."""
+    caplog.set_level(logging.INFO)
+    prefix = "d" + secrets.token_hex(1)
+    out = tmp_path / "out"
+    rc = run_demo.main(["--repeats", "2", "--size", str(SIZE), "--prefix", prefix, "--out", str(out),
+                        "--state", str(tmp_path / "state.json"), "--timeout", "300"])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    head = next(line for line in text.splitlines() if line.startswith("Ring all-reduce"))
+    assert "median [min-max] of 2 run(s) per profile" in head
+    rows = {line.split("  ")[0].strip(): line for line in text.splitlines()}
+    assert "all-reduce/baseline (n=2)" in rows["metric"] and "all-reduce/ai-fabric (n=2)" in rows["metric"]
+    assert rows["runs completed"].split()[-2:] == ["2/2", "2/2"]
+    assert "runs flagged (lag)" in rows
+    completion = rows["completion time (us)"]
+    assert completion.count("[") == 2 and completion.count("-") >= 2  # median [min-max] for both profiles
+    lag = next(line for key, line in rows.items() if key.startswith("sched lag p99, worst (us; limit 1.02"))
+    assert "n/a" not in lag  # measured on our switches and the NICs
+    d = float(rows["time dilation D"].split()[-1].replace(",", ""))
+    assert d >= 1 and f"time dilation {d:g}," in head  # the calibrated D, in the table and its heading
+    assert "calibrating the time dilation" in caplog.text and f"D = {d:,.0f}" in caplog.text
+    assert sum(line.startswith("verdict: ai-fabric") for line in text.splitlines()) == 1
+    assert {p.name for p in (out / "plots").iterdir()} >= {"fct_cdf.png", "link_util_heatmap.png", "comparison.csv"}
+    assert len(list((out / "runs").glob("*.json"))) == 4
+    assert _links_with(prefix) == [] and [n for n in _netns() if prefix in n] == []

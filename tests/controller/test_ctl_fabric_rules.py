@@ -126,3 +126,32 @@ def test_the_pipeline_tells_whether_clone_sessions_take_a_class_of_service(tmp_p
     bmv2_json = b'{"header_types": [], "pipelines": [], "__meta__": {"version": [2, 23]}}'
     bmv2 = Pipeline(ours.p4info, bmv2_json, ours.p4info_path, ours.config_path)
     assert not bmv2.clone_cos_supported
+
+
+def test_time_constants_are_written_in_the_programs_microseconds(p4):
+    """BMv2 stamps wall-clock microseconds: with the fabric D times slower, the flowlet gap and
+    the PFC refresh and stale times are written D times larger and the INT link rate D times
+    smaller, so that the program's arithmetic means fabric time (our target: unchanged)."""
+    topo = leaf_spine()
+    st = settings_for("baseline", {"lb": {"data_mode": "dlb", "flowlet_timeout_us": 300}})
+    ours = build_intents(topo, st, p4)["leaf1"]
+    bmv2 = build_intents(topo, st, p4, clone_cos=False, time_scale=1000)["leaf1"]
+
+    def params(intent, table):
+        return [e.action.params for e in _table(intent, p4, table)]
+
+    assert params(bmv2, "lb_mode")[0]["flowlet_timeout_us"] == 1000 * params(ours, "lb_mode")[0]["flowlet_timeout_us"]
+    for o, b in zip(params(ours, "pfc_port"), params(bmv2, "pfc_port")):
+        assert (b["refresh_us"], b["stale_us"]) == (1000 * o["refresh_us"], 1000 * o["stale_us"])
+        assert b["xoff_pkts"] == o["xoff_pkts"]  # sizes are not times: unchanged
+    for o, b in zip(params(ours, "int_transit_port"), params(bmv2, "int_transit_port")):
+        assert b["link_rate_mbps"] == o["link_rate_mbps"] // 1000 == 100
+    # BMv2 at D = 36,000 (measured): the 200 ms stale time would not fit its bit<32>; capped, not refused
+    slow = build_intents(topo, st, p4, clone_cos=False, time_scale=36_000)["leaf1"]
+    assert {p["stale_us"] for p in params(slow, "pfc_port")} == {(1 << 32) - 1}
+
+
+def test_the_pipeline_says_how_its_timestamps_relate_to_fabric_time(tmp_path):
+    ours = compile_fabric("ours", tmp_path)
+    assert ours.time_scale(20000) == 1.0  # our switch's clock is dilated already
+    assert Pipeline(ours.p4info, b"{}", ours.p4info_path, ours.config_path).time_scale(20000) == 20000.0

@@ -75,6 +75,9 @@ def test_two_live_nics_write_through_the_management_api(pair) -> None:
     assert stats["summary"]["completed"] == 2 and stats["summary"]["bytes"] == 400_000
     assert all(m["fct_ns"] > 0 for m in stats["messages"])
     assert stats["nic_counters"]["10.77.0.1"]["data_pkts_sent"] >= 2 * 196
+    # the loop measured how late it acted on its timers (start delay, pacing) against the dilated clock
+    lag = stats["nic_counters"]["10.77.0.1"]
+    assert lag["sched_lag.timers"] > 0 and lag["sched_lag.max_ns"] >= lag["sched_lag.p99_ns"] >= 0
     st = clients[1].status()
     assert st["ip"] == "10.77.0.2" and st["time_dilation"] == 100 and st["config"]["reliability"] == "sr"
     # started one after another, each waited 0.25 s of wall time (2.5 ms of fabric time at
