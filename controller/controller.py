@@ -47,9 +47,11 @@ class FabricController:
         settings_source: Callable[[], tuple[Settings, str]] | None = None,
         connection: Callable[..., SwitchConnection] = SwitchConnection,
         thrift_ports: Mapping[str, int] | None = None,
+        units: fabric_rules.TargetUnits = fabric_rules.BMV2_UNITS,
     ) -> None:
         """``connection`` opens a switch's session (SwitchConnection's arguments); the
-        virtual-time fabric passes its in-process one."""
+        virtual-time fabric passes its in-process one, and its ``units`` (nanoseconds, bytes)."""
+        self.units = units
         self.topo = topo
         self.profile = profile  # the settings' name in results (e.g. "baseline", "baseline+set")
         self.pipeline = pipeline
@@ -94,7 +96,8 @@ class FabricController:
     def adopt(self, settings: Settings, profile: str = "custom") -> None:
         """Take over a running fabric configured with ``settings`` (the CLI's case): nothing is
         written; later ``apply`` calls write only what differs from it."""
-        self.installed = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported)
+        self.installed = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
+                                                    self.units)
         self.settings = settings
         self.profile = profile
 
@@ -121,7 +124,8 @@ class FabricController:
 
     # -- internals ----------------------------------------------------------------------
     def _converge(self, settings: Settings) -> int:
-        desired = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported)
+        desired = fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
+                                                    self.units)
         written = 0
         for name, conn in self.conns.items():
             updates = diff(self.p4, self.installed[name], desired[name])

@@ -23,6 +23,7 @@ Per switch it installs:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from controller.intent import Intent
@@ -53,6 +54,37 @@ COLLECTOR_IP = 0x0A00FFFE  # 10.0.255.254: the controller, as the reports' desti
 # settings.INT_SINK_MODES -> int_sink action on a leaf's host ports
 INT_SINK_ACTION = {"report": "int_sink_report", "echo": "int_sink_to_host",
                    "echo+report": "int_sink_to_host_and_report"}
+DRE_PERIOD_NS = 64_000  # fabric.p4's port-load estimate halves about every 64 us
+INT_DS_TIME_NS = 0x0001  # INT-MD ds_flags (p4src/include/defines.p4, INT_LAYOUT.md)
+INT_DS_QUEUE_BYTES = 0x0002
+_U32_MAX = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class TargetUnits:
+    """What the switches' v1model timestamps and INT queue occupancy count in: target options
+    (p4src/README.md, "Target options"). BMv2, and our switch by default, count microseconds
+    and packets; the virtual-time fabric nanoseconds and bytes. The program's time constants
+    are set in timestamp ticks from the settings' microseconds, and the INT source tells the
+    NICs the units in the INT-MD header."""
+
+    timestamp_ns: int = 1000
+    queue_bytes: bool = False
+
+    def ticks(self, us: int) -> int:
+        """Microseconds in timestamp ticks (a 32-bit action parameter saturates)."""
+        return min(us * 1000 // self.timestamp_ns, _U32_MAX)
+
+    @property
+    def dre_shift(self) -> int:
+        return round(math.log2(DRE_PERIOD_NS / self.timestamp_ns))
+
+    @property
+    def int_ds_flags(self) -> int:
+        return (INT_DS_TIME_NS if self.timestamp_ns == 1 else 0) | (INT_DS_QUEUE_BYTES if self.queue_bytes else 0)
+
+
+BMV2_UNITS = TargetUnits()
 
 
 class Rules:
@@ -87,22 +119,32 @@ def bytes_to_pkts(nbytes: int, topo: Topology) -> int:
 
 
 def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex,
-                  clone_cos: bool = True) -> dict[str, Intent]:
+                  clone_cos: bool = True, units: TargetUnits = BMV2_UNITS) -> dict[str, Intent]:
     """The whole desired state of every switch. ``clone_cos`` False (a BMv2 pipeline, whose
-    P4Runtime layer refuses a class of service other than 0) writes PFC sessions with 0."""
+    P4Runtime layer refuses a class of service other than 0) writes PFC sessions with 0.
+    ``units``: what the switches' timestamps and queue occupancy count in."""
     r = Rules(p4)
-    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos) for s in topo.switches}
+    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos, units) for s in topo.switches}
 
 
-def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool) -> Intent:
+def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool,
+                   units: TargetUnits) -> Intent:
     it = Intent()
+    _time_unit(units, r, it)
     _routing(topo, r, name, it)
     _classes(st, r, it)
-    _load_balancing(st, r, it)
+    _load_balancing(st, r, it, units)
     _ecn(topo, st, r, name, it)
-    _pfc(topo, st, r, name, it, PFC_COS if clone_cos else 0)
+    _pfc(topo, st, r, name, it, PFC_COS if clone_cos else 0, units)
     _int(topo, st, r, name, it)
     return it
+
+
+def _time_unit(units: TargetUnits, r: Rules, it: Intent) -> None:
+    """The program's defaults are BMv2's units; another target's are set here."""
+    if units != BMV2_UNITS:
+        it.set_default(r.table("time_unit"), r.action(
+            "set_time_unit", dre_shift=units.dre_shift, int_ds_flags=units.int_ds_flags))
 
 
 def _routing(topo: Topology, r: Rules, name: str, it: Intent) -> None:
@@ -145,10 +187,11 @@ def _lb_code(mode: str, spray_algo: str) -> int:
     return SPRAY_CODE[spray_algo] if mode == "spray" else LB_MODE_CODE[mode]
 
 
-def _load_balancing(st: Settings, r: Rules, it: Intent) -> None:
+def _load_balancing(st: Settings, r: Rules, it: Intent, units: TargetUnits) -> None:
     """lb_mode (group, priority): the data class gets data_mode, every other class control_mode."""
     lb = st.lb
-    common = {"hash_qp": int(lb.hash_qp), "flowlet_timeout_us": lb.flowlet_timeout_us}
+    # the parameter keeps its name from BMv2's microseconds; it counts timestamp ticks
+    common = {"hash_qp": int(lb.hash_qp), "flowlet_timeout_us": units.ticks(lb.flowlet_timeout_us)}
     it.add_entry(*r.entry("lb_mode", [None, Ternary(st.classes.data_priority, 0x7)],
                           r.action("set_lb_mode", mode=_lb_code(lb.data_mode, lb.spray_algo), **common), priority=10))
     it.set_default(r.table("lb_mode"), r.action("set_lb_mode", mode=_lb_code(lb.control_mode, lb.spray_algo), **common))
@@ -164,7 +207,7 @@ def _ecn(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
         it.add_entry(*r.entry("ecn_thresholds", [Exact(port), Exact(st.classes.data_priority)], action))
 
 
-def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int) -> None:
+def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int, units: TargetUnits) -> None:
     for port in sorted(topo.ports_of(name)):
         it.add_clone_session(CloneSession(PFC_SESSION_BASE + port, [Replica(port, 0)], cos=cos))
     if not st.pfc.enabled:
@@ -175,8 +218,8 @@ def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int
         pause_us = PFC_QUANTA * 512 / (link.rate_gbps * 1e3)  # quanta of 512 bit times at the port rate
         it.add_entry(*r.entry("pfc_port", [Exact(port)], r.action(
             "set_pfc_port", enable_mask_value=1 << st.classes.data_priority, xoff_pkts=xoff, xon_pkts=max(0, xon),
-            pause_quanta=PFC_QUANTA, refresh_us=max(1, int(pause_us / 2)),
-            stale_us=st.pfc.stale_us)))
+            pause_quanta=PFC_QUANTA, refresh_us=units.ticks(max(1, int(pause_us / 2))),
+            stale_us=units.ticks(st.pfc.stale_us))))
 
 
 def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:

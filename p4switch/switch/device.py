@@ -62,7 +62,21 @@ class Device:
         nominal_speed_bps: float = DEFAULT_NOMINAL_SPEED_BPS,
         link_seed: int = 0,
         check_config: Callable[[bytes], Any] = check_device_config,
+        timestamp_unit_ns: int = 1000,
+        queue_bytes_register: str | None = None,
     ) -> None:
+        """``timestamp_unit_ns``: the unit of the v1model timestamps (``ingress_global_timestamp``,
+        ``egress_global_timestamp``, ``enq_timestamp``, ``deq_timedelta``); 1000, BMv2's
+        microseconds, by default; the virtual-time fabric uses 1 (HPCC wants nanoseconds).
+        ``queue_bytes_register``: the name of a program register, indexed by port, in which the
+        device stores the bytes left queued on the port before each egress pass (as
+        ``deq_qdepth`` counts packets); a program without it is unaffected. BMv2 keeps no such
+        register (p4src/README.md, "Target options")."""
+        if timestamp_unit_ns not in (1, 1000):
+            raise ValueError(f"timestamp unit must be 1 (ns) or 1000 (us) ns, got {timestamp_unit_ns}")
+        self.timestamp_unit_ns = timestamp_unit_ns
+        self.queue_bytes_register = queue_bytes_register
+        self._queue_bytes: Any = None  # that register of the installed program, if it has one
         self.device_id = device_id
         # device config -> checked program; the virtual-time fabric passes a memoised one so
         # that many switches given one program check its source once
@@ -149,6 +163,8 @@ class Device:
         with self.lock:
             self.stats["tm_flushed"] += self.tm.flush()
             self.program, self.p4info, self.pipe = program, p4info, pipe
+            self._queue_bytes = (program.registers.get(self.queue_bytes_register)
+                                 if self.queue_bytes_register else None)
         log.info("pipeline installed")
 
     # ---- data path -----------------------------------------------------------------------
@@ -182,7 +198,7 @@ class Device:
             self.stats["drop_no_pipeline"] += 1
             return
         try:
-            res = self.pipe.ingress(port, frame, now // 1000)
+            res = self.pipe.ingress(port, frame, now // self.timestamp_unit_ns)
         except Exception:  # the executor must not raise; if it does, lose one packet, not the switch
             log.exception("ingress failed on a %d-byte frame from port %d", len(frame), port)
             self.stats["pipeline_errors"] += 1
@@ -231,9 +247,12 @@ class Device:
         if self.pipe is None:  # the pipeline was removed while the packet waited in a queue
             self.stats["drop_no_pipeline"] += 1
             return
-        qmeta = QueueMeta(dep.enq_timestamp_us, dep.enq_qdepth, dep.deq_timedelta_us, dep.deq_qdepth)
+        unit = self.timestamp_unit_ns
+        qmeta = QueueMeta(dep.enq_timestamp(unit), dep.enq_qdepth, dep.deq_timedelta(unit), dep.deq_qdepth)
+        if self._queue_bytes is not None:
+            self._queue_bytes.p_write(dep.port, dep.deq_qbytes)
         try:
-            out = self.pipe.egress(dep.item, qmeta, now // 1000)
+            out = self.pipe.egress(dep.item, qmeta, now // unit)
         except Exception:
             log.exception("egress failed on port %d", dep.port)
             self.stats["pipeline_errors"] += 1

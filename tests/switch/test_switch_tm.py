@@ -47,8 +47,8 @@ def test_queue_depth_metadata_grows_at_low_rate_and_tail_drops_are_counted() -> 
     assert [d.item for d in departures] == ["p0", "p1", "p2", "p3", "p4"]
     assert [d.enq_qdepth for d in departures] == [0, 1, 2, 3, 4]
     assert [d.deq_qdepth for d in departures] == [63, 62, 61, 60, 59]
-    assert [d.deq_timedelta_us for d in departures] == [0, 1000, 2000, 3000, 4000]
-    assert all(d.enq_timestamp_us == 0 for d in departures)
+    assert [d.deq_timedelta(1000) for d in departures] == [0, 1000, 2000, 3000, 4000]
+    assert all(d.enq_timestamp(1000) == 0 for d in departures)
 
 
 def test_set_queue_depth_and_rate_per_port_and_priority() -> None:
