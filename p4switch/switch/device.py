@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from netbase.clock import Clock, DilatedClock
 from netbase.pfc import is_mac_control
+from p4rt.entries import NotFoundError
 from p4switch.exec import LoadedProgram, QueueMeta, V1Pipeline
 from p4switch.frontend import compile_source
 from p4switch.p4info import device_config as dc
@@ -163,9 +164,17 @@ class Device:
         with self.lock:
             self.stats["tm_flushed"] += self.tm.flush()
             self.program, self.p4info, self.pipe = program, p4info, pipe
-            self._queue_bytes = (program.registers.get(self.queue_bytes_register)
-                                 if self.queue_bytes_register else None)
+            self._queue_bytes = self._queue_bytes_of(program)
         log.info("pipeline installed")
+
+    def _queue_bytes_of(self, program: LoadedProgram) -> Any:
+        """The program's register named by ``queue_bytes_register``, if it has one."""
+        if self.queue_bytes_register is None:
+            return None
+        try:
+            return program.register(self.queue_bytes_register)
+        except NotFoundError:
+            return None
 
     # ---- data path -----------------------------------------------------------------------
     def packet_out(self, frame: bytes) -> None:
