@@ -105,6 +105,11 @@ class Hpcc(NoOpEvents):
         """How many switch hops the echoed INT of this flow's path carries."""
         return len(self._hops)
 
+    @property
+    def last_int(self) -> tuple[HopInt, ...]:
+        """The newest INT record of each hop, source side first."""
+        return tuple(self._hops[i].last for i in sorted(self._hops))
+
     def on_ack(self, ack: AckInfo) -> None:
         if not ack.hops:
             return  # no telemetry on this path: nothing to react to
