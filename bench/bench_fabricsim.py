@@ -21,7 +21,7 @@ from bench.result import Result
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
-from controller.sim_cmd import simulate
+from controller.sim_cmd import sim_units, simulate
 from controller.workloads import workload_specs
 from fabricsim.fabric import P4Fabric
 from topo.builder import fat_tree, leaf_spine
@@ -74,7 +74,8 @@ def run() -> list[Result]:
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         topo = fat_tree(8)
         fab = P4Fabric(topo)
-        ctl = FabricController(topo, pipe, settings_for("ai-fabric"), nics=fab.nics, connection=fab.connection)
+        ctl = FabricController(topo, pipe, settings_for("ai-fabric"), nics=fab.nics, connection=fab.connection,
+                               units=sim_units(fab))
         ctl.start()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
         out.append(Result("fabricsim fattree8 peak RSS", peak / 1024, "MiB",

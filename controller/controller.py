@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import grpc
 from p4.v1 import p4runtime_pb2
@@ -47,13 +48,16 @@ class FabricController:
         settings_source: Callable[[], tuple[Settings, str]] | None = None,
         connection: Callable[..., SwitchConnection] = SwitchConnection,
         thrift_ports: Mapping[str, int] | None = None,
+        units: fabric_rules.TargetUnits = fabric_rules.BMV2_UNITS,
     ) -> None:
         """``connection`` opens a switch's session (SwitchConnection's arguments); the
-        virtual-time fabric passes its in-process one."""
+        virtual-time fabric passes its in-process one, and its ``units`` (nanoseconds, bytes)."""
         self.topo = topo
         self.profile = profile  # the settings' name in results (e.g. "baseline", "baseline+set")
         self.pipeline = pipeline
         self.p4 = P4InfoIndex(pipeline.p4info)
+        # BMv2 stamps wall-clock time: its ticks are scaled by the fabric's time dilation
+        self.units = replace(units, time_scale=pipeline.time_scale(topo.time_dilation))
         self.settings = settings
         self.nics = dict(nics or {})
         # where the fabric's current settings live when others may change them (the state file
@@ -140,7 +144,7 @@ class FabricController:
     # -- internals ----------------------------------------------------------------------
     def _intents(self, settings: Settings) -> dict[str, Intent]:
         return fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
-                                          self.pipeline.time_scale(self.topo.time_dilation), down=self.ports_down)
+                                          self.units, down=self.ports_down)
 
     def _converge(self, settings: Settings, nics: bool = True) -> int:
         desired = self._intents(settings)

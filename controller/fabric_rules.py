@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from controller.intent import Intent
@@ -54,6 +55,47 @@ COLLECTOR_IP = 0x0A00FFFE  # 10.0.255.254: the controller, as the reports' desti
 # settings.INT_SINK_MODES -> int_sink action on a leaf's host ports
 INT_SINK_ACTION = {"report": "int_sink_report", "echo": "int_sink_to_host",
                    "echo+report": "int_sink_to_host_and_report"}
+DRE_PERIOD_NS = 64_000  # fabric.p4's port-load estimate halves about every 64 us
+INT_DS_TIME_NS = 0x0001  # INT-MD ds_flags (p4src/include/defines.p4, INT_LAYOUT.md)
+INT_DS_QUEUE_BYTES = 0x0002
+_U32_MAX = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class TargetUnits:
+    """What the switches' v1model timestamps and INT queue occupancy count in: target options
+    (p4src/README.md, "Target options"). BMv2, and our switch by default, count microseconds
+    and packets; the virtual-time fabric nanoseconds and bytes. The program's time constants
+    are set in timestamp ticks from the settings' microseconds, and the INT source tells the
+    NICs the units in the INT-MD header."""
+
+    timestamp_ns: int = 1000
+    queue_bytes: bool = False
+    # Timestamp ticks per fabric tick: 1 where the target's clock runs in fabric time (ours,
+    # live or simulated); D on BMv2, whose timestamps are wall-clock microseconds while the
+    # fabric runs D times slower (so a 100 us flowlet gap is D x 100 wall microseconds).
+    time_scale: float = 1.0
+
+    def ticks(self, us: float) -> int:
+        """Fabric microseconds in timestamp ticks, at least 1; a 32-bit action parameter
+        saturates (on BMv2 the 200 ms PFC stale time at D = 36,000 is 2 wall hours: capped at
+        some 71 wall minutes, longer than any demo run, so the same in effect)."""
+        return min(_U32_MAX, max(1, round(us * 1000 / self.timestamp_ns * self.time_scale)))
+
+    def rate_mbps(self, fabric_gbps: float) -> int:
+        """A fabric link rate in bits per timestamp microsecond (Mb/s) as the program sees it."""
+        return max(1, round(fabric_gbps * 1000 / self.time_scale))
+
+    @property
+    def dre_shift(self) -> int:
+        return round(math.log2(DRE_PERIOD_NS * self.time_scale / self.timestamp_ns))
+
+    @property
+    def int_ds_flags(self) -> int:
+        return (INT_DS_TIME_NS if self.timestamp_ns == 1 else 0) | (INT_DS_QUEUE_BYTES if self.queue_bytes else 0)
+
+
+BMV2_UNITS = TargetUnits()
 
 
 class Rules:
@@ -88,41 +130,35 @@ def bytes_to_pkts(nbytes: int, topo: Topology) -> int:
 
 
 def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex,
-                  clone_cos: bool = True, time_scale: float = 1.0,
+                  clone_cos: bool = True, units: TargetUnits = BMV2_UNITS,
                   down: Collection[tuple[str, int]] = ()) -> dict[str, Intent]:
     """The whole desired state of every switch. ``clone_cos`` False (a BMv2 pipeline, whose
     P4Runtime layer refuses a class of service other than 0) writes PFC sessions with 0.
-    ``down``: (switch, port) ends reported down, whose cables carry no route.
-
-    ``time_scale`` is how many of the program's timestamp microseconds make one fabric
-    microsecond: 1 on our target (its clock runs in fabric time), D on BMv2 (its timestamps
-    are wall-clock microseconds and the fabric runs D times slower). Every time constant
-    written into the program (flowlet gap, PFC refresh and stale times) is multiplied by it,
-    and the INT link rate divided by it, so that the program's arithmetic means fabric time."""
+    ``units``: what the switches' timestamps and queue occupancy count in, and how many
+    timestamp ticks make one fabric tick (``TargetUnits.time_scale``). ``down``: (switch, port)
+    ends reported down, whose cables carry no route."""
     r = Rules(p4)
-    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos, time_scale, down) for s in topo.switches}
+    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos, units, down) for s in topo.switches}
 
 
-def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool, scale: float,
-                   down: Collection[tuple[str, int]]) -> Intent:
+def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool,
+                   units: TargetUnits, down: Collection[tuple[str, int]]) -> Intent:
     it = Intent()
+    _time_unit(units, r, it)
     _routing(topo, r, name, it, down)
     _classes(st, r, it)
-    _load_balancing(st, r, it, scale)
+    _load_balancing(st, r, it, units)
     _ecn(topo, st, r, name, it)
-    _pfc(topo, st, r, name, it, PFC_COS if clone_cos else 0, scale)
-    _int(topo, st, r, name, it, scale)
+    _pfc(topo, st, r, name, it, PFC_COS if clone_cos else 0, units)
+    _int(topo, st, r, name, it, units)
     return it
 
 
-P4_US_MAX = (1 << 32) - 1  # the program's time parameters are bit<32> microseconds
-
-
-def _p4_us(fabric_us: float, scale: float) -> int:
-    """A fabric-time interval in the program's timestamp microseconds (at least 1). Scaled past
-    32 bits (on BMv2, the 200 ms PFC stale time at D = 36,000 is 2 wall hours) it is capped at
-    the largest value, some 71 wall minutes: longer than any demo run, so the same in effect."""
-    return min(P4_US_MAX, max(1, round(fabric_us * scale)))
+def _time_unit(units: TargetUnits, r: Rules, it: Intent) -> None:
+    """The program's defaults are BMv2's units; another target's are set here."""
+    if units != BMV2_UNITS:
+        it.set_default(r.table("time_unit"), r.action(
+            "set_time_unit", dre_shift=units.dre_shift, int_ds_flags=units.int_ds_flags))
 
 
 def _routing(topo: Topology, r: Rules, name: str, it: Intent, down: Collection[tuple[str, int]] = ()) -> None:
@@ -171,10 +207,11 @@ def _lb_code(mode: str, spray_algo: str) -> int:
     return SPRAY_CODE[spray_algo] if mode == "spray" else LB_MODE_CODE[mode]
 
 
-def _load_balancing(st: Settings, r: Rules, it: Intent, scale: float = 1.0) -> None:
+def _load_balancing(st: Settings, r: Rules, it: Intent, units: TargetUnits) -> None:
     """lb_mode (group, priority): the data class gets data_mode, every other class control_mode."""
     lb = st.lb
-    common = {"hash_qp": int(lb.hash_qp), "flowlet_timeout_us": _p4_us(lb.flowlet_timeout_us, scale)}
+    # the parameter keeps its name from BMv2's microseconds; it counts timestamp ticks
+    common = {"hash_qp": int(lb.hash_qp), "flowlet_timeout_us": units.ticks(lb.flowlet_timeout_us)}
     it.add_entry(*r.entry("lb_mode", [None, Ternary(st.classes.data_priority, 0x7)],
                           r.action("set_lb_mode", mode=_lb_code(lb.data_mode, lb.spray_algo), **common), priority=10))
     it.set_default(r.table("lb_mode"), r.action("set_lb_mode", mode=_lb_code(lb.control_mode, lb.spray_algo), **common))
@@ -190,7 +227,7 @@ def _ecn(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
         it.add_entry(*r.entry("ecn_thresholds", [Exact(port), Exact(st.classes.data_priority)], action))
 
 
-def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int, scale: float = 1.0) -> None:
+def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int, units: TargetUnits) -> None:
     for port in sorted(topo.ports_of(name)):
         it.add_clone_session(CloneSession(PFC_SESSION_BASE + port, [Replica(port, 0)], cos=cos))
     if not st.pfc.enabled:
@@ -201,11 +238,11 @@ def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int
         pause_us = PFC_QUANTA * 512 / (link.rate_gbps * 1e3)  # quanta of 512 bit times at the port rate
         it.add_entry(*r.entry("pfc_port", [Exact(port)], r.action(
             "set_pfc_port", enable_mask_value=1 << st.classes.data_priority, xoff_pkts=xoff, xon_pkts=max(0, xon),
-            pause_quanta=PFC_QUANTA, refresh_us=_p4_us(max(1, int(pause_us / 2)), scale),
-            stale_us=_p4_us(st.pfc.stale_us, scale))))
+            pause_quanta=PFC_QUANTA, refresh_us=units.ticks(max(1, int(pause_us / 2))),
+            stale_us=units.ticks(st.pfc.stale_us))))
 
 
-def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, scale: float = 1.0) -> None:
+def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, units: TargetUnits = BMV2_UNITS) -> None:
     sw = topo.switch(name)
     cpu = sw.cpu_port
     it.add_clone_session(CloneSession(INT_REPORT_SESSION, [Replica(cpu, 0)]))
@@ -217,7 +254,7 @@ def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, scale: f
     for port, (_, _, link) in sorted(topo.ports_of(name).items()):
         it.add_entry(*r.entry("int_transit_port", [Exact(port)],
                               r.action("int_transit", switch_id_value=sw.device_id,
-                                       link_rate_mbps=max(1, round(link.rate_gbps * 1000 / scale)))))
+                                       link_rate_mbps=units.rate_mbps(link.rate_gbps))))
         it.add_entry(*r.entry("int_port_mtu", [Exact(port)], r.action("set_int_mtu", ip_mtu=LINK_IP_MTU)))
     if sw.role != "leaf":
         return

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.controller import FabricController
+from controller.fabric_rules import TargetUnits
 from controller.pipeline import compile_fabric
 from controller.profiles import PROFILES, settings_for
 from controller.report import comparison_table, plot
@@ -230,6 +231,11 @@ class SimRun:
     done: bool
 
 
+def sim_units(fab: P4Fabric) -> TargetUnits:
+    """What the simulated switches' timestamps and INT queue occupancy count in."""
+    return TargetUnits(fab.timestamp_unit_ns, fab.keeps_queue_bytes)
+
+
 def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]], *, seed: int = 1,
              loss: float = 0.0, until_ns: int | None = None, progress: ProgressBar | None = None,
              sample_us: float | None = None, observe: Callable[[str, Any], None] | None = None,
@@ -256,7 +262,8 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
     fab = P4Fabric(topo, seed=seed, impairments=LinkConfig(loss=loss) if loss else None, nic_options=nic_options)
     for src, dst, fields in impaired:
         fab.impair(src, dst, **fields)
-    ctl = FabricController(topo, pipe, settings, nics=fab.nics, profile=profile, connection=fab.connection)
+    ctl = FabricController(topo, pipe, settings, nics=fab.nics, profile=profile, connection=fab.connection,
+                           units=sim_units(fab))
     tel = Telemetry(ctl, fabric_us=lambda: fab.now_ns() / 1e3)
 
 

@@ -27,7 +27,7 @@ from fabricsim.host import SimHost
 from fabricsim.link import Link, LinkConfig
 from fabricsim.nic_service import SimNicService
 from fabricsim.p4rt_conn import InProcessConnection
-from fabricsim.switch_node import SwitchNode
+from fabricsim.switch_node import QUEUE_BYTES_REGISTER, TIMESTAMP_UNIT_NS, SwitchNode
 from nicmodel.nic import Nic
 from nicmodel.verbs import parse_mac
 from p4switch.switch.device import check_device_config
@@ -50,6 +50,11 @@ def _checked_config(device_config: bytes) -> Any:
 
 
 class P4Fabric:
+    # The switches' target options (switch_node.py): what the controller sets the program's
+    # time constants and INT units for.
+    timestamp_unit_ns = TIMESTAMP_UNIT_NS
+    keeps_queue_bytes = QUEUE_BYTES_REGISTER is not None
+
     def __init__(self, topo: Topology, *, seed: int = 1, impairments: LinkConfig | None = None,
                  nic_options: dict[str, Any] | None = None) -> None:
         """``impairments``: loss, reordering, duplication and corruption applied to every link

@@ -7,6 +7,10 @@ process's I/O loop waits on sockets and sleeps until ``Device.poll`` says, this 
 by the engine: after every frame that arrives, every wake-up of the device (packet-outs from
 the controller) and at the time ``poll`` returns. Its P4Runtime service is the server's,
 called in process (p4rt_conn.py).
+
+Two target options differ from the live switch's defaults, because HPCC needs them at 100 Gb/s
+(p4src/README.md, "Target options"): the v1model timestamps count nanoseconds, and the device
+keeps each port's queued bytes in the program's ``port_queue_bytes`` register.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from p4switch.p4runtime.service import P4RuntimeService
 from p4switch.switch.commands import Commands
 from p4switch.switch.device import Device, check_device_config
 from p4switch.switch.tm import MAX_PRIORITY_QUEUES
+
+TIMESTAMP_UNIT_NS = 1  # v1model timestamps in nanoseconds
+QUEUE_BYTES_REGISTER = "port_queue_bytes"  # fabric.p4's; a program without it is unaffected
 
 
 class EngineClock:
@@ -70,7 +77,8 @@ class SwitchNode:
         """A fresh device, as a started process has: no program, no entries, empty queues."""
         device_id, cpu_port, queue_depth_pkts, check_config = self._device_args
         self.device = Device(device_id, cpu_port, priority_queues=MAX_PRIORITY_QUEUES, clock=EngineClock(self.sim),
-                             queue_capacity=queue_depth_pkts, check_config=check_config)
+                             queue_capacity=queue_depth_pkts, check_config=check_config,
+                             timestamp_unit_ns=TIMESTAMP_UNIT_NS, queue_bytes_register=QUEUE_BYTES_REGISTER)
         self.device.notify = self.wake  # packet-outs and link changes from the control plane
         self.service = P4RuntimeService(self.device)
         self.cli = Commands(self.device)  # the runtime CLI's words, in process

@@ -28,6 +28,9 @@ MD_VERSION = 2
 INSTRUCTIONS = 0xFF00
 DOMAIN_ID = 0x0AF1
 DEFAULT_MAX_HOPS = 5
+# INT-MD ds_flags: the units of the hop records (fabric.p4's time_unit table sets them)
+DS_TIME_NS = 0x0001  # timestamps and hop latency in nanoseconds (else microseconds)
+DS_QUEUE_BYTES = 0x0002  # queue occupancy in bytes (else packets)
 
 REPORT_HDR_LEN = 16
 REPORT_VERSION = 1
@@ -59,18 +62,26 @@ class IntStack:
 
     def hops(self) -> tuple[HopInt, ...]:
         """Hop records, source-side hop first (the order congestion control wants)."""
-        return decode_hops(self.hops_raw, self.hop_ml)
+        return decode_hops(self.hops_raw, self.hop_ml, ds_flags(self.md_header))
 
 
-def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS) -> tuple[HopInt, ...]:
-    """HopInt tuples (source-side first) from a newest-first hop stack."""
+def ds_flags(md: bytes) -> int:
+    """The ds_flags of a 12-byte INT-MD header."""
+    return _U16.unpack_from(md, 10)[0]
+
+
+def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0) -> tuple[HopInt, ...]:
+    """HopInt tuples (source-side first) from a newest-first hop stack, in the units the
+    INT-MD header's ds_flags ``flags`` give."""
     size = 4 * hop_ml
     if hop_ml < HOP_WORDS or len(raw) % size:
         raise ValueError(f"hop stack of {len(raw)} bytes with {hop_ml} words per hop")
+    unit = 1 if flags & DS_TIME_NS else 1000
+    in_bytes = bool(flags & DS_QUEUE_BYTES)
     out = []
     for off in range(len(raw) - size, -1, -size):
         sw, ip, ep, lat, q, its, ets, txb, rate = _HOP.unpack_from(raw, off)
-        out.append(HopInt(sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate))
+        out.append(HopInt(sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit, in_bytes))
     return tuple(out)
 
 
@@ -129,7 +140,7 @@ def decode_echo(buf: bytes, off: int) -> tuple[tuple[HopInt, ...], int]:
     stop = start + count * 4 * hop_ml
     if len(buf) < stop:
         raise ValueError("truncated INT echo hops")
-    return decode_hops(bytes(buf[start:stop]), hop_ml), stop
+    return decode_hops(bytes(buf[start:stop]), hop_ml, ds_flags(md)), stop
 
 
 # --- what switches do to a frame (simulated fabric, tests) -------------------------------

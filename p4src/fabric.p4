@@ -37,10 +37,28 @@ control FabricIngress(inout headers_t hdr,
     PfcIngress() pfc;
     IngressCounters() counters;
 
+    /* The units the target's timestamps and INT queue occupancy count in (p4src/README.md,
+     * "Target options"): the DRE period shift for that timestamp unit and the INT-MD ds_flags
+     * that tell the NIC the units of the hop records. */
+    action set_time_unit(bit<8> dre_shift, bit<16> int_ds_flags) {
+        meta.dre_shift = dre_shift;
+        meta.int_ds_flags = int_ds_flags;
+    }
+
+    /* Keyless: its default action, microseconds and queue depth in packets (BMv2) until the
+     * control plane says otherwise. */
+    table time_unit {
+        actions = {
+            set_time_unit;
+        }
+        default_action = set_time_unit(DRE_SHIFT, 0);
+    }
+
     apply {
         bit<48> now = standard_metadata.ingress_global_timestamp;
         meta.ingress_port = standard_metadata.ingress_port;
         meta.ingress_tstamp = now;
+        time_unit.apply();
 
         if (hdr.packet_out.isValid()) {
             /* From the controller: straight out of the port it names. */

@@ -14,7 +14,11 @@ from typing import Protocol
 
 @dataclass(frozen=True)
 class HopInt:
-    """One switch hop of echoed INT metadata (see p4src/include/INT_LAYOUT.md)."""
+    """One switch hop of echoed INT metadata (see p4src/include/INT_LAYOUT.md).
+
+    The field names say the BMv2 units; the INT-MD header's ds_flags may say otherwise, and
+    then ``ts_unit_ns`` is 1 (hop latency and timestamps in nanoseconds) and
+    ``qdepth_in_bytes`` True (``qdepth_pkts`` counts bytes)."""
 
     switch_id: int
     ingress_port: int
@@ -26,6 +30,8 @@ class HopInt:
     egress_ts_us: int
     tx_bytes: int
     link_rate_mbps: int
+    ts_unit_ns: int = 1000
+    qdepth_in_bytes: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,18 @@ Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019, Algorithm 1:
       lastUpdateSeq = snd_nxt): the reference window Wc moves once per RTT, W on every ACK.
       Pacing rate R = W / T.
 
-Units and INT mapping (p4src/include/INT_LAYOUT.md):
-* qlen: INT reports the queue in packets (BMv2 ``deq_qdepth``); it is converted to bytes as
-  ``qdepth_pkts * mtu_bytes`` (an upper bound: packets in the queue are at most one MTU).
-* txBytes/ts: ``egress_tx_bytes`` (wraps at 2^32) and ``egress_timestamp`` (microseconds,
-  wraps at 2^32). With microsecond timestamps consecutive ACKs often carry the same
-  timestamp, and a 1 us delta can be anything from just above 0 to 2 us: a rate from it
-  would be off by up to 100 %. So txRate is measured against an older record of the hop,
-  kept until a newer one is ``min_ts_delta_us`` (4 us: at most 25 % quantisation error)
-  apart, and held between such measurements; the queue term uses the previous ACK's
-  record as the paper does.
+Units and INT mapping (p4src/include/INT_LAYOUT.md): the INT-MD header's ds_flags give the
+units of the hop records (``HopInt.ts_unit_ns``, ``HopInt.qdepth_in_bytes``).
+* qlen: bytes when the switches report bytes (the virtual-time fabric); in packets (BMv2
+  ``deq_qdepth``) it is converted as ``qdepth_pkts * mtu_bytes`` (an upper bound: packets in
+  the queue are at most one MTU).
+* txBytes/ts: ``egress_tx_bytes`` (wraps at 2^32) and ``egress_timestamp`` (wraps at 2^32).
+  In nanoseconds the rate is measured between consecutive records of a hop, as the paper
+  does. In microseconds consecutive ACKs often carry the same timestamp, and a 1 us delta
+  can be anything from just above 0 to 2 us: a rate from it would be off by up to 100 %. So
+  txRate is then measured against an older record of the hop, kept until a newer one is
+  ``min_ts_delta_us`` (4 us: at most 25 % quantisation error) apart, and held between such
+  measurements; the queue term uses the previous ACK's record as the paper does.
 * tau: the EWMA weight comes from the sender's own clock (ACK arrival spacing, ns) rather
   than from the microsecond INT timestamps, so that every ACK contributes its share and U
   really averages over a base RTT. (Weighting whole-microsecond gaps instead lets each
@@ -103,6 +105,11 @@ class Hpcc(NoOpEvents):
         """How many switch hops the echoed INT of this flow's path carries."""
         return len(self._hops)
 
+    @property
+    def last_int(self) -> tuple[HopInt, ...]:
+        """The newest INT record of each hop, source side first."""
+        return tuple(self._hops[i].last for i in sorted(self._hops))
+
     def on_ack(self, ack: AckInfo) -> None:
         if not ack.hops:
             return  # no telemetry on this path: nothing to react to
@@ -127,16 +134,17 @@ class Hpcc(NoOpEvents):
             if st is None or st.last.switch_id != hop.switch_id or st.last.egress_port != hop.egress_port:
                 self._hops[index] = _HopState(hop)  # new path: the first record is a reference
                 continue
-            dt_us = (hop.egress_ts_us - st.rate_ref.egress_ts_us) % _WRAP32
-            if dt_us >= p.min_ts_delta_us:
-                st.tx_bps = ((hop.tx_bytes - st.rate_ref.tx_bytes) % _WRAP32) * 8 / (dt_us * 1e-6)
+            dt_ns = ((hop.egress_ts_us - st.rate_ref.egress_ts_us) % _WRAP32) * hop.ts_unit_ns
+            if dt_ns >= (p.min_ts_delta_us * 1000 if hop.ts_unit_ns > 1 else 1):
+                st.tx_bps = ((hop.tx_bytes - st.rate_ref.tx_bytes) % _WRAP32) * 8 / (dt_ns * 1e-9)
                 st.rate_ref = hop
             rate_bps = hop.link_rate_mbps * 1e6
             prev_qdepth = st.last.qdepth_pkts
             st.last = hop
             if st.tx_bps is None or rate_bps <= 0:
                 continue  # no rate measured over a long enough interval yet
-            qlen_bytes = min(hop.qdepth_pkts, prev_qdepth) * p.mtu_bytes
+            qlen = min(hop.qdepth_pkts, prev_qdepth)
+            qlen_bytes = qlen if hop.qdepth_in_bytes else qlen * p.mtu_bytes
             u = qlen_bytes * 8 / (rate_bps * p.base_rtt_ns * 1e-9) + st.tx_bps / rate_bps
             if best_u is None or u > best_u:
                 best_u = u

@@ -60,9 +60,15 @@ const bit<3> LB_SPRAY_RANDOM = 3;
 const bit<3> LB_SPRAY_BEST_OF_TWO = 4;
 
 /* Port load estimate (a discounting rate estimator): the recent byte count halves every
- * 2^DRE_SHIFT microseconds (64 us). A shift amount: p4c's BMv2 back end refuses shift
- * amounts wider than 8 bits ([--Werror=overlimit]), hence bit<8>. */
+ * 2^dre_shift timestamp ticks; DRE_SHIFT is the default for microsecond timestamps (64 us),
+ * the control plane sets 16 (65.5 us) for nanoseconds (the time_unit table). A shift amount:
+ * p4c's BMv2 back end refuses shift amounts wider than 8 bits ([--Werror=overlimit]), hence
+ * bit<8>. */
 const bit<8> DRE_SHIFT = 6;
+
+/* INT-MD ds_flags (INT_LAYOUT.md): the units of this fabric's hop records. */
+const bit<16> INT_DS_TIME_NS = 0x0001;       /* timestamps and hop latency in nanoseconds */
+const bit<16> INT_DS_QUEUE_BYTES = 0x0002;   /* queue_occupancy in bytes */
 
 /* Clone sessions the control plane creates (p4src/README.md). */
 const bit<32> INT_REPORT_SESSION = 1;

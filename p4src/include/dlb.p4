@@ -61,41 +61,41 @@ control Dlb(in headers_t hdr,
             bit<48> best = 0xFFFFFFFFFFFF;
             bit<9> best_port = meta.lb.port0;
             bit<48> q;
-            quality0.apply(meta.lb.port0, now, q);
+            quality0.apply(meta.lb.port0, now, meta.dre_shift, q);
             q = (q << 3) | (bit<48>)(3w0 ^ tie);
             if (q < best) { best = q; best_port = meta.lb.port0; }
             if (meta.lb.count > 1) {
-                quality1.apply(meta.lb.port1, now, q);
+                quality1.apply(meta.lb.port1, now, meta.dre_shift, q);
                 q = (q << 3) | (bit<48>)(3w1 ^ tie);
                 if (q < best) { best = q; best_port = meta.lb.port1; }
             }
             if (meta.lb.count > 2) {
-                quality2.apply(meta.lb.port2, now, q);
+                quality2.apply(meta.lb.port2, now, meta.dre_shift, q);
                 q = (q << 3) | (bit<48>)(3w2 ^ tie);
                 if (q < best) { best = q; best_port = meta.lb.port2; }
             }
             if (meta.lb.count > 3) {
-                quality3.apply(meta.lb.port3, now, q);
+                quality3.apply(meta.lb.port3, now, meta.dre_shift, q);
                 q = (q << 3) | (bit<48>)(3w3 ^ tie);
                 if (q < best) { best = q; best_port = meta.lb.port3; }
             }
             if (meta.lb.count > 4) {
-                quality4.apply(meta.lb.port4, now, q);
+                quality4.apply(meta.lb.port4, now, meta.dre_shift, q);
                 q = (q << 3) | (bit<48>)(3w4 ^ tie);
                 if (q < best) { best = q; best_port = meta.lb.port4; }
             }
             if (meta.lb.count > 5) {
-                quality5.apply(meta.lb.port5, now, q);
+                quality5.apply(meta.lb.port5, now, meta.dre_shift, q);
                 q = (q << 3) | (bit<48>)(3w5 ^ tie);
                 if (q < best) { best = q; best_port = meta.lb.port5; }
             }
             if (meta.lb.count > 6) {
-                quality6.apply(meta.lb.port6, now, q);
+                quality6.apply(meta.lb.port6, now, meta.dre_shift, q);
                 q = (q << 3) | (bit<48>)(3w6 ^ tie);
                 if (q < best) { best = q; best_port = meta.lb.port6; }
             }
             if (meta.lb.count > 7) {
-                quality7.apply(meta.lb.port7, now, q);
+                quality7.apply(meta.lb.port7, now, meta.dre_shift, q);
                 q = (q << 3) | (bit<48>)(3w7 ^ tie);
                 if (q < best) { best = q; best_port = meta.lb.port7; }
             }

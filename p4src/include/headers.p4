@@ -196,6 +196,12 @@ struct fabric_metadata_t {
     bit<1>  pfc_pause;      /* PFC clone: 1 = pause, 0 = resume */
     @field_list(CLONE_FIELD_LIST)
     bit<16> pfc_quanta;
+    /* Target time and queue units (the time_unit table in fabric.p4): the DRE period shift
+     * and the INT-MD ds_flags. */
+    @field_list(CLONE_FIELD_LIST)
+    bit<8>  dre_shift;
+    @field_list(CLONE_FIELD_LIST)
+    bit<16> int_ds_flags;
 
     /* Forwarding. */
     bit<8>  drop_reason;    /* 0 = forward; else a DROP_* code */

@@ -33,7 +33,7 @@
  * at ingress by the source, and at egress to a report clone when source and sink are this
  * one switch (the clone is the packet as received, without that INT). Holds no table, so
  * it is instantiated once per use. */
-control IntSourceHeaders(inout headers_t hdr, in bit<8> max_hops) {
+control IntSourceHeaders(inout headers_t hdr, in bit<8> max_hops, in bit<16> ds_flags) {
     apply {
         hdr.int_shim.setValid();
         hdr.int_shim.int_type = INT_TYPE_MD;
@@ -52,7 +52,7 @@ control IntSourceHeaders(inout headers_t hdr, in bit<8> max_hops) {
         hdr.int_md.instructions = INT_INSTRUCTIONS;
         hdr.int_md._reserved2 = 0;
         hdr.int_md.domain_id = INT_DOMAIN_ID;
-        hdr.int_md.ds_flags = 0;
+        hdr.int_md.ds_flags = ds_flags;
         hdr.udp.dst_port = UDP_PORT_INT;
         hdr.udp.checksum = 0;
         hdr.udp.length = hdr.udp.length + INT_SHIM_MD_BYTES;
@@ -153,7 +153,7 @@ control IntIngress(inout headers_t hdr,
                 meta.int_source = 0;
                 int_source_mtu_skips.count((bit<32>)standard_metadata.egress_spec);
             } else {
-                source_headers.apply(hdr, meta.int_max_hops);
+                source_headers.apply(hdr, meta.int_max_hops, meta.int_ds_flags);
             }
         }
         if (hdr.int_shim.isValid()) {
@@ -177,7 +177,7 @@ control IntEgress(inout headers_t hdr,
     IntSourceHeaders() source_headers;
 
     bit<32> tx_bytes = 0;
-    bit<19> qdepth = 0;
+    bit<32> qdepth = 0;
     bit<32> switch_id = 0;
     bit<32> hop_switch_id = 0;
     bit<32> hop_link_rate = 0;
@@ -244,7 +244,7 @@ control IntEgress(inout headers_t hdr,
              * (the same max_hops, preserved in the clone) so that the report carries what the
              * forwarded packet carried: this switch's one hop. Only a packet the source
              * instrumented here reaches the sink without INT. */
-            source_headers.apply(hdr, meta.int_max_hops);
+            source_headers.apply(hdr, meta.int_max_hops, meta.int_ds_flags);
         }
         if (hdr.int_shim.isValid()) {
             bit<8> hops = (hdr.int_shim.len - INT_MD_WORDS) >> 3;
@@ -254,12 +254,21 @@ control IntEgress(inout headers_t hdr,
                     hdr.int_md.e = 1;
                 } else {
                     port_tx_bytes.read(tx_bytes, (bit<32>)meta.out_port);
-                    if (is_report) {
+                    if ((meta.int_ds_flags & INT_DS_QUEUE_BYTES) != 0) {
+                        /* Bytes, kept by the target when each packet (this one, or for a
+                         * report clone the last one on the sink port) left the queue. */
+                        port_queue_bytes.read(qdepth, (bit<32>)meta.out_port);
+                    } else if (is_report) {
                         /* The clone queued towards the collector: the sink port's depth is
                          * the one the last packet leaving that port saw. */
-                        port_qdepth.read(qdepth, (bit<32>)meta.out_port);
+                        bit<19> last_qdepth;
+                        port_qdepth.read(last_qdepth, (bit<32>)meta.out_port);
+                        qdepth = (bit<32>)last_qdepth;
                     } else {
-                        qdepth = standard_metadata.deq_qdepth;
+                        qdepth = (bit<32>)standard_metadata.deq_qdepth;
+                    }
+                    if (qdepth > 0xFFFFFF) {
+                        qdepth = 0xFFFFFF;   /* the 24-bit field saturates */
                     }
                     if (int_transit_port.apply().hit) {
                         /* A report clone is cut after the BTH: only forwarded packets are

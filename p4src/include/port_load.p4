@@ -10,7 +10,12 @@
 register<bit<19>>(NUM_PORTS) port_qdepth;
 /* Cumulative bytes sent on the port (wraps at 2^32): INT egress_tx_bytes. */
 register<bit<32>>(NUM_PORTS) port_tx_bytes;
-/* Discounting rate estimator: recent bytes, halved every 2^DRE_SHIFT us. */
+/* Bytes queued on the port behind the packet being dequeued: kept by a target that offers
+ * it (our switch's --queue-bytes-register port_queue_bytes, p4src/README.md "Target
+ * options"); it stays 0 on BMv2, and INT reports it only when the control plane says the
+ * target keeps it (INT_DS_QUEUE_BYTES). */
+register<bit<32>>(NUM_PORTS) port_queue_bytes;
+/* Discounting rate estimator: recent bytes, halved every 2^dre_shift timestamp ticks. */
 register<bit<32>>(NUM_PORTS) port_dre_bytes;
 register<bit<48>>(NUM_PORTS) port_dre_time;
 
@@ -65,7 +70,7 @@ control PortLoadEgress(in headers_t hdr,
         bit<48> since;
         port_dre_bytes.read(recent, index);
         port_dre_time.read(since, index);
-        bit<48> periods = (now - since) >> DRE_SHIFT;
+        bit<48> periods = (now - since) >> meta.dre_shift;
         if (periods >= 32) {
             recent = 0;
         } else {
@@ -80,7 +85,7 @@ control PortLoadEgress(in headers_t hdr,
 
 /* Load of one port as ingress sees it (lower is better): queued packets weigh 1 KiB each,
  * plus the recent byte estimate discounted to now. */
-control PortQuality(in bit<9> port, in bit<48> now, out bit<48> quality) {
+control PortQuality(in bit<9> port, in bit<48> now, in bit<8> dre_shift, out bit<48> quality) {
     apply {
         bit<32> index = (bit<32>)port;
         bit<19> qdepth;
@@ -92,7 +97,7 @@ control PortQuality(in bit<9> port, in bit<48> now, out bit<48> quality) {
         /* Egress may have stamped the register after this packet arrived. */
         bit<48> periods = 0;
         if (now > since) {
-            periods = (now - since) >> DRE_SHIFT;
+            periods = (now - since) >> dre_shift;
         }
         if (periods >= 32) {
             recent = 0;

@@ -51,8 +51,8 @@ control Spray(inout fabric_metadata_t meta, in bit<48> now) {
             member_b.apply(meta.lb, b, port_b);
             bit<48> qa;
             bit<48> qb;
-            quality_a.apply(port_a, now, qa);
-            quality_b.apply(port_b, now, qb);
+            quality_a.apply(port_a, now, meta.dre_shift, qa);
+            quality_b.apply(port_b, now, meta.dre_shift, qb);
             if (qb < qa) {
                 meta.out_port = port_b;
             }

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from netbase.clock import Clock, DilatedClock
 from netbase.lag import SchedulingLag
 from netbase.pfc import is_mac_control
+from p4rt.entries import NotFoundError
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_source
 from p4switch.p4info import device_config as dc
@@ -63,7 +64,21 @@ class Device:
         nominal_speed_bps: float = DEFAULT_NOMINAL_SPEED_BPS,
         link_seed: int = 0,
         check_config: Callable[[bytes], Any] = check_device_config,
+        timestamp_unit_ns: int = 1000,
+        queue_bytes_register: str | None = None,
     ) -> None:
+        """``timestamp_unit_ns``: the unit of the v1model timestamps (``ingress_global_timestamp``,
+        ``egress_global_timestamp``, ``enq_timestamp``, ``deq_timedelta``); 1000, BMv2's
+        microseconds, by default; the virtual-time fabric uses 1 (HPCC wants nanoseconds).
+        ``queue_bytes_register``: the name of a program register, indexed by port, in which the
+        device stores the bytes left queued on the port before each egress pass (as
+        ``deq_qdepth`` counts packets); a program without it is unaffected. BMv2 keeps no such
+        register (p4src/README.md, "Target options")."""
+        if timestamp_unit_ns not in (1, 1000):
+            raise ValueError(f"timestamp unit must be 1 (ns) or 1000 (us) ns, got {timestamp_unit_ns}")
+        self.timestamp_unit_ns = timestamp_unit_ns
+        self.queue_bytes_register = queue_bytes_register
+        self._queue_bytes: Any = None  # that register of the installed program, if it has one
         self.device_id = device_id
         # device config -> checked program; the virtual-time fabric passes a memoised one so
         # that many switches given one program check its source once
@@ -72,6 +87,7 @@ class Device:
         self.lock = threading.RLock()
         self.clock: Clock = clock or DilatedClock()
         self.tm = TrafficManager(priority_queues, queue_capacity, nominal_speed_bps)
+        self.tm.timestamp_unit_ns = timestamp_unit_ns
         self.link_seed = link_seed
         self.links: dict[int, Link] = {}
         self.ports: dict[int, PortIO] = {}
@@ -151,7 +167,17 @@ class Device:
         with self.lock:
             self.stats["tm_flushed"] += self.tm.flush()
             self.program, self.p4info, self.pipe = program, p4info, pipe
+            self._queue_bytes = self._queue_bytes_of(program)
         log.info("pipeline installed")
+
+    def _queue_bytes_of(self, program: LoadedProgram) -> Any:
+        """The program's register named by ``queue_bytes_register``, if it has one."""
+        if self.queue_bytes_register is None:
+            return None
+        try:
+            return program.register(self.queue_bytes_register)
+        except NotFoundError:
+            return None
 
     # ---- data path -----------------------------------------------------------------------
     def packet_out(self, frame: bytes) -> None:
@@ -184,7 +210,7 @@ class Device:
             self.stats["drop_no_pipeline"] += 1
             return
         try:
-            res = self.pipe.ingress(port, frame, now // 1000)
+            res = self.pipe.ingress(port, frame, now // self.timestamp_unit_ns)
         except Exception:  # the executor must not raise; if it does, lose one packet, not the switch
             log.exception("ingress failed on a %d-byte frame from port %d", len(frame), port)
             self.stats["pipeline_errors"] += 1
@@ -233,8 +259,11 @@ class Device:
         if self.pipe is None:  # the pipeline was removed while the packet waited in a queue
             self.stats["drop_no_pipeline"] += 1
             return
+        unit = self.timestamp_unit_ns
+        if self._queue_bytes is not None:
+            self._queue_bytes.p_write(dep.port, dep.deq_qbytes)
         try:
-            out = self.pipe.egress(dep.item, dep, now // 1000)  # dep carries QueueMeta's fields
+            out = self.pipe.egress(dep.item, dep, now // unit)  # dep carries QueueMeta's fields
         except Exception:
             log.exception("egress failed on port %d", dep.port)
             self.stats["pipeline_errors"] += 1

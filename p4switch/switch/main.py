@@ -2,13 +2,17 @@
 
     p4switch [PROGRAM.json | PROGRAM.p4 | --no-p4] -i 1@veth1 -i 2@veth2 ... --device-id N
              --cpu-port P --priority-queues Q --pcap DIR --log-console [--log-level L]
-             [--thrift-port 9090] [--time-dilation D] -- --grpc-server-addr 127.0.0.1:9559
+             [--thrift-port 9090] [--time-dilation D] [--timestamp-unit us|ns]
+             [--queue-bytes-register NAME] -- --grpc-server-addr 127.0.0.1:9559
 
 Flags shared with simple_switch_grpc mean the same; target options (``--grpc-server-addr``,
 ``--cpu-port``, ``--priority-queues``) are accepted before or after ``--``. PROGRAM is our
 device config JSON (``p4switch-compile -o``) or a P4 source file compiled at start-up; either
 way a controller may replace it with SetForwardingPipelineConfig. The P4Runtime server listens
 on loopback unless told otherwise; BMv2's Thrift runtime API (``p4switch-cli``) on ``--thrift-port``.
+Our own target options: ``--timestamp-unit`` (the v1model timestamps in microseconds, BMv2's
+unit and the default, or nanoseconds) and ``--queue-bytes-register`` (a register the switch
+fills with each port's queued bytes; p4src/README.md, "Target options").
 SIGINT/SIGTERM stop the switch cleanly (sockets closed, pcap files complete).
 """
 
@@ -38,6 +42,9 @@ LOG_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.IN
               "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL, "off": logging.CRITICAL + 10}
 DEFAULT_GRPC_ADDR = "127.0.0.1:9559"
 
+# --timestamp-unit -> nanoseconds per tick of the v1model timestamps
+TIMESTAMP_UNITS = {"us": 1000, "ns": 1}
+
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="p4switch", description="Software v1model switch (simple_switch_grpc-compatible)")
@@ -55,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--grpc-server-addr", default=DEFAULT_GRPC_ADDR, help="P4Runtime address (default 127.0.0.1:9559)")
     ap.add_argument("--time-dilation", type=float, default=1.0, metavar="D", help="fabric time = wall time / D")
     ap.add_argument("-I", "--include", action="append", default=[], metavar="DIR", help="include path for a .p4 PROGRAM")
+    ap.add_argument("--timestamp-unit", choices=sorted(TIMESTAMP_UNITS), default="us",
+                    help="unit of the v1model timestamps (default us, as BMv2)")
+    ap.add_argument("--queue-bytes-register", default=None, metavar="NAME",
+                    help="program register (by port) the switch keeps the queued bytes in")
     ap.add_argument("--link-seed", type=int, default=0, help="seed of the link-loss generators")
     return ap
 
@@ -98,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(args)
     try:
         device = Device(device_id=args.device_id, cpu_port=args.cpu_port, priority_queues=args.priority_queues,
-                        clock=DilatedClock(args.time_dilation), link_seed=args.link_seed)
+                        clock=DilatedClock(args.time_dilation), link_seed=args.link_seed,
+                        timestamp_unit_ns=TIMESTAMP_UNITS[args.timestamp_unit],
+                        queue_bytes_register=args.queue_bytes_register)
         port_specs = [parse_interface(s) for s in args.interface]
     except ValueError as e:
         print(f"p4switch: {e}", file=sys.stderr)

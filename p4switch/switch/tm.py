@@ -14,7 +14,8 @@ BMv2 semantics kept here:
 - service rate in packets/s per queue (``set_queue_rate``), unlimited by default;
 - ``enq_qdepth`` is the port's queue occupancy (packets, all its queues) when the packet
   arrives, before it is added; ``deq_qdepth`` the occupancy left behind when it leaves;
-  ``enq_timestamp`` and ``deq_timedelta`` are microseconds.
+  ``enq_timestamp`` and ``deq_timedelta`` are microseconds (the device's
+  ``timestamp_unit_ns`` may choose another unit).
 Our additions: a port rate in bits/s (a serializer: a port is busy for the wire time of each
 frame it sends, ``WIRE_OVERHEAD_BYTES`` included), MAC-level PFC pause of queues (pfc.py) with
 its watchdog, and counters.
@@ -50,14 +51,17 @@ class Departure:
     enq_qdepth: int
     deq_ns: int
     deq_qdepth: int
+    deq_qbytes: int  # bytes left in the port's queues behind this packet (frame lengths)
+
+    unit_ns: int = 1000  # the timestamps' unit (the device's timestamp_unit_ns)
 
     @property
-    def enq_timestamp(self) -> int:  # microseconds
-        return self.enq_ns // 1000
+    def enq_timestamp(self) -> int:
+        return self.enq_ns // self.unit_ns
 
     @property
-    def deq_timedelta(self) -> int:  # microseconds
-        return (self.deq_ns - self.enq_ns) // 1000
+    def deq_timedelta(self) -> int:
+        return (self.deq_ns - self.enq_ns) // self.unit_ns
 
 
 @dataclass(slots=True)
@@ -104,6 +108,7 @@ class EgressPort:
     tx_frames: int = 0
     tx_bytes: int = 0
     backlog: int = 0  # packets in all queues of the port
+    backlog_bytes: int = 0  # their frame lengths
     armed: bool = False  # a PFC watchdog is configured on some class
 
 
@@ -120,6 +125,7 @@ class TrafficManager:
         if not 1 <= priority_queues <= MAX_PRIORITY_QUEUES:
             raise ValueError(f"priority queues must be 1..{MAX_PRIORITY_QUEUES}, got {priority_queues}")
         self.priority_queues = priority_queues
+        self.timestamp_unit_ns = 1000  # of the queueing metadata's timestamps (Device sets it)
         self.nominal_speed_bps = nominal_speed_bps
         self._default_capacity = [capacity] * priority_queues
         self._default_rate: list[float | None] = [None] * priority_queues
@@ -207,6 +213,7 @@ class TrafficManager:
             return False
         q.items.append(_Queued(item, length, now, p.backlog))
         p.backlog += 1
+        p.backlog_bytes += length
         if q.nonempty_since is None:
             q.nonempty_since = now
         q.enqueued += 1
@@ -239,12 +246,14 @@ class TrafficManager:
             q = p.queues[pr]
             e = q.items.popleft()
             p.backlog -= 1
+            p.backlog_bytes -= e.length
             q.dequeued += 1
             if not q.items:
                 q.nonempty_since = None
             if q.rate_pps:
                 q.next_allowed = _pace(q.next_allowed, now, int(1e9 / q.rate_pps))
-            return Departure(port, pr, e.item, e.length, e.enq_ns, e.enq_qdepth, now, p.backlog)
+            return Departure(port, pr, e.item, e.length, e.enq_ns, e.enq_qdepth, now, p.backlog,
+                             p.backlog_bytes, self.timestamp_unit_ns)
         return None
 
     def transmitted(self, port: int, nbytes: int, now: int) -> None:
@@ -274,6 +283,7 @@ class TrafficManager:
                 q.dropped_watchdog += len(q.items)
                 self.dropped_watchdog_flush += len(q.items)
                 p.backlog -= len(q.items)
+                p.backlog_bytes -= sum(e.length for e in q.items)
                 q.items.clear()
                 q.nonempty_since = None
 
@@ -309,4 +319,5 @@ class TrafficManager:
                 q.items.clear()
                 q.nonempty_since = None
             p.backlog = 0
+            p.backlog_bytes = 0
         return n

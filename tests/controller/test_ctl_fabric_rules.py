@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.fabric_rules import build_intents, bytes_to_pkts, describe_index
+from controller.fabric_rules import TargetUnits, build_intents, bytes_to_pkts, describe_index
 from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import settings_for
 from controller.settings import INT_SINK_MODES, SettingsError
@@ -135,7 +135,7 @@ def test_time_constants_are_written_in_the_programs_microseconds(p4):
     topo = leaf_spine()
     st = settings_for("baseline", {"lb": {"data_mode": "dlb", "flowlet_timeout_us": 300}})
     ours = build_intents(topo, st, p4)["leaf1"]
-    bmv2 = build_intents(topo, st, p4, clone_cos=False, time_scale=1000)["leaf1"]
+    bmv2 = build_intents(topo, st, p4, clone_cos=False, units=TargetUnits(time_scale=1000))["leaf1"]
 
     def params(intent, table):
         return [e.action.params for e in _table(intent, p4, table)]
@@ -147,7 +147,7 @@ def test_time_constants_are_written_in_the_programs_microseconds(p4):
     for o, b in zip(params(ours, "int_transit_port"), params(bmv2, "int_transit_port")):
         assert b["link_rate_mbps"] == o["link_rate_mbps"] // 1000 == 100
     # BMv2 at D = 36,000 (measured): the 200 ms stale time would not fit its bit<32>; capped, not refused
-    slow = build_intents(topo, st, p4, clone_cos=False, time_scale=36_000)["leaf1"]
+    slow = build_intents(topo, st, p4, clone_cos=False, units=TargetUnits(time_scale=36_000))["leaf1"]
     assert {p["stale_us"] for p in params(slow, "pfc_port")} == {(1 << 32) - 1}
 
 
