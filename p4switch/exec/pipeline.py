@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import logging
 import random
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,6 +163,16 @@ class V1Pipeline:
         if n <= 10 or n % 1000 == 0:
             log.exception("%s failed (%d so far); packet dropped", where, n)
 
+    def _failed(self, where: str) -> None:
+        """Count the exception being handled, which dropped the packet: a failed ``assert``
+        of the program, or any other failure inside it (``_fault``)."""
+        e = sys.exc_info()[1]
+        if isinstance(e, AssertionFailed):
+            self._stats["dropped_assert"] += 1
+            log.debug("assertion failed at %s; packet dropped", e)
+        else:
+            self._fault(where)
+
     def _preserve(self, meta: Any, fl: int | None) -> dict:
         out = {}
         for path in self._fl.get(fl, []) if fl is not None else []:
@@ -227,24 +238,25 @@ class V1Pipeline:
             itype = getattr(data, "instance_type", PKT_INSTANCE_TYPE_NORMAL)
             preserved = getattr(data, "preserved", None)
             data = bytes(data)
-        for n in range(self.max_passes):
+        self._ingress_passes(port, data, now_us, itype, preserved, res, 0)
+        return res
+
+    def _ingress_passes(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None,
+                        res: IngressResult, first: int) -> None:
+        """Ingress passes ``first`` .. ``max_passes - 1`` of one frame (resubmits loop here)."""
+        for n in range(first, self.max_passes):
             try:
                 again = self._ingress_pass(port, data, now_us, itype, preserved, res)
-            except AssertionFailed as e:
-                self._stats["dropped_assert"] += 1
-                log.debug("assertion failed at %s; packet dropped", e)
-                return res
             except Exception:  # a program fault must never take the switch down
-                self._fault("ingress")
-                return res
+                self._failed("ingress")
+                return
             if again is None:
-                return res
+                return
             if n + 1 == self.max_passes:
                 break
             self._stats["resubmitted"] += 1
             itype, preserved = PKT_INSTANCE_TYPE_RESUBMIT, again
         self._stats["dropped_pass_limit"] += 1
-        return res
 
     def _ingress_pass(self, port: int, data: bytes, now_us: int, itype: int,
                       preserved: dict | None, res: IngressResult) -> dict | None:
@@ -254,6 +266,11 @@ class V1Pipeline:
             self._ingress(hdr, meta, sm, ctx)
         except ExitControl:
             pass
+        return self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
+
+    def _end_ingress(self, port: int, data: bytes, now_us: int, hdr: Any, meta: Any, sm: Any,
+                     ctx: Context, res: IngressResult) -> dict | None:
+        """BMv2's end-of-ingress logic; returns the preserved fields of a resubmit, else None."""
         if ctx.digests:
             res.digests.extend(DigestMessage(name, fields) for name, fields in ctx.digests)
         if ctx.clone_session:
@@ -307,11 +324,8 @@ class V1Pipeline:
         """One egress pass whose outputs are appended to ``res``; a fault drops the packet."""
         try:
             self._egress_pass(job, q, now_us, res)
-        except AssertionFailed as e:
-            self._stats["dropped_assert"] += 1
-            log.debug("assertion failed at %s; packet dropped", e)
         except Exception:
-            self._fault("egress")
+            self._failed("egress")
 
     def _egress_pass(self, job: EgressJob, q: QueueMeta, now_us: int, res: EgressResult) -> None:
         hdr, meta, sm, payload = job._state
@@ -330,19 +344,17 @@ class V1Pipeline:
             self._egress(hdr, meta, sm, ctx)
         except ExitControl:
             pass
+        self._end_egress(job, hdr, meta, sm, payload, ctx, res)
+
+    def _end_egress(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
+                    res: EgressResult) -> None:
+        """BMv2's end-of-egress logic, checksum update and deparser."""
         if ctx.clone_session:
             self._clone_e2e(job, hdr, meta, sm, payload, ctx, res)
         if sm.egress_spec == DROP_PORT:
             self._stats["dropped_egress"] += 1
             return
-        self._compute(hdr, meta, ctx)
-        chunks: list[bytes] = []
-        self._deparser(chunks, hdr, ctx)
-        chunks.append(payload)
-        frame = b"".join(chunks)
-        trunc = ctx.truncate or job.truncate
-        if trunc and len(frame) > trunc:
-            frame = frame[:trunc]
+        frame = self._deparsed(hdr, meta, ctx, payload, ctx.truncate or job.truncate)
         if ctx.recirc_fl is not None:
             rf = RecirculatedFrame(frame)
             rf.preserved = self._preserve(meta, ctx.recirc_fl)
@@ -352,6 +364,17 @@ class V1Pipeline:
             return
         res.transmit.append((job.egress_port, frame))
         self._packets_out += 1
+
+    def _deparsed(self, hdr: Any, meta: Any, ctx: Context, payload: bytes, truncate: int) -> bytes:
+        """Checksum update and deparser: the frame to send, cut to ``truncate`` bytes if set."""
+        self._compute(hdr, meta, ctx)
+        chunks: list[bytes] = []
+        self._deparser(chunks, hdr, ctx)
+        chunks.append(payload)
+        frame = b"".join(chunks)
+        if truncate and len(frame) > truncate:
+            frame = frame[:truncate]
+        return frame
 
     def _clone_e2e(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
                    res: EgressResult) -> None:
@@ -370,25 +393,100 @@ class V1Pipeline:
     def process(self, port: int, data: bytes, now_us: int = 0) -> list[tuple[int, bytes]]:
         """Run one packet through ingress and egress with empty queues; clones, multicast
         copies and recirculations are all followed (at most ``max_passes`` ingress passes and
-        ``MAX_COPIES`` egress passes). Returns the transmitted frames in order."""
-        # one result for the whole packet: transmitted frames collect in ``out``, E2E clones
-        # join the job list being walked, recirculated frames the pending list
+        ``MAX_COPIES`` egress passes). Returns the transmitted frames in order.
+
+        The common case (one unicast copy, or a drop) runs here in one function without
+        result or job objects; as soon as the program asks for a digest, clone, resubmit,
+        multicast or recirculation the packet continues on the general path from where it is
+        (``_end_ingress``/``_end_egress``, then ``_follow``), so the semantics are one."""
+        if type(data) is not bytes or self.max_passes < 1:
+            res = EgressResult()
+            res.recirculate.append((port, data))
+            return self._follow(res, [], 0, 0, now_us)
+        self._packets_in += 1
+        ires = None
+        try:
+            hdr, meta, sm, ctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)
+            try:
+                self._verify(hdr, meta, ctx)
+                self._ingress(hdr, meta, sm, ctx)
+            except ExitControl:
+                pass
+            if ctx.digests or ctx.clone_session or ctx.resubmit_fl is not None or sm.mcast_grp:
+                ires = IngressResult()
+                again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, ires)
+            elif sm.egress_spec == DROP_PORT:
+                self._stats["dropped_ingress"] += 1
+                if sm.parser_error:
+                    self._stats["dropped_after_parser_error"] += 1
+                return []
+        except Exception:
+            self._failed("ingress")
+            return []
         res = EgressResult()
-        out = res.transmit
+        res.recirculate.append((port, data))
+        if ires is not None:
+            if again is not None:
+                if self.max_passes == 1:
+                    self._stats["dropped_pass_limit"] += 1
+                else:
+                    self._stats["resubmitted"] += 1
+                    self._ingress_passes(port, data, now_us, PKT_INSTANCE_TYPE_RESUBMIT, again, ires, 1)
+            return self._follow(res, ires.to_egress, 0, 1, now_us)
+        # egress of the one unicast copy, as _egress_pass with empty queues
+        eport = sm.egress_port = sm.egress_spec
+        sm.egress_spec = sm.egress_rid = 0
+        sm.enq_timestamp = sm.enq_qdepth = sm.deq_timedelta = sm.deq_qdepth = 0
+        sm.egress_global_timestamp = now_us & MASK48
+        payload = ctx.payload
+        ctx = self._Ctx(sm, sm.packet_length, now_us)
+        ctx.payload = payload
+        try:
+            try:
+                self._egress(hdr, meta, sm, ctx)
+            except ExitControl:
+                pass
+            if ctx.clone_session or ctx.recirc_fl is not None:
+                job = EgressJob(eport, sm.priority & 7, len(data), sm.instance_type, 0,
+                                (hdr, meta, sm, payload))
+                res.to_egress = [job]
+                self._end_egress(job, hdr, meta, sm, payload, ctx, res)
+            elif sm.egress_spec == DROP_PORT:
+                self._stats["dropped_egress"] += 1
+                return []
+            else:
+                frame = self._deparsed(hdr, meta, ctx, payload, ctx.truncate)
+                self._packets_out += 1
+                return [(eport, frame)]
+        except Exception:
+            self._failed("egress")
+            if not res.to_egress:
+                return []
+        return self._follow(res, res.to_egress, 1, 1, now_us)
+
+    def _follow(self, res: EgressResult, jobs: list[EgressJob], done: int, nxt: int,
+                now_us: int) -> list[tuple[int, bytes]]:
+        """The general rest of ``process``: egress for ``jobs[done:]`` (the list grows with
+        E2E clones), then ingress and egress for each frame from ``res.recirculate[nxt]`` on
+        (the list starts with the original frame and grows with recirculated ones)."""
         pending = res.recirculate
-        pending.append((port, data))
         egress = self._egress_into
-        for p, d in pending:  # grows with recirculated frames
-            if len(pending) > self.max_passes:
-                self._stats["dropped_pass_limit"] += 1
-                break
-            jobs = res.to_egress = self.ingress(p, d, now_us).to_egress
-            for job in jobs:  # grows with E2E clones
+        while True:
+            res.to_egress = jobs
+            while done < len(jobs):
                 if len(jobs) > MAX_COPIES:
                     self._stats["dropped_copy_limit"] += 1
                     break
-                egress(job, _EMPTY_QUEUE, now_us, res)
-        return out
+                egress(jobs[done], _EMPTY_QUEUE, now_us, res)
+                done += 1
+            if nxt >= len(pending):
+                return res.transmit
+            if len(pending) > self.max_passes:
+                self._stats["dropped_pass_limit"] += 1
+                return res.transmit
+            p, d = pending[nxt]
+            nxt += 1
+            jobs, done = self.ingress(p, d, now_us).to_egress, 0
 
 
 MAX_COPIES = 1024
