@@ -142,7 +142,7 @@ def target(current: NodeSettings, cfg: FabricConfig, nodes: set[str] | None) -> 
                         {k: pick(k, v) for k, v in current.nics.items()})
 
 
-def _intents(ctl, ns: NodeSettings) -> dict[str, Intent]:
+def node_intents(ctl, ns: NodeSettings) -> dict[str, Intent]:
     cache: dict[str, dict[str, Intent]] = {}
     out = {}
     for sw, st in ns.switches.items():
@@ -186,7 +186,7 @@ def nic_changes(topo, old: Settings, new: Settings) -> list[str]:
 
 def describe_diff(ctl, current: NodeSettings, new: NodeSettings) -> list[str]:
     """What moving from ``current`` to ``new`` changes, per switch (entries) and NIC (settings)."""
-    old_i, new_i = ctl.installed, _intents(ctl, new)
+    old_i, new_i = ctl.installed, node_intents(ctl, new)
     out: list[str] = []
     for sw in new.switches:
         lines = intent_changes(old_i[sw], new_i[sw])
@@ -202,7 +202,7 @@ def describe_diff(ctl, current: NodeSettings, new: NodeSettings) -> list[str]:
 def apply_settings(ctl, current: NodeSettings, new: NodeSettings) -> int:
     """Write ``new`` to every switch and NIC; on any failure put back everything written and
     re-raise. Returns the number of switch updates written."""
-    desired = _intents(ctl, new)
+    desired = node_intents(ctl, new)
     before = dict(ctl.installed)
     done: list[str] = []
     written = 0
