@@ -9,6 +9,7 @@ import pytest
 from p4.v1 import p4runtime_pb2
 
 from controller import config_file as cf
+from controller.cli import main
 from controller.controller import FabricController
 from controller.profiles import settings_for
 from controller.settings import SettingsError
@@ -125,3 +126,23 @@ def test_a_write_failing_mid_apply_leaves_the_previous_state(fabric) -> None:
         cf.apply_settings(ctl, current, cf.target(current, cfg, None))
     assert _reads(ctl) == before
     assert _nic_cc(fab) == nics_before
+
+
+def test_fabricctl_sim_canary_compare_and_rollback(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fabric.yaml").write_text(CONFIG)
+    rc = main(["apply", "fabric.yaml", "--sim", "--topology", "leafspine:2x2x2", "--canary", "leaf1,h1_1",
+               "--compare", "all-reduce", "--size", "65536", "--rollback"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "leaf1: 8 change(s)" in out and "leaf2: unchanged" in out
+    assert "applied to leaf1,h1_1: 8 switch updates written" in out
+    assert "canary (h1_1,h1_2) against the rest" in out  # h1_2 is below the canary leaf
+    assert "rolled back: 8 switch updates written" in out
+
+
+def test_fabricctl_bad_file_exits_2_naming_the_key(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("profile: baseline\nswitches:\n  leaf1: {pfc: {xon_bytes: 90000}}\n")
+    assert main(["diff", str(bad), "--sim"]) == 2
+    assert "switches.leaf1: pfc.xon_bytes" in capsys.readouterr().err
