@@ -87,18 +87,25 @@ def cmd_apply(args: argparse.Namespace, state_path: Path) -> int:
     with attached(state_path, with_nics=True) as (state, ctl):
         topo = ctl.topo
         current, pending = _current(state_dir, state, topo)
+        base = None
         if args.rollback:
-            new, canary = cf.load_previous(state_dir), None
+            new, base = cf.load_previous(state_dir)
+            canary = None
         else:
             cfg = cf.load_config(args.file, topo)  # the whole file is validated before any write
             nodes = None if args.promote else cf.canary_set(args.canary, topo)
             new, canary = cf.target(current, cfg, nodes), sorted(nodes) if nodes else None
+            if nodes is None and not cfg.switches and not cfg.nics:
+                base = {"profile": cfg.profile, "overrides": cfg.overrides}
         ctl.connect(timeout=10)
         ctl.installed = cf.node_intents(ctl, current)
-        if not args.rollback and pending is None:
-            cf.save_previous(state_dir, current)  # the state before this rollout began
+        if not args.rollback and pending is None:  # the state before this rollout began
+            cf.save_previous(state_dir, current, {"profile": state.profile, "overrides": state.overrides})
         n = cf.apply_settings(ctl, current, new)
         _save_current(state_dir, new, canary)
+        if base is not None:  # the fabric runs one profile + overrides again: what restarts re-push
+            state.profile, state.overrides = base["profile"], base["overrides"]
+            state.save(state_path)
         print(f"{_step(args)}: {n} switch updates written")
         if args.compare:
             print("fabricctl: --compare runs on the virtual-time fabric (add --sim); live, run "

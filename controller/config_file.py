@@ -238,17 +238,20 @@ def _restore(ctl, current: NodeSettings, before: dict[str, Intent], done: list[s
             log.error("%s: could not restore the previous configuration: %s", node, e)
 
 
-def save_previous(state_dir: Path, ns: NodeSettings) -> Path:
+def save_previous(state_dir: Path, ns: NodeSettings, base: dict[str, Any] | None = None) -> Path:
+    """Keep the settings before a rollout (and ``base``: the state file's profile and
+    overrides then) for ``--rollback``."""
     path = state_dir / PREVIOUS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(ns.to_dict(), indent=1))
+    tmp.write_text(json.dumps({**ns.to_dict(), "base": base}, indent=1))
     tmp.replace(path)
     return path
 
 
-def load_previous(state_dir: Path) -> NodeSettings:
+def load_previous(state_dir: Path) -> tuple[NodeSettings, dict[str, Any] | None]:
     path = state_dir / PREVIOUS_FILE
     if not path.exists():
         raise SettingsError(f"nothing to roll back: {path} does not exist")
-    return NodeSettings.from_dict(json.loads(path.read_text()))
+    d = json.loads(path.read_text())
+    return NodeSettings.from_dict(d), d.get("base")

@@ -13,6 +13,7 @@ from controller.cli import main
 from controller.controller import FabricController
 from controller.profiles import settings_for
 from controller.settings import SettingsError
+from controller.state import FabricState, SwitchInfo
 from fabricsim.fabric import P4Fabric
 from p4rt.errors import P4RuntimeError
 from topo.builder import leaf_spine
@@ -87,7 +88,7 @@ def test_canary_changes_only_the_canary_set_and_rollback_is_exact(fabric, tmp_pa
     # promote, then roll back to the saved state
     cf.apply_settings(ctl, new, cf.target(current, cfg, None))
     assert all(_reads(ctl)[sw] != before[sw] for sw in ("leaf1", "leaf2"))
-    cf.apply_settings(ctl, cf.target(current, cfg, None), cf.load_previous(tmp_path))
+    cf.apply_settings(ctl, cf.target(current, cfg, None), cf.load_previous(tmp_path)[0])
     assert _reads(ctl) == before
     assert _nic_cc(fab) == nics_before
 
@@ -146,3 +147,31 @@ def test_fabricctl_bad_file_exits_2_naming_the_key(tmp_path, capsys) -> None:
     bad.write_text("profile: baseline\nswitches:\n  leaf1: {pfc: {xon_bytes: 90000}}\n")
     assert main(["diff", str(bad), "--sim"]) == 2
     assert "switches.leaf1: pfc.xon_bytes" in capsys.readouterr().err
+
+
+@pytest.mark.net  # switch processes
+def test_fabricctl_live_canary_promote_rollback(fabric_pipeline, switches, tmp_path, capsys) -> None:
+    topo = leaf_spine(2, 2, 1)
+    switches(topo)
+    ctl = FabricController(topo, fabric_pipeline, settings_for("baseline"), profile="baseline")
+    ctl.start()
+    try:
+        state = tmp_path / "state.json"
+        FabricState(topo.to_dict(), "ours", str(fabric_pipeline.p4info_path), str(fabric_pipeline.config_path),
+                    {s.name: SwitchInfo(f"127.0.0.1:{s.grpc_port}", s.device_id) for s in topo.switches},
+                    {}, profile="baseline").save(state)
+        (tmp_path / "fabric.yaml").write_text(CONFIG)
+        cli = ["--state", str(state), "apply", str(tmp_path / "fabric.yaml")]
+        before = _reads(ctl)
+        assert main(["--state", str(state), "diff", str(tmp_path / "fabric.yaml"), "--canary", "leaf1"]) == 0
+        assert "leaf1: 6 change(s)" in capsys.readouterr().out  # 1 host per leaf: 3 ports
+        assert main([*cli, "--canary", "leaf1"]) == 0
+        canary = _reads(ctl)
+        assert canary["leaf1"] != before["leaf1"] and all(canary[s] == before[s] for s in canary if s != "leaf1")
+        assert main([*cli, "--promote"]) == 0
+        assert all(v != before[k] for k, v in _reads(ctl).items() if k.startswith("leaf"))
+        assert main([*cli, "--rollback"]) == 0
+        assert _reads(ctl) == before
+        assert FabricState.load(state).profile == "baseline"
+    finally:
+        ctl.close()
