@@ -101,7 +101,7 @@ class FabricController:
     def adopt(self, settings: Settings, profile: str = "custom") -> None:
         """Take over a running fabric configured with ``settings`` (the CLI's case): nothing is
         written; later ``apply`` calls write only what differs from it."""
-        self.installed = self._intents(settings)
+        self.installed = self.intents(settings)
         self.settings = settings
         self.profile = profile
 
@@ -142,12 +142,13 @@ class FabricController:
             return self._converge(self.settings, nics=False)
 
     # -- internals ----------------------------------------------------------------------
-    def _intents(self, settings: Settings) -> dict[str, Intent]:
+    # desired state of every switch under one set of settings (a config file mixes several)
+    def intents(self, settings: Settings) -> dict[str, Intent]:
         return fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
                                           self.units, down=self.ports_down)
 
     def _converge(self, settings: Settings, nics: bool = True) -> int:
-        desired = self._intents(settings)
+        desired = self.intents(settings)
         written = 0
         for name, conn in self.conns.items():
             updates = diff(self.p4, self.installed[name], desired[name])

@@ -266,11 +266,16 @@ def _int(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, units: T
         it.add_entry(*r.entry("int_sink", [Exact(port)], r.action(sink)))
 
 
+def nic_config(topo: Topology, st: Settings) -> dict[str, Any]:
+    """What a NIC is configured with under ``st`` (also what `fabricctl diff` compares per NIC)."""
+    return dict(cc=st.nic.cc, cc_params=dict(st.nic.cc_params), reliability=st.nic.reliability,
+                loss_detection=st.nic.loss_detection, reorder_window_rtt=st.nic.reorder_window_rtt,
+                mtu=topo.mtu, dscp=st.classes.data_dscp, priority=st.classes.data_priority, ecn=st.ecn.enabled)
+
+
 def configure_nic(nic: Any, topo: Topology, host: str, st: Settings) -> None:
     """Congestion control and reliability of one NIC (applies to queue pairs created next)."""
-    nic.configure(cc=st.nic.cc, cc_params=dict(st.nic.cc_params), reliability=st.nic.reliability,
-                  loss_detection=st.nic.loss_detection, reorder_window_rtt=st.nic.reorder_window_rtt,
-                  mtu=topo.mtu, dscp=st.classes.data_dscp, priority=st.classes.data_priority, ecn=st.ecn.enabled)
+    nic.configure(**nic_config(topo, st))
 
 
 # -- telemetry reads -------------------------------------------------------------------------------
