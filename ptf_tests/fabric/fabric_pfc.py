@@ -12,6 +12,7 @@ from ptf_tests.fabric.fabric_packets import parse_pfc, pfc, roce
 XOFF = 8
 XON = 2
 QUANTA = 0xFFFF
+DROP_MAC_CONTROL = 3  # p4src/include/defines.p4
 BURST = 14
 
 
@@ -144,9 +145,17 @@ class PfcBelowXoffTest(PfcTest):
 
 
 class PfcReceivedFrameDroppedTest(PfcTest):
-    """A PFC frame that reaches the pipeline is dropped, never forwarded."""
+    """A received PFC frame is never forwarded. Who stops it differs: our target's MAC
+    consumes it below the pipeline (as a switch MAC does); BMv2 has no MAC-level PFC and hands
+    it to the program, whose ingress drops it as ``DROP_MAC_CONTROL``, checked there."""
 
     def runTest(self) -> None:
         self.pfc_setup()
+        dropped0 = self.counter("FabricIngress.counters.drop_reasons", DROP_MAC_CONTROL)
         self.send(1, pfc("00:00:00:00:01:01", PRIO_ROCE, 0))
+        if self.target == "bmv2":
+            self.wait_until(lambda: self.counter("FabricIngress.counters.drop_reasons", DROP_MAC_CONTROL)
+                            > dropped0, "the program dropped the PFC frame as MAC control")
+        else:
+            print("ours: the MAC consumes PFC frames; the program's MAC-control drop is checked on bmv2")
         self.assert_silent()
