@@ -4,7 +4,10 @@ P4Runtime (target-agnostic) and collects frames from the PTF ports.
 Topology of every test: the switch has ports 1..4; port 1 faces the sending host, ports 2..4
 are next hops (neighbour MAC ``00:00:00:00:0p:0p``); the switch's MAC on port p is
 ``02:00:00:00:00:0p``. Queue rates changed by a test are set back to unlimited-in-practice
-in tearDown.
+in tearDown, and tearDown then waits until the switch has sent what it still held: BMv2 fixes
+each frame's departure time when it enqueues it (``last_sent + 1/rate``), so frames queued
+behind a slow rate keep leaving at that rate after the rate is restored and would otherwise
+arrive in the next test's capture.
 """
 
 from __future__ import annotations
@@ -31,10 +34,16 @@ INT_REPORT_SESSION = 1
 PFC_SESSION_BASE = 256
 
 
+def quiet_after(pps: int) -> float:
+    """Seconds of silence after which a queue paced at ``pps`` is empty: two departure gaps
+    (frames queued at that rate keep that spacing, on BMv2 even after the rate is raised)."""
+    return 2.0 / pps + 0.3
+
+
 class FabricTest(P4RuntimeTest):
     def setUp(self) -> None:
         super().setUp()
-        self._slowed: set[int] = set()
+        self._slowed: dict[int, int] = {}
         self._defaults: list[p4runtime_pb2.Entity] = []
 
     def tearDown(self) -> None:
@@ -43,6 +52,8 @@ class FabricTest(P4RuntimeTest):
                 self.cli(f"set_queue_rate {FAST_PPS} {port}")
             for entity in self._defaults:
                 self.client.modify(entity)
+            if self._slowed:
+                self.drain(quiet=quiet_after(min(self._slowed.values())))
         finally:
             super().tearDown()
 
@@ -123,7 +134,17 @@ class FabricTest(P4RuntimeTest):
 
     def queue_rate(self, port: int, pps: int) -> None:
         self.cli(f"set_queue_rate {pps} {port}")
-        self._slowed.add(port)
+        self._slowed[port] = min(pps, self._slowed.get(port, pps))
+
+    def drain(self, quiet: float = 1.0, timeout: float = 120.0) -> list[tuple[int, bytes]]:
+        """Every frame until the switch has emptied its queues: none for ``quiet`` seconds
+        (see :func:`quiet_after`)."""
+        got: list[tuple[int, bytes]] = []
+        deadline = time.monotonic() + timeout
+        while (item := self.receive(timeout=quiet)) is not None:
+            got.append(item)
+            self.assertLess(time.monotonic(), deadline, "timed out waiting for the switch queues to drain")
+        return got
 
     def counter(self, name: str, index: int) -> int:
         return self.client.read_counter(name, index)[0]

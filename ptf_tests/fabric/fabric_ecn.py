@@ -1,8 +1,9 @@
 """fabric.p4 PTF: RED-style ECN marking on a slow egress queue.
 
-Port 2 is slowed to 1 packet/s; 20 Not-ECT filler packets fill its queue, then 20 ECT probes
-arrive on top, so probe i is enqueued behind roughly 20 + i packets. The queue is then
-drained fast and every frame is checked: Not-ECT never changes; probes are marked always
+Port 2 is slowed to 4 packets/s; 20 Not-ECT filler packets fill its queue, then 20 ECT probes
+arrive on top, so probe i is enqueued behind roughly 20 + i packets. Once ingress has taken
+all of them the rate is restored (on BMv2 the backlog still leaves at 4/s: departure times are
+fixed at enqueue) and every frame is checked: Not-ECT never changes; probes are marked always
 (depth >= Kmax), never (depth <= Kmin), or with probability Pmax x (depth - Kmin) /
 (Kmax - Kmin) in between (checked within wide binomial bounds).
 """
@@ -14,6 +15,7 @@ from ptf_tests.fabric.fabric_packets import ECT0, udp
 
 FILL = 20
 PROBES = 20
+SLOW_PPS = 4
 
 
 class EcnTest(FabricTest):
@@ -26,13 +28,15 @@ class EcnTest(FabricTest):
         self.route_to_port("10.0.2.0/24", 2)
         self.next_hops(2)
         self.ecn_thresholds(2, 0, self.kmin, self.kmax, self.pmax)
-        self.queue_rate(2, 1)
+        self.queue_rate(2, SLOW_PPS)
         fillers = [udp(dst_ip="10.0.2.2", sport=1000 + i, ecn=0) for i in range(FILL)]
         probes = [udp(dst_ip="10.0.2.2", sport=2000 + i, ecn=ECT0) for i in range(PROBES)]
+        rx0 = self.counter("FabricIngress.counters.rx_port", 1)
         for frame in fillers + probes:
             self.send(1, frame)
+        self.ingress_seen(1, FILL + PROBES, rx0)  # every depth is set before the rate changes
         self.cli(f"set_queue_rate {FAST_PPS} 2")
-        got = self.collect(FILL + PROBES)
+        got = self.collect(FILL + PROBES, timeout=2 * (FILL + PROBES) / SLOW_PPS)
         sent = {frame[34:36]: frame for frame in fillers + probes}   # by UDP source port
         marked = 0
         for port, frame in got:
