@@ -39,7 +39,8 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def _tool(name: str) -> str:
+def tool(name: str) -> str:
+    """A program of the project's virtual environment, else of PATH; TargetUnavailable if neither."""
     local = VENV_BIN / name
     if local.exists():
         return str(local)
@@ -52,7 +53,7 @@ def _tool(name: str) -> str:
 def bmv2_cli() -> str:
     """BMv2's runtime CLI (``simple_switch_CLI``, Thrift): queue rates and depths on BMv2."""
     try:
-        return _tool("simple_switch_CLI")
+        return tool("simple_switch_CLI")
     except TargetUnavailable:
         raise TargetUnavailable("the bmv2 target needs simple_switch_CLI (BMv2); it is not installed") from None
 
@@ -73,10 +74,10 @@ def compile_program(target: str, program: str | Path, out_dir: str | Path,
     config = out / f"{stem}.json"
     incs = [a for d in include_dirs or [] for a in ("-I", str(d))]
     if target == "ours":
-        cmd = [_tool("p4switch-compile"), str(program), *incs, "--p4runtime-files", str(p4info), "-o", str(config)]
+        cmd = [tool("p4switch-compile"), str(program), *incs, "--p4runtime-files", str(p4info), "-o", str(config)]
     elif target == "bmv2":
         try:
-            p4c = _tool("p4c")
+            p4c = tool("p4c")
         except TargetUnavailable:
             raise TargetUnavailable("the bmv2 target needs p4c (the reference P4 compiler); it is not installed") from None
         cmd = [p4c, "--target", "bmv2", "--arch", "v1model", *incs, "--p4runtime-files", str(p4info),
@@ -94,10 +95,10 @@ def switch_command(target: str, interfaces: dict[int, str], device_id: int, grpc
                    pcap_dir: str | None = None, program: str | None = None, log_console: bool = True) -> list[str]:
     """The command line that starts ``target`` as simple_switch_grpc would be started."""
     if target == "ours":
-        binary = _tool("p4switch")
+        binary = tool("p4switch")
     elif target == "bmv2":
         try:
-            binary = _tool("simple_switch_grpc")
+            binary = tool("simple_switch_grpc")
         except TargetUnavailable:
             raise TargetUnavailable("the bmv2 target needs simple_switch_grpc (BMv2); it is not installed") from None
     else:

@@ -23,7 +23,9 @@ import socket
 import threading
 from typing import Any
 
+from p4rt.entries import Exact, FieldMatch, Lpm, Optional, Range, Ternary
 from p4rt.thrift import (
+    BINARY,
     BOOL,
     I32,
     I64,
@@ -84,6 +86,17 @@ DEV_MGR_PORT_INFO = struct("DevMgrPortInfo", (1, "port_num", I32), (2, "iface_na
 
 CXT = (1, "cxt_id", I32)
 
+# table entries (BmMatchParamType: EXACT 0, LPM 1, TERNARY 2, VALID 3, RANGE 4)
+MATCH_EXACT, MATCH_LPM, MATCH_TERNARY, MATCH_RANGE = 0, 1, 2, 4
+BM_MATCH_PARAM = struct(
+    "BmMatchParam", (1, "type", I32),
+    (2, "exact", struct("BmMatchParamExact", (1, "key", BINARY))),
+    (3, "lpm", struct("BmMatchParamLPM", (1, "key", BINARY), (2, "prefix_length", I32))),
+    (4, "ternary", struct("BmMatchParamTernary", (1, "key", BINARY), (2, "mask", BINARY))),
+    (5, "valid", struct("BmMatchParamValid", (1, "key", BOOL))),
+    (6, "range", struct("BmMatchParamRange", (1, "start", BINARY), (2, "end_", BINARY))))
+BM_ADD_ENTRY_OPTIONS = struct("BmAddEntryOptions", (1, "priority", I32))
+
 
 def _throws(name: str) -> tuple[tuple[int, str, Struct], ...]:
     return ((1, "ouch", ERRORS[name]),)
@@ -110,6 +123,11 @@ STANDARD = Service.of(
                                        (4, "end_index", I32), (5, "value", I64)), None, _REGISTER),
     method("bm_register_reset", (CXT, (2, "register_array_name", STRING)), None, _REGISTER),
     method("bm_dev_mgr_show_ports", (), ListOf(DEV_MGR_PORT_INFO), _throws("InvalidDevMgrOperation")),
+    method("bm_mt_add_entry", (CXT, (2, "table_name", STRING), (3, "match_key", ListOf(BM_MATCH_PARAM)),
+                               (4, "action_name", STRING), (5, "action_data", ListOf(BINARY)),
+                               (6, "options", BM_ADD_ENTRY_OPTIONS)), I32, _TABLE),
+    method("bm_mt_set_default_action", (CXT, (2, "table_name", STRING), (3, "action_name", STRING),
+                                        (4, "action_data", ListOf(BINARY))), None, _TABLE),
 )
 
 SIMPLE_PRE_LAG = Service.of(
@@ -171,6 +189,32 @@ def ports_of_map(text: str) -> list[int]:
     if set(text) - {"0", "1"}:
         raise ValueError(f"port map {text!r} is not a string of 0s and 1s")
     return [i for i, c in enumerate(reversed(text)) if c == "1"]
+
+
+def field_bytes(value: int, width: int) -> bytes:
+    """A key or action-data value as BMv2 takes it: big-endian in ``ceil(width / 8)`` bytes."""
+    return value.to_bytes((width + 7) // 8, "big")
+
+
+def match_param(match: FieldMatch | None, width: int) -> dict[str, Any]:
+    """One ``BmMatchParam`` for a key field of ``width`` bits; ``None`` (a field left out of
+    the entry) is the wildcard of a ternary, range or optional field. BMv2's Thrift API has no
+    optional kind: ``simple_switch_CLI`` sends an optional field as a ternary one with an
+    all-ones or all-zeros mask, and so does this."""
+    full = (1 << width) - 1
+    if isinstance(match, Exact):
+        return {"type": MATCH_EXACT, "exact": {"key": field_bytes(match.value, width)}}
+    if isinstance(match, Lpm):
+        return {"type": MATCH_LPM, "lpm": {"key": field_bytes(match.value, width), "prefix_length": match.prefix_len}}
+    if isinstance(match, Range):
+        return {"type": MATCH_RANGE, "range": {"start": field_bytes(match.low, width), "end_": field_bytes(match.high, width)}}
+    if isinstance(match, Ternary):
+        value, mask = match.value, match.mask
+    elif isinstance(match, Optional) and match.value is not None:
+        value, mask = match.value, full
+    else:  # wildcard
+        value, mask = 0, 0
+    return {"type": MATCH_TERNARY, "ternary": {"key": field_bytes(value, width), "mask": field_bytes(mask, width)}}
 
 
 def to_i64(value: int) -> int:
@@ -256,6 +300,18 @@ class Bmv2Runtime:
 
     def table_clear(self, table: str, reset_default_entry: bool = False) -> None:
         self.call("standard", "bm_mt_clear_entries", table_name=table, reset_default_entry=reset_default_entry)
+
+    def table_add(self, table: str, match_key: list[dict[str, Any]], action: str, action_data: list[bytes],
+                  priority: int | None = None) -> int:
+        """``bm_mt_add_entry``: ``match_key`` from :func:`match_param` in the table's key
+        order, ``priority`` as the runtime CLI takes it (smaller wins); the entry handle."""
+        options = {"priority": priority} if priority is not None else {}
+        return self.call("standard", "bm_mt_add_entry", table_name=table, match_key=match_key, action_name=action,
+                         action_data=action_data, options=options)
+
+    def table_set_default(self, table: str, action: str, action_data: list[bytes]) -> None:
+        self.call("standard", "bm_mt_set_default_action", table_name=table, action_name=action,
+                  action_data=action_data)
 
     def show_ports(self) -> list[dict[str, Any]]:
         return self.call("standard", "bm_dev_mgr_show_ports")

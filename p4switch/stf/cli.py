@@ -1,4 +1,4 @@
-"""``p4switch-stf PROG.p4 TEST.stf [-I DIR] [-D X=Y]``: compile a program and run an STF test
+"""``p4switch-stf PROG.p4 TEST.stf [-I DIR] [-D X=Y] [--all-ports]``: compile a program and run an STF test
 on it; exit status 0 when every expectation holds, 1 on a failed expectation, 2 on a
 program or STF error (printed as file:line:col or line N)."""
 
@@ -19,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("stf", help="STF test file")
     ap.add_argument("-I", dest="include", action="append", default=[], help="include directory")
     ap.add_argument("-D", dest="define", action="append", default=[], help="preprocessor define X=Y")
+    ap.add_argument("--all-ports", action="store_true",
+                    help="a packet on a port no packet/expect line names is unexpected (drops can be expected)")
     ap.add_argument("--stats", action="store_true", help="print the pipeline counters (drops by reason)")
     ap.add_argument("--dump-python", metavar="FILE", help="write the generated Python code to FILE")
     args = ap.parse_args(argv)
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.dump_python, "w") as f:
             f.write(prog.source)
     try:
-        res = run_stf_file(prog, args.stf)
+        res = run_stf_file(prog, args.stf, all_ports=args.all_ports)
     except (StfError, OSError) as e:
         print(f"{args.stf}: {e}", file=sys.stderr)
         return 2

@@ -10,7 +10,9 @@ ACTION(PARAM:VALUE, ...)``, ``setdefault TABLE ACTION(...)``, ``mirroring_add SE
 ``counter_read COUNTER INDEX [packets=N] [bytes=N]`` (checks what is given),
 ``check_counter COUNTER(INDEX) packets == N`` / ``bytes == N`` (``COUNTER($NAME)``: the
 direct counter of the entry added with ``add ... = NAME``; without a condition it only
-names the counter), ``wait``; ``#`` comments. p4c's own BMv2 driver ignores ``check_counter``;
+names the counter), ``wait``; ``#`` comments. Only the ports named by ``packet``/``expect``
+lines are checked (as by p4c's driver) unless ``all_ports``: then a packet on any other port
+is unexpected too, so a file can say "this packet is dropped". p4c's own BMv2 driver ignores ``check_counter``;
 ``check_counters=False`` does the same (a mismatch is then a note, not a failure).
 
 Time: each packet arrives 1 µs after the previous one; ``wait`` advances the clock by 1 s.
@@ -101,9 +103,11 @@ def _split_action(text: str, lineno: int) -> tuple[str, dict[str, str]]:
 
 
 class StfRunner:
-    def __init__(self, prog: LoadedProgram, out: TextIO = sys.stdout, check_counters: bool = True) -> None:
+    def __init__(self, prog: LoadedProgram, out: TextIO = sys.stdout, check_counters: bool = True,
+                 all_ports: bool = False) -> None:
         self.prog = prog
         self.check_counters = check_counters
+        self.all_ports = all_ports
         self.notes: list[str] = []
         self.pipe = V1Pipeline(prog)
         self.out = out
@@ -120,6 +124,11 @@ class StfRunner:
         self.mc_members: dict[int, list[int]] = {}
         self.auto_prio = 1 << 20
         self.handles: dict[str, tuple] = {}  # "add ... = NAME": (table, match, priority)
+        # the control-plane writes made, in order, as values another target can replay:
+        # ("add", table, TableEntry), ("setdefault", table, ActionCall), ("mirroring_add", session,
+        # port), ("mc_mgrp_create", group), ("mc_node_create", rid, ports),
+        # ("mc_node_associate", group, node), ("register_write", register, index, value)
+        self.writes: list[tuple] = []
 
     # ---- names -----------------------------------------------------------------------------
     def _table(self, name: str, lineno: int):
@@ -167,21 +176,25 @@ class StfRunner:
         return ActionCall(name, params)
 
     # ---- commands --------------------------------------------------------------------------
+    def command(self, raw: str, lineno: int = 1) -> None:
+        """Runs one STF line (comments and blank lines do nothing)."""
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            return
+        word, _, rest = line.partition(" ")
+        handler = getattr(self, "cmd_" + word.lower(), None)
+        if handler is None:
+            raise StfError(lineno, f"unknown STF command {word!r}")
+        try:
+            handler(rest.strip(), lineno)
+        except (EntryError, ValueError_) as e:
+            raise StfError(lineno, str(e)) from None
+        except (ValueError, IndexError):  # too few or too many words on the line
+            raise StfError(lineno, f"malformed {word} line: {line!r}") from None
+
     def run(self, text: str) -> StfResult:
         for lineno, raw in enumerate(text.splitlines(), 1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
-            word, _, rest = line.partition(" ")
-            handler = getattr(self, "cmd_" + word.lower(), None)
-            if handler is None:
-                raise StfError(lineno, f"unknown STF command {word!r}")
-            try:
-                handler(rest.strip(), lineno)
-            except (EntryError, ValueError_) as e:
-                raise StfError(lineno, str(e)) from None
-            except (ValueError, IndexError):  # too few or too many words on the line
-                raise StfError(lineno, f"malformed {word} line: {line!r}") from None
+            self.command(raw, lineno)
         self._check_outputs()
         received = sum(len(v) for v in self.received.values())
         return StfResult(not self.failures, self.failures, self.sent, received, dict(self.pipe.stats),
@@ -251,7 +264,9 @@ class StfRunner:
                 prio = priority_from_cli(10000 - prio)
         else:
             prio = 0
-        table.insert(TableEntry(match, call, prio))
+        entry = TableEntry(match, call, prio)
+        table.insert(entry)
+        self.writes.append(("add", table.name, entry))
         if handle:
             self.handles[handle] = (table, match, prio)
 
@@ -259,7 +274,9 @@ class StfRunner:
         tname, _, action_text = rest.partition(" ")
         table = self._table(tname, lineno)
         name, args = _split_action(action_text, lineno)
-        table.set_default(self._action(table, name, args, lineno))
+        call = self._action(table, name, args, lineno)
+        table.set_default(call)
+        self.writes.append(("setdefault", table.name, call))
 
     def cmd_mirroring_add(self, rest: str, lineno: int) -> None:
         parts = rest.split()
@@ -267,17 +284,20 @@ class StfRunner:
             raise StfError(lineno, "mirroring_add SESSION PORT")
         sid, port = parse_int(parts[0]), parse_int(parts[1])
         self.prog.pre.set_clone_session(CloneSession(sid, [Replica(port, 0)]))
+        self.writes.append(("mirroring_add", sid, port))
 
     def cmd_mc_mgrp_create(self, rest: str, lineno: int) -> None:
         g = parse_int(rest.split()[0])
         self.mc_members[g] = []
         self.prog.pre.set_mc_group(g, [])
+        self.writes.append(("mc_mgrp_create", g))
 
     def cmd_mc_node_create(self, rest: str, lineno: int) -> None:
         parts = rest.split()
         if len(parts) < 2:
             raise StfError(lineno, "mc_node_create RID PORT...")
         self.mc_nodes.append((parse_int(parts[0]), [parse_int(p) for p in parts[1:]]))
+        self.writes.append(("mc_node_create", *self.mc_nodes[-1]))
 
     def cmd_mc_node_associate(self, rest: str, lineno: int) -> None:
         parts = rest.split()
@@ -290,10 +310,13 @@ class StfRunner:
         replicas = [Replica(port, rid) for n in self.mc_members[g]
                     for rid, ports in [self.mc_nodes[n]] for port in ports]
         self.prog.pre.set_mc_group(g, replicas)
+        self.writes.append(("mc_node_associate", g, node))
 
     def cmd_register_write(self, rest: str, lineno: int) -> None:
         name, idx, val = rest.split()
-        self.prog.register(name).write(parse_int(idx), parse_int(val))
+        reg = self.prog.register(name)
+        reg.write(parse_int(idx), parse_int(val))
+        self.writes.append(("register_write", reg.name, parse_int(idx), parse_int(val)))
 
     def cmd_register_read(self, rest: str, lineno: int) -> None:
         parts = rest.split()
@@ -358,7 +381,9 @@ class StfRunner:
         print("*** " + msg, file=self.out)
 
     def _check_outputs(self) -> None:
-        for port in sorted(self.ports):
+        # p4c's driver only sees ports named in the file; ``all_ports`` also fails on a packet
+        # sent anywhere else (a test that expects a drop)
+        for port in sorted(self.ports | (set(self.received) if self.all_ports else set())):
             if port in self.any_ports:
                 continue
             exps = self.expects.get(port, [])
@@ -376,10 +401,11 @@ class StfRunner:
                 self._fail(f"unexpected packet on port {port}\n    received {extra.hex().upper()}")
 
 
-def run_stf(prog: LoadedProgram, text: str, out: TextIO = sys.stdout, check_counters: bool = True) -> StfResult:
-    return StfRunner(prog, out, check_counters).run(text)
+def run_stf(prog: LoadedProgram, text: str, out: TextIO = sys.stdout, check_counters: bool = True,
+            all_ports: bool = False) -> StfResult:
+    return StfRunner(prog, out, check_counters, all_ports).run(text)
 
 
 def run_stf_file(prog: LoadedProgram, path: str | Path, out: TextIO = sys.stdout,
-                 check_counters: bool = True) -> StfResult:
-    return run_stf(prog, Path(path).read_text(), out, check_counters)
+                 check_counters: bool = True, all_ports: bool = False) -> StfResult:
+    return run_stf(prog, Path(path).read_text(), out, check_counters, all_ports)

@@ -13,7 +13,8 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TTransport
 
 from p4rt import thrift as t
-from p4rt.bmv2_runtime import SERVICES
+from p4rt.bmv2_runtime import SERVICES, match_param
+from p4rt.entries import Exact, Lpm, Optional, Range, Ternary
 
 INNER = t.struct("Inner", (1, "key", t.BINARY), (2, "prefix_length", t.I32))
 EVERYTHING = t.struct(
@@ -121,6 +122,12 @@ def test_a_struct_of_every_type_encodes_to_the_librarys_bytes_and_back() -> None
     ("simple_switch", "mirroring_session_add", {"mirror_id": 5, "config": {"port": 3}}),
     ("simple_switch", "set_egress_priority_queue_rate", {"port_num": 2, "priority": 7, "rate_pps": 1 << 33}),
     ("simple_pre_lag", "bm_mc_node_create", {"cxt_id": 0, "rid": 9, "port_map": "1010", "lag_map": ""}),
+    ("standard", "bm_mt_add_entry", {
+        "cxt_id": 0, "table_name": "I.acl", "action_name": "I.fwd", "action_data": [b"\x01\x02", b"\x00\x07"],
+        "match_key": [match_param(Exact(5), 9), match_param(Lpm(0x0A000000, 8), 32),
+                      match_param(Ternary(0x10, 0xF0), 8), match_param(Range(3, 9), 16),
+                      match_param(Optional(None), 12)],
+        "options": {"priority": 16777000}}),
 ])
 def test_a_multiplexed_call_is_byte_for_byte_the_librarys(service: str, method: str, args: dict[str, Any]) -> None:
     m = SERVICES[service].methods[method]

@@ -1,0 +1,5 @@
+import sys
+
+from difftest.cli import main
+
+sys.exit(main())

@@ -1,0 +1,34 @@
+"""p4switch-difftest's exit status and messages when it cannot run."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from difftest.cli import main
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def test_a_missing_p4c_is_named(monkeypatch, tmp_path, capsys) -> None:
+    (tmp_path / "cpp").symlink_to(shutil.which("cpp"))  # our front end's preprocessor, and no p4c
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main([str(PROGRAMS / "hits.p4"), "--count", "5"]) == 2
+    assert "p4c" in capsys.readouterr().err
+
+
+def test_a_program_our_front_end_refuses_is_a_tool_error(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.p4"
+    bad.write_text("#include <v1model.p4>\ncontrol C() { apply { x = 1; } }\n")
+    assert main([str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "our front end refuses the program" in err and "bad.p4:2:" in err
+
+
+@pytest.mark.parametrize("args", [["--count", "0"], ["--ports", "1,x"], ["--ports", "600"], ["--settle", "0"]])
+def test_usage_errors_exit_2(args, capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main([str(PROGRAMS / "hits.p4"), *args])
+    assert e.value.code == 2
