@@ -102,14 +102,13 @@ def _input_file(path: str | None) -> tuple[list[str], list[tuple[int, bytes]]]:
     lines, seeds = [], []
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].strip()
-        word, _, rest = line.partition(" ")
-        if word.lower() in SETUP_COMMANDS:
+        words = line.split()
+        if words and words[0].lower() in SETUP_COMMANDS:
             lines.append(line)
-        elif word.lower() == "packet":
-            port, _, data = rest.partition(" ")
+        elif words and words[0].lower() == "packet":
             try:
-                seeds.append((int(port, 0), bytes.fromhex("".join(data.split()))))
-            except ValueError:
+                seeds.append((int(words[1], 0), bytes.fromhex("".join(words[2:]))))
+            except (ValueError, IndexError):
                 raise ToolError(f"{path}: bad packet line {line!r}") from None
     return lines, seeds
 

@@ -56,7 +56,7 @@ def test_fabric_entries_cover_its_tables_and_are_all_taken() -> None:
 def test_entries_file_lines_and_packets_are_used(tmp_path, hits) -> None:
     stf = tmp_path / "t.stf"
     stf.write_text("add I.route hdr.ipv4.dst:0x0a000001 I.fwd(port:3, ttl:9)\n"
-                   "packet 1 " + "00" * 30 + "\nexpect 3 " + "00" * 30 + "\n")
+                   "packet  1 " + "00 " * 30 + "\nexpect 3 " + "00" * 30 + "\n")  # spaced as p4c writes some
     lines, _, pkts, _ = derive_inputs(hits, Config("hits.p4", entries=str(stf), generate_entries=False, count=30))
     assert lines == ["add I.route hdr.ipv4.dst:0x0a000001 I.fwd(port:3, ttl:9)"]
     stf.write_text("add I.route hdr.ipv4.dst:0x0a000001 I.nope()\n")
