@@ -17,7 +17,9 @@ from difftest.generate import EntryGenerator, Packet, packets
 from difftest.paths import ParserPath, ParserPaths
 from difftest.targets import Bmv2Target, OurTarget, Output
 from lab.targets import TargetUnavailable, compile_program
+from p4rt.bmv2_runtime import Bmv2Error
 from p4switch.frontend import CompileError, compile_file
+from p4switch.stf.runner import StfError
 
 SETUP_COMMANDS = ("add", "setdefault", "mirroring_add", "mc_mgrp_create", "mc_node_create", "mc_node_associate",
                   "register_write")
@@ -169,13 +171,10 @@ class DiffRun:
 
     def bmv2(self, ours: OurTarget, settle: float) -> Bmv2Target:
         self.runs += 1
-        t = Bmv2Target(self.json_path, ours.prog, self.work / f"bmv2-{self.runs}", settle)
         try:
-            t.replay(ours.writes)
-        except Exception as e:
-            t.close()
-            raise ToolError(f"BMv2 refused a table write: {e}") from None
-        return t
+            return Bmv2Target(self.json_path, ours.prog, self.work / f"bmv2-{self.runs}", settle, ours.writes)
+        except (Bmv2Error, StfError) as e:
+            raise ToolError(f"BMv2 refused a control-plane write: {e}") from None
 
     def both(self, lines: list[str], pkts: list[Packet], settle: float) -> tuple[list[Output], list[Output]]:
         ours = self.ours(lines)

@@ -1,5 +1,5 @@
-"""The two sides of a differential run, behind one interface: ``apply(lines)`` installs STF
-control-plane lines, ``send(port, frame)`` returns the frames the target transmitted for it.
+"""The two sides of a differential run; on both, ``send(port, frame)`` returns the frames the
+target transmitted for one frame in.
 
 Ours runs in process (the executor, as ``p4switch-stf`` runs it): the lines go through the STF
 runner, which records each write as values (``StfRunner.writes``). BMv2 gets the same writes,
@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from lab.bmv2_packets import Bmv2PacketSwitch
-from p4rt.bmv2_runtime import field_bytes, match_param
+from p4rt.bmv2_runtime import Bmv2Runtime, field_bytes, match_param
 from p4rt.entries import ActionCall, TableEntry, priority_from_cli
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.stf.runner import StfError, StfRunner
@@ -49,21 +49,17 @@ class OurTarget:
         return self.pipe.process(port, frame, self.now_us)
 
 
-class Bmv2Target:
-    """``simple_switch`` running p4c's JSON for the program; ``prog`` (ours, same program) gives
-    key widths and action parameter order, which p4c's JSON has in the same order."""
+class Bmv2Writes:
+    """Our target's recorded writes as BMv2 Thrift calls, with the names of p4c's JSON; ``prog``
+    (ours, same program) gives key widths and action parameter order, which p4c's JSON has
+    in the same order."""
 
-    def __init__(self, json_path: Path, prog: LoadedProgram, workdir: Path, settle: float) -> None:
+    def __init__(self, config: dict, prog: LoadedProgram) -> None:
         self.prog = prog
-        config = json.loads(Path(json_path).read_text())
         self.json_tables = {t["name"]: t for p in config.get("pipelines", []) for t in p.get("tables", [])}
         self.json_actions = {a["name"] for a in config.get("actions", [])}
-        self.switch = Bmv2PacketSwitch(json_path, workdir, settle)
         self.mc_groups: dict[int, int] = {}
         self.mc_nodes: list[int] = []
-
-    def close(self) -> None:
-        self.switch.close()
 
     def _table(self, name: str) -> str:
         if name in self.json_tables:
@@ -74,7 +70,7 @@ class Bmv2Target:
         return hits[0]
 
     def _action(self, table: str, name: str) -> str:
-        names = [a for a in self.json_tables[table].get("actions", [])] or sorted(self.json_actions)
+        names = list(self.json_tables[table].get("actions", [])) or sorted(self.json_actions)
         if name in names:
             return name
         hits = [a for a in names if a.endswith("." + name) or name.endswith("." + a)]
@@ -85,8 +81,7 @@ class Bmv2Target:
     def _data(self, call: ActionCall) -> list[bytes]:
         return [field_bytes(call.params[p], w) for p, w in self.prog.actions[call.name].params]
 
-    def replay(self, writes: list[tuple]) -> None:
-        rt = self.switch.runtime
+    def replay(self, writes: list[tuple], rt: Bmv2Runtime) -> None:
         for w in writes:
             kind = w[0]
             if kind == "add":
@@ -94,6 +89,7 @@ class Bmv2Target:
                 entry: TableEntry = w[2]
                 name = self._table(w[1])
                 key = [match_param(entry.match.get(k.name), k.width) for k in table.key]
+                # ours: larger wins; BMv2's runtime: smaller wins
                 prio = priority_from_cli(entry.priority) if table.needs_priority else None
                 rt.table_add(name, key, self._action(name, entry.action.name), self._data(entry.action), prio)
             elif kind == "setdefault":
@@ -109,6 +105,22 @@ class Bmv2Target:
                 rt.mc_node_associate(self.mc_groups[w[1]], self.mc_nodes[w[2]])
             elif kind == "register_write":
                 rt.register_write(w[1], w[2], w[3])
+
+
+class Bmv2Target:
+    """``simple_switch`` running p4c's JSON for the program, given ``writes`` (ours)."""
+
+    def __init__(self, json_path: Path, prog: LoadedProgram, workdir: Path, settle: float,
+                 writes: list[tuple]) -> None:
+        self.switch = Bmv2PacketSwitch(json_path, workdir, settle)
+        try:
+            Bmv2Writes(json.loads(Path(json_path).read_text()), prog).replay(writes, self.switch.runtime)
+        except BaseException:
+            self.switch.close()
+            raise
+
+    def close(self) -> None:
+        self.switch.close()
 
     def send(self, port: int, frame: bytes, settle: float | None = None) -> Output:
         return self.switch.send(port, frame, settle)

@@ -34,13 +34,13 @@ def test_the_same_seed_derives_the_same_run(hits) -> None:
 def test_generated_entries_are_taken_and_hit(hits) -> None:
     lines, refused, pkts, npaths = derive_inputs(hits, Config("hits.p4", seed=1, count=60, per_table=3))
     assert refused == [] and npaths == 2
-    assert lines and all(line.startswith("add I.route hdr.ipv4.dst:0x") for line in lines)
+    assert {line.split()[1] for line in lines} == {"I.acl", "I.route"}
     target = OurTarget(hits)
     assert target.apply(lines) == []
     out = [target.send(p.port, p.frame) for p in pkts]
     # the default is a constant drop: whatever leaves was forwarded by one of the entries
     forwarded = [o for o in out if o]
-    assert len(forwarded) >= 5
+    assert len(forwarded) >= 2  # random 32-bit keys would match none
     assert {p.origin.split(" ")[0] for p in pkts} == {"path", "mutated", "random"}
 
 

@@ -1,5 +1,7 @@
 /* One exact table on a 32-bit header field with a constant default (drop): a packet leaves
- * only if a table entry matched it, so generated entries are seen to be hit. */
+ * only if a table entry matched it, so generated entries are seen to be hit. Before it, a
+ * ternary + range table with priorities that rewrites the TOS byte (entries overlap, so the
+ * priority order is visible in the output). */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -30,12 +32,21 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         sm.egress_spec = port;
         hdr.ipv4.ttl = ttl;
     }
+    action mark(bit<8> tos) { hdr.ipv4.tos = tos; }
+    table acl {
+        key = { hdr.ipv4.src : ternary; hdr.ipv4.proto : range; }
+        actions = { mark; NoAction; }
+        default_action = NoAction();
+    }
     table route {
         key = { hdr.ipv4.dst : exact; }
         actions = { fwd; drop; }
         const default_action = drop();
     }
-    apply { route.apply(); }
+    apply {
+        acl.apply();
+        route.apply();
+    }
 }
 
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
