@@ -7,7 +7,10 @@ the parser's cursor (layouts from the header types); a select on a header field,
 one, ``lookahead`` or ``standard_metadata.ingress_port`` is steered by fixing those bits (or
 the ingress port) to a value that matches the chosen case and none before it; a select on
 anything else (metadata computed in the parser, value sets) cannot be steered, so the path
-is taken on trust (``ParserPath.steered`` False) and the frame is still sent. Every other bit is
+is taken on trust (``ParserPath.steered`` False) and the frame is still sent. Values the parser
+computes from frame bits (``meta.hops = (hdr.shim.len - 3) >> 3``) and ``verify`` conditions
+are followed as functions of those bits and solved by search (values near the case's constant
+first, then random ones). Every other bit is
 random. Loops (header stacks, TLVs) are unrolled up to ``max_visits`` per state.
 
 Why: random frames rarely get past an EtherType and a protocol number; these reach every
@@ -16,7 +19,9 @@ state, so both targets run every parser path and the controls behind it.
 
 from __future__ import annotations
 
+import operator
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from p4switch.frontend import ast as A
@@ -32,6 +37,23 @@ class Loc:
 
     offset: int
     width: int
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A value the parser computes from frame bits (``meta.hops = (hdr.shim.len - 3) >> 3``, a
+    ``verify`` condition): ``fn`` maps the values of ``locs`` to it."""
+
+    locs: tuple[Loc, ...]
+    fn: Callable[[dict[Loc, int]], int]
+
+
+_BINARY: dict[str, Callable[[int, int], int]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_, "|": operator.or_,
+    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "==": operator.eq, "!=": operator.ne,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "&&": lambda a, b: bool(a and b), "||": lambda a, b: bool(a or b),
+}
 
 
 @dataclass
@@ -59,7 +81,9 @@ class _Walk:
         self.bits: dict[int, int] = {}
         self.headers: dict[str, tuple[int, T.HeaderType]] = {}  # path -> (offset, type)
         self.next_index: dict[str, int] = {}
-        self.aliases: dict[str, Loc] = {}
+        self.aliases: dict[str, Loc] = {}  # l-value path -> the frame bits it holds
+        self.syms: dict[str, Sym] = {}  # l-value path -> what it was computed from
+        self.conds: list[Sym] = []  # verify() conditions so far
         self.port: int | None = None
         self.states: list[str] = []
         self.steered = True
@@ -68,6 +92,7 @@ class _Walk:
         w = _Walk()
         w.cursor, w.bits, w.headers = self.cursor, dict(self.bits), dict(self.headers)
         w.next_index, w.aliases, w.port = dict(self.next_index), dict(self.aliases), self.port
+        w.syms, w.conds = dict(self.syms), list(self.conds)
         w.states, w.steered = list(self.states), self.steered
         return w
 
@@ -159,6 +184,67 @@ class ParserPaths:
                     off += fw
         return None
 
+    def _sym(self, w: _Walk, e: A.Expression) -> Sym | None:
+        """``e`` as a function of frame bits, for the operators a parser computes with."""
+        c = self._known(w, e)
+        if c is not None:
+            return Sym((), lambda env, c=c: c)
+        loc = self._loc(w, e)
+        if loc is not None:
+            return Sym((loc,), lambda env, loc=loc: env[loc])
+        path = _path_of(e)
+        if path is not None and path in w.syms:
+            return w.syms[path]
+        width = _width(e.type)
+        mask = (1 << width) - 1 if width else -1
+        if isinstance(e, A.Cast):
+            inner = self._sym(w, e.expr)
+            return None if inner is None else Sym(inner.locs, lambda env, f=inner.fn: int(f(env)) & mask)
+        if isinstance(e, A.Unary) and e.op in ("!", "~", "-"):
+            inner = self._sym(w, e.expr)
+            if inner is None:
+                return None
+            op = {"!": lambda v: int(not v), "~": lambda v: ~v & mask, "-": lambda v: -v & mask}[e.op]
+            return Sym(inner.locs, lambda env, f=inner.fn: op(f(env)))
+        if isinstance(e, A.Binary) and e.op in _BINARY:
+            left, right = self._sym(w, e.left), self._sym(w, e.right)
+            if left is None or right is None:
+                return None
+            op = _BINARY[e.op]
+            return Sym(tuple(dict.fromkeys(left.locs + right.locs)),
+                       lambda env, f=left.fn, g=right.fn: int(op(f(env), g(env))) & mask)
+        return None
+
+    def _sample(self, w: _Walk, sym: Sym, want: Callable[[int], bool],
+                hint: int | None, near: bool = True) -> dict[Loc, int] | None:
+        """Values of the frame bits ``sym`` reads (and the verify conditions on them) such that
+        ``want(sym)`` holds and the conditions too; None if a search does not find any. Tries
+        values near ``hint`` (the case's constant; else small values) first, then random ones."""
+        locs = set(sym.locs)
+        conds = [c for c in w.conds if locs & set(c.locs)]
+        for c in conds:
+            locs |= set(c.locs)
+        order = sorted(locs, key=lambda loc: loc.offset)
+        free = [loc for loc in order if w.fixed(loc)[1] != (1 << loc.width) - 1]
+        # small values first without a hint: loops (hop counts, stack depths) stay short
+        tries = [] if not near else list(range(17)) if hint is None else (
+            [hint + d for d in range(-8, 9)] + [hint << k for k in range(1, 9)])
+        for i in range(len(tries) + 256):
+            env = {}
+            for loc in order:
+                fv, fm = w.fixed(loc)
+                full = (1 << loc.width) - 1
+                if loc in free and i < len(tries) and loc == free[0]:
+                    guess = tries[i] & full
+                else:
+                    guess = self.rng.getrandbits(loc.width)
+                env[loc] = (guess & ~fm & full) | fv
+            if want(sym.fn(env)) and all(c.fn(env) for c in conds):
+                return env
+            if not free:
+                return None  # nothing left to choose: the value is what it is
+        return None
+
     def _known(self, w: _Walk, e: A.Expression) -> int | None:
         """A select key whose value the walk knows without the frame (constants, validity)."""
         c = _const(e)
@@ -206,14 +292,21 @@ class ParserPaths:
                 if n is None:
                     return STOP
                 w.cursor += n
+            elif c.method_name == "verify" and c.args:
+                cond = self._sym(w, c.args[0].value)
+                if cond is not None:
+                    w.conds.append(cond)
         elif isinstance(s, A.AssignmentStatement):
-            loc = None if s.compound else self._loc(w, s.rhs)
+            loc = self._loc(w, s.rhs)
+            sym = None if loc is not None else self._sym(w, s.rhs)
             lhs = _path_of(s.lhs)
             if lhs is not None:
+                w.aliases.pop(lhs, None)
+                w.syms.pop(lhs, None)
                 if loc is not None:
                     w.aliases[lhs] = loc
-                else:
-                    w.aliases.pop(lhs, None)
+                elif sym is not None:
+                    w.syms[lhs] = sym
         elif isinstance(s, A.BlockStatement):
             return self._statements(w, s.statements)
         return None
@@ -228,12 +321,14 @@ class ParserPaths:
     def _choose(self, w: _Walk, keys: list[A.Expression], cases: list[A.SelectCase], pick: int) -> bool:
         """Fixes frame bits (or the port) so that case ``pick`` is the first to match."""
         elements = [_elements(c.keyset, len(keys)) for c in cases]
-        for _ in range(16):
+        # one key: the earlier cases' elements can be avoided while solving
+        avoid = [e[0] for e in elements[:pick]] if len(keys) == 1 else []
+        for attempt in range(16):
             trial = w.copy()
             values: list[int | None] = []
             ok = True
             for k, el in zip(keys, elements[pick]):
-                v, good = self._value_for(trial, k, el)
+                v, good = self._value_for(trial, k, el, avoid, attempt)
                 ok &= good
                 values.append(v)
             if not ok:
@@ -243,9 +338,11 @@ class ParserPaths:
                 return True
         return False
 
-    def _value_for(self, w: _Walk, key: A.Expression, el: A.Expression) -> tuple[int | None, bool]:
-        """A value of ``key`` matching keyset element ``el``, fixed in the walk; (value, False)
-        when the key is known and does not match."""
+    def _value_for(self, w: _Walk, key: A.Expression, el: A.Expression, avoid: list[A.Expression],
+                   attempt: int) -> tuple[int | None, bool]:
+        """A value of ``key`` matching keyset element ``el`` (and, where it is solved for, none
+        of ``avoid``), fixed in the walk; (value, False) when the key is known and does not
+        match."""
         width = _width(key.type) or 32
         full = (1 << width) - 1
         known = self._known(w, key)
@@ -261,8 +358,23 @@ class ParserPaths:
             return want, True
         loc = self._loc(w, key)
         if loc is None:
-            w.steered = False
-            return None, True
+            sym = self._sym(w, key)
+            env = None
+            if sym is not None and sym.locs:
+                def want(v: int) -> bool:
+                    v &= full
+                    return _element_matches(v, el) is not False and not any(_element_matches(v, a) for a in avoid)
+
+                env = self._sample(w, sym, want, _pick(self.rng, el, width), near=attempt == 0)
+            if env is None:
+                if sym is not None and all(w.fixed(x)[1] == (1 << x.width) - 1 for x in sym.locs):
+                    v = sym.fn({x: w.fixed(x)[0] for x in sym.locs}) & full
+                    return v, _element_matches(v, el) is not False  # determined by bits fixed before
+                w.steered = False
+                return None, True
+            for x, v in env.items():
+                w.fix(x, v)
+            return sym.fn(env) & full, True
         fv, fm = w.fixed(loc)
         want = _pick(self.rng, el, width)
         if want is None:  # default / don't care / value set: anything
@@ -283,7 +395,11 @@ class ParserPaths:
                 out.append(self._finish(w, name))
                 continue
             state = self.states.get(name)
-            if state is None or w.states.count(name) >= self.max_visits:
+            if state is None:
+                continue
+            if w.states.count(name) >= self.max_visits:  # a longer loop: the frame goes as it is
+                w.steered = False
+                out.append(self._finish(w, "accept"))
                 continue
             w.states.append(name)
             stop = self._statements(w, state.statements)
@@ -312,6 +428,13 @@ class ParserPaths:
         return out
 
     def _finish(self, w: _Walk, end: str) -> ParserPath:
+        for cond in w.conds:
+            env = self._sample(w, cond, bool, None)
+            if env is None:
+                w.steered = False
+            else:
+                for x, v in env.items():
+                    w.fix(x, v)
         nbits = max([w.cursor] + [b + 1 for b in w.bits])
         nbytes = (nbits + 7) // 8
         value = self.rng.getrandbits(nbytes * 8) if nbytes else 0

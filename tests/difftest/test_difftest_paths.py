@@ -12,10 +12,11 @@ from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_file
 
 PROGRAM = Path(__file__).parent / "programs" / "parser_paths.p4"
-STATE_IDS = {"tagged": 1, "eth": 2, "vlan": 3, "peek": 4, "ipv4": 5, "frag": 6, "l4": 7, "bad_tag": 8, "bad_frag": 9}
+STATE_IDS = {"tagged": 1, "eth": 2, "vlan": 3, "peek": 4, "ipv4": 5, "frag": 6, "l4": 7, "bad_tag": 8, "bad_frag": 9,
+             "hop": 10}
 # (last state, how the parser ended) of every path of the program
 ENDS = {("bad_tag", "reject"), ("eth", "accept"), ("vlan", "accept"), ("vlan", "reject"), ("peek", "accept"),
-        ("ipv4", "accept"), ("frag", "accept"), ("bad_frag", "reject"), ("l4", "accept")}
+        ("ipv4", "accept"), ("frag", "accept"), ("bad_frag", "reject"), ("l4", "accept"), ("hop", "accept")}
 ERROR_STATES = {"vlan"}  # its rejects are errors (NoMatch, StackOutOfBounds); the bad_* ones are explicit
 
 

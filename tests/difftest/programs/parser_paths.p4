@@ -1,6 +1,7 @@
 /* Every kind of select the path walker steers: the ingress port, a masked value, a range,
  * lookahead, a header-stack element (.last) with a stack overflow, a tuple with a don't-care,
- * a slice, and a select without default (NoMatch). Each state records its number in
+ * a slice, a select without default (NoMatch), and a value computed from a field under a
+ * verify() condition, counted down in a loop. Each state records its number in
  * meta.path; ingress sends the packet to that port (+64 after a parser error: NoMatch,
  * StackOutOfBounds; an explicit reject leaves parser_error alone), so the port a frame
  * leaves on says where the parser ended. */
@@ -15,9 +16,10 @@ header ipv4_t {
     bit<8> ttl; bit<8> proto; bit<16> csum; bit<32> src; bit<32> dst;
 }
 header l4_t { bit<16> sport; bit<16> dport; }
+header hop_t { bit<8> v; }
 
-struct headers_t { tag_t tag; ethernet_t eth; vlan_t[2] vlan; ipv4_t ipv4; l4_t l4; }
-struct meta_t { bit<9> path; }
+struct headers_t { tag_t tag; ethernet_t eth; vlan_t[2] vlan; ipv4_t ipv4; l4_t l4; hop_t[4] hop; }
+struct meta_t { bit<9> path; bit<8> hops; }
 
 parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     state start {
@@ -72,7 +74,16 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
     state l4 {
         meta.path = 7;
         pkt.extract(hdr.l4);
-        transition accept;
+        /* a hop count computed from a field, checked by verify, counted down in a loop */
+        verify(hdr.l4.dport[1:0] == 0 && hdr.l4.dport < 16, error.HeaderTooShort);
+        meta.hops = (bit<8>)(hdr.l4.dport >> 2);
+        transition select(meta.hops) { 0: accept; default: hop; }
+    }
+    state hop {
+        meta.path = 10;
+        pkt.extract(hdr.hop.next);
+        meta.hops = meta.hops - 1;
+        transition select(meta.hops) { 0: accept; default: hop; }
     }
 }
 
