@@ -50,7 +50,7 @@ class Sym:
 
 _BINARY: dict[str, Callable[[int, int], int]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_, "|": operator.or_,
-    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "==": operator.eq, "!=": operator.ne,
+    "^": operator.xor, "<<": lambda a, b: a << min(b, 4096), ">>": operator.rshift, "==": operator.eq, "!=": operator.ne,
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
     "&&": lambda a, b: bool(a and b), "||": lambda a, b: bool(a or b),
 }
