@@ -48,12 +48,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds BMv2 may stay silent before a packet counts as done (default 0.05)")
     ap.add_argument("-o", "--output", metavar="STF", help="where the divergence's STF test goes "
                                                          "(default: difftest-PROGRAM-seedN.stf)")
+    ap.add_argument("--bmv2-json", metavar="JSON", help="BMv2 JSON of the program compiled elsewhere by p4c "
+                                                         "(then p4c is not run here)")
     ap.add_argument("--workdir", help="keep p4c's output and BMv2's logs here (default: a temporary directory)")
     args = ap.parse_args(argv)
     if args.count < 1 or args.per_table < 0 or args.settle <= 0:
         ap.error("--count must be >= 1, --per-table >= 0 and --settle > 0")
     cfg = Config(args.program, args.include, args.entries, args.seed, args.count, args.per_table, args.ports,
-                 args.settle, max(0.5, 10 * args.settle), not args.no_generated_entries, args.workdir)
+                 args.settle, max(0.5, 10 * args.settle), not args.no_generated_entries, args.workdir,
+                 args.bmv2_json)
     try:
         run = DiffRun(cfg, sys.stderr)
         try:

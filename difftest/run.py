@@ -42,6 +42,7 @@ class Config:
     confirm_settle: float = 0.5
     generate_entries: bool = True
     workdir: str | None = None
+    bmv2_json: str | None = None  # BMv2 JSON compiled elsewhere (then p4c is not run)
 
 
 @dataclass
@@ -148,13 +149,18 @@ class DiffRun:
             raise ToolError(f"our front end refuses the program:\n{e}") from None
         self._tmp = tempfile.TemporaryDirectory(prefix="difftest-") if cfg.workdir is None else None
         self.work = Path(cfg.workdir or self._tmp.name)
-        try:
-            compiled = compile_program("bmv2", cfg.program, self.work / "p4c", cfg.include_dirs)
-        except TargetUnavailable as e:
-            raise ToolError(str(e)) from None
-        except RuntimeError as e:
-            raise ToolError(f"p4c refuses the program (our front end accepts it):\n{e}") from None
-        self.json_path = compiled.device_config_path
+        if cfg.bmv2_json is not None:
+            self.json_path = Path(cfg.bmv2_json)
+            if not self.json_path.is_file():
+                raise ToolError(f"{cfg.bmv2_json}: no such file")
+        else:
+            try:
+                compiled = compile_program("bmv2", cfg.program, self.work / "p4c", cfg.include_dirs)
+            except TargetUnavailable as e:
+                raise ToolError(str(e)) from None
+            except RuntimeError as e:
+                raise ToolError(f"p4c refuses the program (our front end accepts it):\n{e}") from None
+            self.json_path = compiled.device_config_path
         self.runs = 0
 
     def close(self) -> None:

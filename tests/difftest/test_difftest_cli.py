@@ -32,3 +32,8 @@ def test_usage_errors_exit_2(args, capsys) -> None:
     with pytest.raises(SystemExit) as e:
         main([str(PROGRAMS / "hits.p4"), *args])
     assert e.value.code == 2
+
+
+def test_a_missing_bmv2_json_is_named(tmp_path, capsys) -> None:
+    assert main([str(PROGRAMS / "hits.p4"), "--bmv2-json", str(tmp_path / "none.json")]) == 2
+    assert "none.json: no such file" in capsys.readouterr().err
