@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     d = res.divergence
     if d is None:
-        print(f"PASS {args.program}: {res.packets} packets, no divergence (seed {args.seed})")
+        print(f"PASS {args.program}: {res.packets} packets ({res.forwarded} forwarded, the rest dropped on both), "
+              f"no divergence (seed {args.seed})")
         return 0
     text = stf_text(cfg, d)
     out = Path(args.output or f"difftest-{Path(args.program).stem}-seed{args.seed}.stf")

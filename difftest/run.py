@@ -18,6 +18,7 @@ from difftest.paths import ParserPath, ParserPaths
 from difftest.targets import Bmv2Target, OurTarget, Output
 from lab.targets import TargetUnavailable, compile_program
 from p4rt.bmv2_runtime import Bmv2Error
+from p4switch.exec.compile_base import UnsupportedError
 from p4switch.frontend import CompileError, compile_file
 from p4switch.stf.runner import StfError
 
@@ -63,6 +64,7 @@ class Result:
     lines: list[str]
     refused: list[str]
     divergence: Divergence | None = None
+    forwarded: int = 0  # packets with at least one frame out (on our target)
 
 
 def _frame_text(frame: bytes) -> str:
@@ -85,6 +87,9 @@ def stf_text(cfg: Config, d: Divergence) -> str:
         f"# bmv2: {_outputs_text(d.bmv2)}",
         "# expected (BMv2's output): p4switch-stf --all-ports PROGRAM THIS.stf",
     ]
+    if d.history:
+        head.append(f"# it differs only after the {len(d.history)} packets before it (state they leave, or "
+                    "values of invalid headers BMv2 keeps from earlier packets)")
     if not d.confirmed:
         head.append("# NOT reproduced on fresh switches with a long settle time: BMv2 was probably slow")
     body = list(d.lines)
@@ -145,8 +150,11 @@ class DiffRun:
         self.log = log
         try:
             self.checked = compile_file(cfg.program, include_dirs=cfg.include_dirs)
+            OurTarget(self.checked)
         except CompileError as e:
             raise ToolError(f"our front end refuses the program:\n{e}") from None
+        except UnsupportedError as e:
+            raise ToolError(f"our target cannot run the program: {e}") from None
         self._tmp = tempfile.TemporaryDirectory(prefix="difftest-") if cfg.workdir is None else None
         self.work = Path(cfg.workdir or self._tmp.name)
         if cfg.bmv2_json is not None:
@@ -198,6 +206,7 @@ class DiffRun:
         print(f"{self.cfg.program}: {npaths} parser paths, {len(lines)} table/setup lines "
               f"({len(refused)} generated ones refused by our target), {len(pkts)} packets", file=self.log)
         mine, theirs = self.both(lines, pkts, self.cfg.settle)
+        res.forwarded = sum(1 for m in mine if m)
         first = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), None)
         if first is None:
             return res

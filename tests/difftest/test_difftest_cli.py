@@ -37,3 +37,28 @@ def test_usage_errors_exit_2(args, capsys) -> None:
 def test_a_missing_bmv2_json_is_named(tmp_path, capsys) -> None:
     assert main([str(PROGRAMS / "hits.p4"), "--bmv2-json", str(tmp_path / "none.json")]) == 2
     assert "none.json: no such file" in capsys.readouterr().err
+
+
+def test_a_program_our_executor_cannot_run_is_a_tool_error(tmp_path, capsys) -> None:
+    prog = tmp_path / "vs.p4"
+    prog.write_text("""#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct s_t { bit<8> a; bit<8> b; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+    value_set<s_t>(4) pvs;
+    state start {
+        pkt.extract(hdr.h);
+        transition select(hdr.h.a, hdr.h.b) { pvs: accept; default: reject; }
+    }
+}
+control C(inout H hdr, inout M m) { apply { } }
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+""")
+    assert main([str(prog)]) == 2
+    err = capsys.readouterr().err
+    assert "our target cannot run the program" in err and "value_set of a struct type" in err
