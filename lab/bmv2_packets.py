@@ -41,8 +41,11 @@ class Bmv2PacketSwitch:
         self.settle = settle
         thrift_port = free_tcp_port()
         address = f"ipc://{work.resolve() / 'packet-in.ipc'}"
-        cmd = [simple_switch(), "--packet-in", address, "--thrift-port", str(thrift_port),
-               "--log-level", log_level, "--log-console", str(json_path)]
+        # its own notifications socket too: the default (/tmp/bmv2-0-notifications.ipc) is one
+        # per machine, and a second simple_switch would fail to bind it
+        notifications = f"ipc://{work.resolve() / 'notifications.ipc'}"
+        cmd = [simple_switch(), "--packet-in", address, "--notifications-addr", notifications,
+               "--thrift-port", str(thrift_port), "--log-level", log_level, "--log-console", str(json_path)]
         self.process = start_switch(cmd, f"127.0.0.1:{thrift_port}", thrift_port, work / "simple_switch.log")
         try:
             self.process.wait_ready(30)
