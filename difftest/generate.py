@@ -121,6 +121,22 @@ class EntryGenerator:
                 lines.append(f"setdefault {table.name} {action}")
         return lines
 
+    def replication_lines(self, groups: int = 4) -> list[str]:
+        """Multicast groups 1..``groups`` (one or two nodes of one to three ports, random
+        rids) and clone sessions 1..``groups`` to one port each, so that programs which
+        multicast or clone have somewhere to send the copies."""
+        lines = []
+        nodes = 0
+        for g in range(1, groups + 1):
+            lines.append(f"mc_mgrp_create {g}")
+            for _ in range(self.rng.randint(1, 2)):
+                ports = sorted(self.rng.sample(self.ports, self.rng.randint(1, min(3, len(self.ports)))))
+                lines.append(f"mc_node_create {self.rng.randrange(1 << 16)} {' '.join(map(str, ports))}")
+                lines.append(f"mc_node_associate {g} {nodes}")
+                nodes += 1
+            lines.append(f"mirroring_add {g} {self.rng.choice(self.ports)}")
+        return lines
+
     def lines(self, per_table: int) -> list[str]:
         return [line for name in sorted(self.prog.tables) for line in self.table_lines(self.prog.tables[name], per_table)]
 

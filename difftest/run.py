@@ -137,7 +137,10 @@ def derive_inputs(checked, cfg: Config) -> tuple[list[str], list[str], list[Pack
     if refused:
         raise ToolError(f"{cfg.entries}: our target refuses {refused[0]}")
     if cfg.generate_entries:
-        generated = EntryGenerator(scratch.prog, rng, cfg.ports, crafted).lines(cfg.per_table)
+        gen = EntryGenerator(scratch.prog, rng, cfg.ports, crafted)
+        generated = gen.lines(cfg.per_table)
+        if not any(line.split()[0].lower().startswith(("mc_", "mirroring")) for line in lines):
+            generated = gen.replication_lines() + generated  # the file's own groups and sessions win
         refused = scratch.apply(generated)
         bad = {r.split("  # ", 1)[0] for r in refused}
         lines += [g for g in generated if g not in bad]
