@@ -44,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=100, help="packets (default 100)")
     ap.add_argument("--per-table", type=int, default=3, help="at most this many generated entries per table")
     ap.add_argument("--ports", type=_ports, default=[0, 1, 2, 3], help="ingress ports, e.g. 0,1,2,3 (default)")
-    ap.add_argument("--settle", type=float, default=0.05,
-                    help="seconds BMv2 may stay silent before a packet counts as done (default 0.05)")
+    ap.add_argument("--settle", type=float, default=0.2,
+                    help="seconds BMv2 may stay silent before a packet counts as done (default 0.2); a "
+                         "divergence is confirmed with five times that")
     ap.add_argument("-o", "--output", metavar="STF", help="where the divergence's STF test goes "
                                                          "(default: difftest-PROGRAM-seedN.stf)")
     ap.add_argument("--bmv2-json", metavar="JSON", help="BMv2 JSON of the program compiled elsewhere by p4c "
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.count < 1 or args.per_table < 0 or args.settle <= 0:
         ap.error("--count must be >= 1, --per-table >= 0 and --settle > 0")
     cfg = Config(args.program, args.include, args.entries, args.seed, args.count, args.per_table, args.ports,
-                 args.settle, max(0.5, 10 * args.settle), not args.no_generated_entries, args.workdir,
+                 args.settle, 5 * args.settle, not args.no_generated_entries, args.workdir,
                  args.bmv2_json)
     try:
         run = DiffRun(cfg, sys.stderr)
