@@ -5,12 +5,12 @@ Every host starts flows with Poisson arrivals at the given load of its link (des
 uniform, one queue pair per flow, as the HPCC paper's ns-3 runs do), sizes drawn from the
 WebSearch or FB Hadoop CDF (nicmodel/data/flow_size_cdf, their provenance in its README).
 How long arrivals last is part of the form: the quick form starts 6 flows per host; the full
-form starts flows for ``ARRIVALS_NS`` (1 ms) of fabric time, and every flow then runs to
+form starts flows for ``ARRIVALS_NS`` (250 us) of fabric time, and every flow then runs to
 completion. The HPCC paper's runs last far longer; at the simulator's speed (thousands of
-packet-hops per CPU second) a millisecond of arrivals at 70 % load on 16 hosts is already
-minutes of CPU per point. With WebSearch's 1.7 MB mean flow, 1 ms gives only 2-5 flows per
-host: its percentiles are a small sample, FB Hadoop's (120 KB mean: 30-75 flows per host)
-less so. The full grid lists the claim's pair (baseline, ai-fabric) first, so a run stopped
+packet-hops per CPU second) 250 us of arrivals on 16 hosts is already minutes of CPU per
+point. With WebSearch's 1.7 MB mean flow that is about one flow per host at 30-70 % load: its
+percentiles are a small sample and say little; FB Hadoop's (120 KB mean: 8-18 flows per host,
+130-290 flows) say more. The full grid lists the claim's pair (baseline, ai-fabric) first, so a run stopped
 early has already checked the claim at every load.
 Slowdown = FCT / ideal FCT (the flow alone: its frames, headers included, at line rate plus the
 base RTT; nicmodel/stats.py). Plotted as the HPCC paper plots it: slowdown against flow size.
@@ -32,7 +32,7 @@ BUCKETS = ((0, 10_000, "<10KB"), (10_000, 100_000, "10-100KB"), (100_000, 1_000_
            (1_000_000, float("inf"), ">1MB"))
 PROFILES_FULL = (("baseline", "ai-fabric"), ("dcqcn-table", "ai-dlb"))  # the claim's pair first
 QUICK_FLOWS = 6  # flows per host in the quick form
-ARRIVALS_NS = 1_000_000  # the full form's arrival window per host
+ARRIVALS_NS = 250_000  # the full form's arrival window per host
 
 CLAIM = Claim("Li et al., 'HPCC: High Precision Congestion Control', SIGCOMM 2019, figures 11-12",
               "HPCC cuts the tail (p95/p99) FCT slowdown of short flows well below DCQCN's, at every load")
