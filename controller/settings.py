@@ -38,8 +38,8 @@ class SettingsError(ValueError):
 
 def pfc_headroom_bytes(rate_gbps: float, delay_us: float, frame_bytes: int) -> int:
     """Bytes a port may still receive after its switch decides to pause it, which the queue must
-    hold above XOFF for the class to stay lossless. The usual PFC headroom budget (IEEE 802.1Qbb's
-    delay model, as switch vendors size headroom): the cable's round trip at the port's rate
+    hold above XOFF for the class to stay lossless. The usual PFC headroom budget (as switch
+    vendors size per-port headroom): the cable's round trip at the port's rate
     (the pause travels up while data keeps arriving), one full frame the switch was sending when
     it decided (strict priority does not preempt a frame on the wire), one full frame the sender
     had started when the pause arrived, and the PFC frame itself. The switches and the NIC model
@@ -116,9 +116,9 @@ class Pfc:
 
     def check_fits(self, queue_depth_pkts: int, xoff_pkts: int, headroom_pkts: int, port: str) -> None:
         """XOFF plus the port's headroom must fit in one switch queue, or the queue tail-drops
-        packets of the lossless class before the pause reaches the sender (the load-balancing
-        experiment measured exactly that with ai-fabric's XOFF on 128-packet queues). Called by
-        the controller, which knows the topology, before it writes anything to a switch."""
+        packets of the lossless class before the pause reaches the sender. Called by the
+        controller, which knows the topology, before it writes anything to a switch. (Several
+        ports feeding one queue need more: ``fabric_rules.lossless_queue_depth``.)"""
         if self.enabled and xoff_pkts + headroom_pkts > queue_depth_pkts:
             raise SettingsError(
                 f"pfc.xoff_bytes ({self.xoff_bytes} = {xoff_pkts} packets) plus the PFC headroom of {port} "
