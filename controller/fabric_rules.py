@@ -29,10 +29,10 @@ from typing import Any
 
 from controller.intent import Intent
 from controller.routing import host_ports, mac_to_int, routes
-from controller.settings import Settings
+from controller.settings import Settings, pfc_headroom_bytes
 from p4rt.entries import ActionCall, CloneSession, Exact, GroupRef, Lpm, Replica, TableEntry, Ternary
 from p4rt.p4info import P4InfoIndex
-from topo.spec import Topology
+from topo.spec import Link, Topology
 
 # -- the contract (p4src/include/defines.p4, p4src/README.md) -------------------------------------
 LB_MODE_CODE = {"ecmp": 0, "dlb": 1}
@@ -127,6 +127,26 @@ def frame_bytes(topo: Topology) -> int:
 
 def bytes_to_pkts(nbytes: int, topo: Topology) -> int:
     return math.ceil(nbytes / frame_bytes(topo))
+
+
+def pfc_headroom_pkts(topo: Topology, link: Link) -> int:
+    """Queue slots a port's PFC headroom takes (``settings.pfc_headroom_bytes``)."""
+    return bytes_to_pkts(pfc_headroom_bytes(link.rate_gbps, link.delay_us, frame_bytes(topo)), topo)
+
+
+def lossless_queue_depth(topo: Topology, st: Settings) -> int:
+    """The queue depth (packets) at which PFC keeps the lossless class lossless on every switch:
+    fabric.p4 counts XOFF per ingress port, so one egress queue may receive XOFF plus headroom
+    from every other port of its switch before all of them are paused (an incast, or two
+    flows hashed onto one uplink). ``check_fits`` only refuses a queue one port overflows;
+    experiments size their queues with this, with PFC on or off alike (a shared-buffer
+    switch gives a congested port that much of its buffer)."""
+    xoff = bytes_to_pkts(st.pfc.xoff_bytes, topo)
+    need = 0
+    for sw in topo.switches:
+        heads = [pfc_headroom_pkts(topo, link) for _, _, link in topo.ports_of(sw.name).values()]
+        need = max(need, sum(xoff + h for h in heads) - xoff - min(heads, default=0))
+    return need
 
 
 def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex,
@@ -235,6 +255,8 @@ def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int
     xoff = bytes_to_pkts(st.pfc.xoff_bytes, topo)
     xon = min(xoff - 1, bytes_to_pkts(st.pfc.xon_bytes, topo))
     for port, (_, _, link) in sorted(topo.ports_of(name).items()):
+        st.pfc.check_fits(topo.queue_depth_pkts, xoff, pfc_headroom_pkts(topo, link),
+                          f"{name} port {port} ({link.rate_gbps:g} Gb/s, {link.delay_us:g} us cable)")
         pause_us = PFC_QUANTA * 512 / (link.rate_gbps * 1e3)  # quanta of 512 bit times at the port rate
         it.add_entry(*r.entry("pfc_port", [Exact(port)], r.action(
             "set_pfc_port", enable_mask_value=1 << st.classes.data_priority, xoff_pkts=xoff, xon_pkts=max(0, xon),

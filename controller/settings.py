@@ -10,9 +10,11 @@ data plane counts in (queue depth in packets, see ``fabric_rules``).
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from netbase.pfc import WATCHDOG_DEFAULT_NS
 from nicmodel.settings import NicSettings
 from nicmodel.settings import SettingsError as NicSettingsError
@@ -27,10 +29,23 @@ INT_SINK_MODES = ("report", "echo", "echo+report")
 # held by a legitimate pause, and resume a sender too soon
 PFC_STALE_MIN_US = WATCHDOG_DEFAULT_NS // 1000
 PFC_STALE_MAX_US = (1 << 31) - 1
+PFC_FRAME_WIRE_BYTES = 64 + WIRE_OVERHEAD_BYTES  # a PFC frame is a minimum-size Ethernet frame
 
 
 class SettingsError(ValueError):
     """An override the fabric cannot take."""
+
+
+def pfc_headroom_bytes(rate_gbps: float, delay_us: float, frame_bytes: int) -> int:
+    """Bytes a port may still receive after its switch decides to pause it, which the queue must
+    hold above XOFF for the class to stay lossless. The usual PFC headroom budget (as switch
+    vendors size per-port headroom): the cable's round trip at the port's rate
+    (the pause travels up while data keeps arriving), one full frame the switch was sending when
+    it decided (strict priority does not preempt a frame on the wire), one full frame the sender
+    had started when the pause arrived, and the PFC frame itself. The switches and the NIC model
+    react on receipt, so no further response time is added."""
+    cable = 2 * rate_gbps * 1e9 * delay_us * 1e-6 / 8
+    return math.ceil(cable) + 2 * (frame_bytes + WIRE_OVERHEAD_BYTES) + PFC_FRAME_WIRE_BYTES
 
 
 @dataclass
@@ -98,6 +113,18 @@ class Pfc:
         _range("pfc.stale_us", self.stale_us, PFC_STALE_MIN_US, PFC_STALE_MAX_US)
         if self.xon_bytes >= self.xoff_bytes:
             raise SettingsError(f"pfc.xon_bytes ({self.xon_bytes}) must be below pfc.xoff_bytes ({self.xoff_bytes})")
+
+    def check_fits(self, queue_depth_pkts: int, xoff_pkts: int, headroom_pkts: int, port: str) -> None:
+        """XOFF plus the port's headroom must fit in one switch queue, or the queue tail-drops
+        packets of the lossless class before the pause reaches the sender. Called by the
+        controller, which knows the topology, before it writes anything to a switch. (Several
+        ports feeding one queue need more: ``fabric_rules.lossless_queue_depth``.)"""
+        if self.enabled and xoff_pkts + headroom_pkts > queue_depth_pkts:
+            raise SettingsError(
+                f"pfc.xoff_bytes ({self.xoff_bytes} = {xoff_pkts} packets) plus the PFC headroom of {port} "
+                f"({headroom_pkts} packets) exceeds the queue depth ({queue_depth_pkts} packets): the queue would "
+                f"tail-drop before the pause takes effect; lower pfc.xoff_bytes or raise the topology's "
+                f"queue_depth_pkts to at least {xoff_pkts + headroom_pkts}")
 
 
 @dataclass

@@ -88,7 +88,7 @@ class LoadBalancing(Tabular):
         for section, values in lb_over.items():
             overrides.setdefault(section, {}).update(values)
         overrides.setdefault("nic", {}).setdefault("reliability", reliability)
-        topo = leaf_spine(4, 2, 4)
+        topo = sim.lossless_queues(leaf_spine(4, 2, 4), "ai-fabric", overrides)
         size = 64 * 1024 if point.quick else 256 * 1024
         specs = _specs(topo, workload, size)
         m = sim.run(topo, "ai-fabric", overrides, specs, seed=point.seed, workload=workload)

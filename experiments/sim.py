@@ -15,10 +15,11 @@ import functools
 import math
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from controller.fabric_rules import lossless_queue_depth
 from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import PROFILES, settings_for
 from controller.results import RunResult
@@ -64,6 +65,17 @@ def settings(profile: str, overrides: dict[str, dict[str, Any]]) -> Settings:
         base = dict(PROFILES[profile].get("nic", {}).get("cc_params", {}))
         overrides = {**overrides, "nic": {**nic, "cc_params": {**base, **nic["cc_params"]}}}
     return settings_for(profile, overrides)
+
+
+def lossless_queues(topo: Topology, profile: str, overrides: dict[str, dict[str, Any]]) -> Topology:
+    """``topo`` with switch queues deep enough for PFC to keep the lossless class lossless under
+    these settings (``controller.fabric_rules.lossless_queue_depth``): with the default 128
+    packets, two flows hashed onto one uplink or an incast overflow a queue before XOFF is
+    reached on any one ingress port, and the run measures tail drops and their recovery instead
+    of the load balancing or congestion control under test. Used with PFC off too, so a
+    comparison of PFC on and off sees the same buffer."""
+    depth = lossless_queue_depth(topo, settings(profile, overrides))
+    return replace(topo, queue_depth_pkts=max(topo.queue_depth_pkts, depth))
 
 
 def uses_extensions(s: Settings, nic_options: dict[str, Any] | None = None) -> bool:

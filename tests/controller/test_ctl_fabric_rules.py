@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from controller.fabric_rules import TargetUnits, build_intents, bytes_to_pkts, describe_index
+from controller.fabric_rules import TargetUnits, build_intents, bytes_to_pkts, describe_index, lossless_queue_depth
 from controller.pipeline import Pipeline, compile_fabric
-from controller.profiles import settings_for
+from controller.profiles import PROFILES, settings_for
 from controller.settings import INT_SINK_MODES, SettingsError
 from p4rt.entries import ActionCall, GroupRef
 from p4rt.p4info import P4InfoIndex
@@ -81,6 +81,32 @@ def test_thresholds_convert_bytes_to_packets(p4):
     assert {p["stale_us"] for p in pfc} == {300_000}  # pfc.stale_us, as set
     off = build_intents(topo, settings_for("baseline", {"pfc": {"enabled": False}, "ecn": {"enabled": False}}), p4)
     assert not _table(off["spine2"], p4, "pfc_port") and not _table(off["spine2"], p4, "ecn_thresholds")
+
+
+def test_pfc_xoff_plus_headroom_beyond_a_queue_is_refused_naming_the_port(p4):
+    """XOFF must leave room in the queue for what still arrives after the pause is decided:
+    ai-fabric's 80 KB XOFF is 73 frames of 1098 bytes, and a 100 Gb/s port on a 1 us cable
+    takes 25 more (25 KB on the cable's round trip, a frame at each end, the PFC frame)."""
+    topo = leaf_spine()
+    for name in PROFILES:  # every profile fits the default 128-packet queues
+        build_intents(topo, settings_for(name), p4)
+    topo.queue_depth_pkts = 97
+    with pytest.raises(SettingsError) as err:
+        build_intents(topo, settings_for("ai-fabric"), p4)
+    msg = str(err.value)
+    assert "pfc.xoff_bytes (80000 = 73 packets) plus the PFC headroom of spine1 port 1 (100 Gb/s, 1 us cable)" in msg
+    assert "(25 packets) exceeds the queue depth (97 packets)" in msg and "at least 98" in msg
+    topo.queue_depth_pkts = 98
+    build_intents(topo, settings_for("ai-fabric"), p4)
+    topo.queue_depth_pkts = 1  # no PFC, nothing to protect
+    build_intents(topo, settings_for("ai-fabric", {"pfc": {"enabled": False}}), p4)
+
+
+def test_lossless_queue_depth_holds_every_other_ports_xoff_and_headroom():
+    """A leaf of the default fabric has 4 ports: one egress queue may receive XOFF (37 frames
+    with baseline's 40 KB) plus 25 frames of headroom from each of the other 3 before all are paused."""
+    assert lossless_queue_depth(leaf_spine(), settings_for("baseline")) == 3 * (37 + 25)
+    assert lossless_queue_depth(leaf_spine(1, 1, 7), settings_for("baseline")) == 7 * (37 + 25)
 
 
 def test_profiles_differ_where_they_should(p4):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from experiments import runner
-from experiments.fct_slowdown import BUCKETS, CLAIM, EXPERIMENT
+from experiments.fct_slowdown import BUCKETS, CLAIM, EXPERIMENT, QUICK_FLOWS
 
 
 @pytest.mark.slow
@@ -16,7 +16,7 @@ def test_slowdown_by_flow_size_per_profile(tmp_path) -> None:
     results, text = runner.run_and_report(EXPERIMENT, quick=True, seeds=1, out=tmp_path)
     assert all(r.ok for r in results), [r.error for r in results]
     by = {r.point.params["profile"]: r.metrics for r in results}
-    assert by["baseline"]["flows"] == by["ai-fabric"]["flows"] == 8 * 6  # same arrivals, all complete
+    assert by["baseline"]["flows"] == by["ai-fabric"]["flows"] == 8 * QUICK_FLOWS  # same arrivals, all complete
     for m in by.values():
         assert sum(m[f"slowdown[{label}]"]["n"] for _, _, label in BUCKETS) == m["flows"]
         assert 1.0 <= m["short_p50"] <= m["short_p95"] <= m["short_p99"]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from experiments import runner
-from experiments.incast import CLAIM_CC, CLAIM_HOL, EXPERIMENT, VICTIM_SLOWED
+from experiments.base import Point, PointResult
+from experiments.incast import CLAIM_CC, CLAIM_HOL, CLAIM_LOSSY, EXPERIMENT, NAME, VICTIM_SLOWED
 
 
 @pytest.mark.slow
@@ -25,3 +26,19 @@ def test_pfc_pauses_and_a_victim_without_cc_fewer_pauses_with_dcqcn(tmp_path) ->
     cc_line = checks[CLAIM_CC]
     assert cc_line.holds == (dcqcn["victim_slowdown"] < none["victim_slowdown"])  # the verdict follows the data
     assert ("[HOLDS]" if cc_line.holds else "[DOES NOT HOLD]") + " " + CLAIM_CC.statement in text
+
+
+def test_the_lossless_line_holds_only_when_no_pfc_point_dropped() -> None:
+    """The report's PFC line reads the drops of every point with PFC on: one drop there makes
+    it DOES NOT HOLD, whatever the lossy points show."""
+    def point(pfc: bool, drops: int) -> PointResult:
+        metrics = {"pauses": 10 if pfc else 0, "victim_slowdown": 1.5, "drops_total": drops}
+        return PointResult(Point(NAME, {"n": 8, "pfc": pfc, "cc": "none"}), metrics)
+
+    def line(results: list[PointResult]):
+        return next(c for c in EXPERIMENT.check(results) if c.claim == CLAIM_LOSSY)
+
+    held = line([point(True, 0), point(False, 2093)])
+    assert held.holds and held.measured.startswith("with PFC: 0 drops over 1 points; N=8 no PFC, no CC: 2093 drops")
+    assert not line([point(True, 3), point(False, 2093)]).holds
+    assert not line([point(True, 0), point(False, 0)]).holds
