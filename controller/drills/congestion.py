@@ -115,17 +115,21 @@ def watched_ports(topo, cong: Congestion) -> list[int]:
 def measure(tl: Timeline, tel, topo, cong: Congestion, data_prio: int) -> dict[int, dict[str, dict[str, float]]]:
     """Per watched port of the congested switch and phase: utilisation (mean, all classes),
     queue depth (mean of the samples, packets, all classes) and the share of the data class's
-    packets that left through it (of all watched ports)."""
+    packets that left through it (of all watched ports); ``other_packets``: the other
+    classes' (the background's) packets that left through it."""
     ports = watched_ports(topo, cong)
     bounds = tl.bounds()
     util = {int(s.name.split("->")[0].split(":")[1]): s for s in tel.link_series()
             if s.name.startswith(f"{cong.switch}:")}
 
-    def dequeued_at(t: float, port: int) -> int:
-        best = 0
+    def dequeued_at(t: float, port: int, data: bool = True) -> int:  # at the last sample not after t
+        def count(q: dict) -> int:
+            return sum(n for (p, c), (_, n) in q.items() if p == port and (c == data_prio) == data)
+
+        best = count(tl.queue_samples[0][1]) if tl.queue_samples else 0
         for ts, q in tl.queue_samples:
             if ts <= t + 1e-9:
-                best = q.get((port, data_prio), (0, 0))[1]
+                best = count(q)
         return best
 
     out: dict[int, dict[str, dict[str, float]]] = {p: {} for p in ports}
@@ -138,7 +142,8 @@ def measure(tl: Timeline, tel, topo, cong: Congestion, data_prio: int) -> dict[i
             depth = [sum(d for (port, _), (d, _) in q.items() if port == p) for t, q in tl.queue_samples if lo <= t < hi]
             out[p][phase] = {"util": sum(u) / len(u) if u else 0.0,
                              "depth": sum(depth) / len(depth) if depth else 0.0,
-                             "share": sent[p] / total if total else 0.0, "packets": sent[p]}
+                             "share": sent[p] / total if total else 0.0, "packets": sent[p],
+                             "other_packets": max(0, dequeued_at(hi, p, False) - dequeued_at(lo, p, False))}
     return out
 
 

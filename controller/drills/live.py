@@ -55,17 +55,21 @@ def start_sender(state, host: str, frame: bytes, interval_s: float, duration_s: 
     cmd = ["nsenter", f"--net=/proc/{state.nics[host].pid}/ns/net", sys.executable, "-m",
            "controller.drills.frame_sender", f"{host}-eth0", frame.hex(), str(interval_s), str(duration_s)]
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}  # the sender imports netbase from here
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
 
 
-def wait_senders(procs: list[subprocess.Popen], timeout_s: float) -> None:
-    """Let the senders finish their time (killed if they overrun it by ``timeout_s``)."""
+def wait_senders(procs: list[subprocess.Popen], timeout_s: float, tl: Timeline) -> None:
+    """Let the senders finish their time (killed if they overrun it by ``timeout_s``); one
+    that failed is an error of the drill."""
     for p in procs:
         try:
             p.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+        err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
+        if p.returncode:
+            tl.errors.append(f"frame sender exited with {p.returncode}: {err.splitlines()[-1] if err else ''}")
 
 
 def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, detect_ms: float,
@@ -82,7 +86,7 @@ def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, de
             c.run(f"pfc_watchdog all {prio} detect={detect_ms:g} restore={detect_ms:g} action={action}")
         proc.append(start_sender(state, host, frame, interval_s, (tl.end_us - tl.start_us) * 1e-6 * dilation))
 
-    return run(state, ctl, tl, begin, lambda monitor: wait_senders(proc, interval_s + 5), workload=workload, size=size,
+    return run(state, ctl, tl, begin, lambda monitor: wait_senders(proc, interval_s + 5, tl), workload=workload, size=size,
                hold_us=tl.end_us + detect_ms * 1e3 * 1.2)
 
 
@@ -101,7 +105,7 @@ def run_congestion(state, ctl, tl: Timeline, cong: Congestion, *, workload: str,
             proc.append(start_sender(state, host, frame, interval_s, (tl.end_us - tl.start_us) * 1e-6 * dilation))
 
     def end(monitor) -> None:
-        wait_senders(proc, interval_s + 5)
+        wait_senders(proc, interval_s + 5, tl)
         congestion.pin(ctl, cong, False, monitor)
 
     return run(state, ctl, tl, begin, end, workload=workload, size=size, hosts=list(cong.hosts),
@@ -137,6 +141,8 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
 
     monitor.poll()
     tl.t0_us = tel.alerts.t0_us = fabric_us()
+    if queues is not None:
+        tl.sample_queues(fabric_us(), clis[queues].run)
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
     down = up = False
