@@ -8,6 +8,7 @@ detected by its session, gets the pipeline again and its full state re-installed
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -72,6 +73,8 @@ class FabricController:
         # (switch, port) ends the switches report operationally down: their cables carry no
         # route, ECMP group, DLB or spraying member until they come back (port_status)
         self.ports_down: set[tuple[str, int]] = set()
+        # routes pinned to one port per switch (pin_route): what a drill forces on purpose
+        self.pins: dict[str, dict[ipaddress.IPv4Network, int]] = {}
         self._lock = threading.RLock()  # one writer at a time per fabric (apply vs reconnect)
         addresses = addresses or {s.name: f"127.0.0.1:{s.grpc_port}" for s in topo.switches}
         self.conns: dict[str, SwitchConnection] = {}
@@ -141,11 +144,27 @@ class FabricController:
                 self.ports_down.add(key)
             return self._converge(self.settings, nics=False)
 
+    def pin_route(self, switch: str, prefix: str, port: int | None) -> int:
+        """Route ``prefix`` on ``switch`` out of ``port`` only, overriding the computed routes
+        (None: back to them); a drill's deliberate change (traffic forced onto one cable, a
+        routing loop), kept across a switch restart like every other state. Returns the
+        number of updates written; ValueError for a port the switch does not have."""
+        net = ipaddress.ip_network(prefix)
+        if port is not None and port not in self.topo.ports_of(switch):
+            raise ValueError(f"{switch} has no port {port}")
+        with self._lock:
+            pins = self.pins.setdefault(switch, {})
+            if port is None:
+                pins.pop(net, None)
+            else:
+                pins[net] = port
+            return self._converge(self.settings, nics=False)
+
     # -- internals ----------------------------------------------------------------------
     # desired state of every switch under one set of settings (a config file mixes several)
     def intents(self, settings: Settings) -> dict[str, Intent]:
         return fabric_rules.build_intents(self.topo, settings, self.p4, self.pipeline.clone_cos_supported,
-                                          self.units, down=self.ports_down)
+                                          self.units, down=self.ports_down, pins=self.pins)
 
     def _converge(self, settings: Settings, nics: bool = True) -> int:
         desired = self.intents(settings)

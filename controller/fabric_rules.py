@@ -22,8 +22,9 @@ Per switch it installs:
 
 from __future__ import annotations
 
+import ipaddress
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,21 +152,25 @@ def lossless_queue_depth(topo: Topology, st: Settings) -> int:
 
 def build_intents(topo: Topology, settings: Settings, p4: P4InfoIndex,
                   clone_cos: bool = True, units: TargetUnits = BMV2_UNITS,
-                  down: Collection[tuple[str, int]] = ()) -> dict[str, Intent]:
+                  down: Collection[tuple[str, int]] = (),
+                  pins: Mapping[str, Mapping[ipaddress.IPv4Network, int]] | None = None) -> dict[str, Intent]:
     """The whole desired state of every switch. ``clone_cos`` False (a BMv2 pipeline, whose
     P4Runtime layer refuses a class of service other than 0) writes PFC sessions with 0.
     ``units``: what the switches' timestamps and queue occupancy count in, and how many
     timestamp ticks make one fabric tick (``TargetUnits.time_scale``). ``down``: (switch, port)
-    ends reported down, whose cables carry no route."""
+    ends reported down, whose cables carry no route; ``pins``: per switch, routes pinned to a
+    port (routing.routes)."""
     r = Rules(p4)
-    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos, units, down) for s in topo.switches}
+    return {s.name: _switch_intent(topo, settings, r, s.name, clone_cos, units, down, (pins or {}).get(s.name))
+            for s in topo.switches}
 
 
 def _switch_intent(topo: Topology, st: Settings, r: Rules, name: str, clone_cos: bool,
-                   units: TargetUnits, down: Collection[tuple[str, int]]) -> Intent:
+                   units: TargetUnits, down: Collection[tuple[str, int]],
+                   pins: Mapping[ipaddress.IPv4Network, int] | None) -> Intent:
     it = Intent()
     _time_unit(units, r, it)
-    _routing(topo, r, name, it, down)
+    _routing(topo, r, name, it, down, pins)
     _classes(st, r, it)
     _load_balancing(st, r, it, units)
     _ecn(topo, st, r, name, it)
@@ -181,14 +186,15 @@ def _time_unit(units: TargetUnits, r: Rules, it: Intent) -> None:
             "set_time_unit", dre_shift=units.dre_shift, int_ds_flags=units.int_ds_flags))
 
 
-def _routing(topo: Topology, r: Rules, name: str, it: Intent, down: Collection[tuple[str, int]] = ()) -> None:
+def _routing(topo: Topology, r: Rules, name: str, it: Intent, down: Collection[tuple[str, int]] = (),
+             pins: Mapping[ipaddress.IPv4Network, int] | None = None) -> None:
     """Routes, and one next-hop group per distinct set of next hops: all uplinks share group
     UPLINK_GROUP while every cable is up; a cable reported down splits off the groups of the
     destinations it no longer reaches (numbered from UPLINK_GROUP + 1 in route order)."""
     sw = topo.switch(name)
     selector = r.p4.resolve("action_profiles", "ecmp_selector")
     group_of: dict[tuple[int, ...], int] = {}
-    for route in routes(topo, name, down):
+    for route in routes(topo, name, down, pins):
         prefix = Lpm(int(route.prefix.network_address), route.prefix.prefixlen)
         if len(route.next_hops) == 1:
             it.add_entry(*r.entry("routing_v4", [prefix], r.action("route_to_port", port=route.next_hops[0].port)))

@@ -65,6 +65,16 @@ def parse_pfc_stats(text: str) -> dict[tuple[int, int], tuple[int, int, bool]]:
     return out
 
 
+def parse_queue_stats(text: str) -> dict[tuple[int, int], tuple[int, int]]:
+    """(port, queue) -> (depth now, packets dequeued so far), from ``queue_stats``."""
+    out: dict[tuple[int, int], tuple[int, int]] = {}
+    for line in text.splitlines()[1:]:
+        f = line.split()
+        if len(f) == 10 and f[0].isdigit() and f[1].isdigit():
+            out[(int(f[0]), int(f[1]))] = (int(f[2]), int(f[6]))
+    return out
+
+
 class FabricMonitor:
     """Polls every switch's port state and watchdog through ``cli[switch](line) -> text`` and
     makes the controller react; ``events`` keeps everything seen, in order."""

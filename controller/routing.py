@@ -7,6 +7,10 @@ aggregation switch of that leaf's pod; an aggregation switch reaches the leaves 
 directly and every other leaf through the group of its core uplinks. ``fabric_rules``
 turns these next hops into table entries and selector groups of fabric.p4.
 
+A pinned route (``pins``: prefix -> port, what a drill installs on purpose: traffic forced
+onto one cable, or a routing loop) replaces the computed route of that prefix, or adds a
+longer one that wins the longest-prefix match.
+
 A cable the switches report down (``down``: the (switch, port) ends reported down) carries no
 route: a next hop is kept only if the leaf is still reachable through it up-down, so a failed
 spine-leaf cable takes that spine out of every other leaf's group towards that leaf too.
@@ -15,7 +19,7 @@ spine-leaf cable takes that spine out of every other leaf's group towards that l
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from topo.spec import TIER, Topology
@@ -40,10 +44,11 @@ def mac_to_int(mac: str) -> int:
     return int(mac.replace(":", ""), 16)
 
 
-def routes(topo: Topology, switch: str, down: Collection[tuple[str, int]] = ()) -> list[Route]:
+def routes(topo: Topology, switch: str, down: Collection[tuple[str, int]] = (),
+           pins: Mapping[ipaddress.IPv4Network, int] | None = None) -> list[Route]:
     """Up-down routing of a two-tier leaf/spine or three-tier fat tree: down towards a leaf
     by the neighbours that reach it below this switch, otherwise up through every uplink that
-    still reaches it; cables with an end in ``down`` are not used."""
+    still reaches it; cables with an end in ``down`` are not used; ``pins`` override."""
     sw = topo.switch(switch)
     ports = topo.ports_of(switch)
     hosts = {h.name for h in topo.hosts}
@@ -64,6 +69,11 @@ def routes(topo: Topology, switch: str, down: Collection[tuple[str, int]] = ()) 
                               if TIER[nb.role] > tier and reach.up_down(nb.name, leaf.name))
         if hops:
             out.append(Route(topo.leaf_subnet(leaf.name), hops, False))
+    for prefix, port in sorted((pins or {}).items()):
+        peer = ports[port][0]
+        mac = topo.host(peer).mac if peer in hosts else topo.switch(peer).mac
+        out = [r for r in out if r.prefix != prefix]
+        out.append(Route(prefix, (NextHop(port, mac, sw.mac, peer),), peer in hosts))
     return out
 
 

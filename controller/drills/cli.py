@@ -2,28 +2,33 @@
 
     fabricctl drill link-down leaf1:3 --at 20us --for 60us --sim --topology leafspine:2x2x2
     fabricctl drill pfc-storm h1_1 --prio 3 --sim --topology leafspine:2x2x2
+    fabricctl drill congestion --into leaf1:3 --load 0.8 --modes ecmp,dlb,spray --sim
 
 With ``--sim`` the drill runs in the virtual-time fabric (nothing else needs to be up); the
 table (before / during / after), the events with their fabric times, ``drill_NAME.json`` and
 the heat map with the fault marked are written under ``--out``. Without it the drill acts on
-the running Mininet fabric (live.py; link-down and pfc-storm so far).
+the running Mininet fabric (live.py; link-down, pfc-storm and congestion so far). The
+congestion drill runs once per load-balancing mode of ``--modes`` (congestion.py) and ends
+with a table of what each mode did with the workload's packets on the congested port.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from controller.drills import live, sim
+from controller.drills import congestion, live, sim
 from controller.drills.timeline import Timeline, save
 from controller.pipeline import compile_fabric
-from controller.profiles import PROFILES
+from controller.profiles import PROFILES, settings_for
 from controller.session import attached
+from controller.settings import LB_MODES
 from controller.sim_cmd import _duration_ns, _size, parse_topology
 from controller.textfmt import shown_path
 
-DRILLS = ("link-down", "pfc-storm", "switch-restart")
+DRILLS = ("link-down", "pfc-storm", "switch-restart", "congestion")
 WATCHDOG_ACTIONS = ("drop", "forward")  # the switch's (p4switch/switch/pfc.py)
 # Defaults per drill: fault start, fault length, workload, bytes per host, telemetry interval (us).
 # A storm must outlast the watchdog's 200 ms detection, so that drill samples coarsely.
@@ -31,12 +36,15 @@ DEFAULTS = {
     "link-down": (20_000, 60_000, "all-to-all", 1 << 20, 5.0),
     "pfc-storm": (20_000, 300_000_000, "incast", 256 * 1024, 20_000.0),
     "switch-restart": (20_000, 50_000, "all-to-all", 256 * 1024, 5.0),
+    "congestion": (50_000, 200_000, "poisson", 256 * 1024, 5.0),
 }
 # Live, the fabric runs time-dilated (a few wall seconds are a few hundred fabric us at D=20000)
 # and a workload takes wall seconds to start: the fault comes later and lasts longer.
 LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
-                 "pfc-storm": (100_000, 300_000_000, "incast", 256 * 1024, 0.0)}
-HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000}  # kept running after the fault ends
+                 "pfc-storm": (100_000, 300_000_000, "incast", 256 * 1024, 0.0),
+                 "congestion": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0)}
+HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000,
+           "congestion": 50_000}  # kept running after the fault ends
 
 
 def add_parser(sub) -> None:
@@ -44,7 +52,11 @@ def add_parser(sub) -> None:
                        description="Run a workload, inject a fault at a chosen time and print the fabric's "
                                    "reaction before / during / after it.")
     p.add_argument("name", choices=DRILLS, metavar="NAME", help=" | ".join(DRILLS))
-    p.add_argument("target", help="link-down: SW:PORT; pfc-storm: HOST; switch-restart: SW")
+    p.add_argument("target", nargs="?", help="link-down: SW:PORT; pfc-storm: HOST; switch-restart: SW")
+    p.add_argument("--into", metavar="HOST|SW:PORT", help="congestion: the port the background goes into")
+    p.add_argument("--load", type=float, default=0.8, help="congestion: background load, of the port's rate (default 0.8)")
+    p.add_argument("--modes", type=_modes, default=list(LB_MODES),
+                   help=f"congestion: load-balancing modes to run it under, in turn (default {','.join(LB_MODES)})")
     p.add_argument("--boot", type=_duration_ns, default=None,
                    help="switch-restart: how long the switch takes to start again (default: --for)")
     p.add_argument("--at", type=_duration_ns, default=None, help="fault start after the workload's start (e.g. 20us)")
@@ -62,12 +74,32 @@ def add_parser(sub) -> None:
     p.add_argument("--out", type=Path, default=Path("out/drills"))
 
 
+def _modes(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in modes if m not in LB_MODES]
+    if bad or not modes:
+        raise argparse.ArgumentTypeError(f"--modes: choose from {', '.join(LB_MODES)}, got {text!r}")
+    return modes
+
+
 def prepare(args: argparse.Namespace, topo, live: bool = False) -> tuple[Timeline, object, dict]:
     """The drill's timeline, fault and run options from the arguments; ValueError if bad."""
     at, length, workload, size, sample_us = (LIVE_DEFAULTS if live else DEFAULTS)[args.name]
     at = args.at if args.at is not None else at
     length = args.length if args.length is not None else length
-    if args.name == "link-down":
+    if (args.name == "congestion") != (args.target is None):
+        raise ValueError("congestion takes --into HOST|SW:PORT, no target" if args.name == "congestion"
+                         else f"{args.name} needs its target")
+    extra: dict = {}
+    if args.name == "congestion":
+        if args.into is None:
+            raise ValueError("congestion needs --into HOST|SW:PORT")
+        cong = congestion.plan(topo, args.into, args.load)
+        fault = sim.congestion_fault(cong, at, length)
+        what = cong.describe()
+        # short flows (Alibaba storage sizes), each on a queue pair of its own, arriving all along
+        extra = {"hosts": list(cong.hosts), "queues": cong.switch, "cdf": "alistorage", "load": 0.6}
+    elif args.name == "link-down":
         switch, _, port = args.target.partition(":")
         if switch not in topo.switch_names() or not port.isdigit() or int(port) not in topo.ports_of(switch):
             raise ValueError(f"link-down: {args.target!r} is not a SWITCH:PORT of {topo.name}")
@@ -89,12 +121,12 @@ def prepare(args: argparse.Namespace, topo, live: bool = False) -> tuple[Timelin
         what = f"{args.target} sends PFC XOFF on prio {args.prio} (watchdog action {args.action})"
     tl = Timeline(args.name, what, at / 1e3, (at + length) / 1e3)
     opts = {"workload": args.workload or workload, "size": args.size or size, "sample_us": sample_us,
-            "hold_ns": at + length + HOLD_NS[args.name], "seed": args.seed}
+            "hold_ns": at + length + HOLD_NS[args.name], "seed": args.seed, **extra}
     return tl, fault, opts
 
 
 def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
-    """The drill against the running fabric (link-down only, so far)."""
+    """The drill against the running fabric."""
     if args.name not in LIVE_DEFAULTS:
         print(f"fabricctl: error: {args.name} runs with --sim only so far (live: {', '.join(LIVE_DEFAULTS)})",
               file=sys.stderr)
@@ -106,6 +138,9 @@ def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
             print(f"fabricctl: error: {e}", file=sys.stderr)
             return 2
         ctl.connect(timeout=10)  # primary while the drill lasts: its reroutes are written
+        if args.name == "congestion":
+            return _congestion(args, ctl.topo, ctl.settings.classes.data_priority,
+                               lambda mode, tl, fault, opts: _live_mode(state, ctl, args, mode, tl, opts), live=True)
         if args.name == "link-down":
             switch, _, port = args.target.partition(":")
             tel = live.run_link_down(state, ctl, tl, switch, int(port), workload=opts["workload"], size=opts["size"])
@@ -113,6 +148,40 @@ def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
             tel = live.run_storm(state, ctl, tl, args.target, args.prio, action=args.action, detect_ms=args.detect,
                                  workload=opts["workload"], size=opts["size"])
     return _show(tl, tel, args.out)
+
+
+def _live_mode(state, ctl, args: argparse.Namespace, mode: str, tl: Timeline, opts: dict):
+    """One live congestion run with the data class balanced by ``mode``; the fabric's own
+    settings are back afterwards."""
+    original = ctl.settings
+    ctl.apply(original.with_overrides({"lb": {"data_mode": mode}}))
+    try:
+        return live.run_congestion(state, ctl, tl, congestion.plan(ctl.topo, args.into, args.load),
+                                   workload=opts["workload"], size=opts["size"])
+    finally:
+        ctl.apply(original)
+
+
+def _congestion(args: argparse.Namespace, topo, data_prio: int, run_mode, live: bool = False) -> int:
+    """The congestion drill once per mode of ``--modes`` (``run_mode(mode, timeline, fault,
+    options) -> telemetry``): each run's record and per-uplink table, then the modes side by side."""
+    per_mode = {}
+    for mode in args.modes:
+        tl, fault, opts = prepare(args, topo, live)
+        tl.name = f"congestion-{mode}"
+        tel = run_mode(mode, tl, fault, opts)
+        _show(tl, tel, args.out)
+        cong = congestion.plan(topo, args.into, args.load)
+        per_mode[mode] = congestion.measure(tl, tel, topo, cong, data_prio)
+        print(congestion.uplink_table(cong, per_mode[mode]))
+        print()
+    text = congestion.mode_table(cong, per_mode)
+    print(text)
+    path = args.out / "drill_congestion.json"
+    path.write_text(json.dumps({"fault": cong.describe(), "port": f"{cong.switch}:{cong.port}",
+                                "modes": per_mode, "table": text}, indent=1))
+    print(f"wrote {shown_path(path)}")
+    return 0
 
 
 def _show(tl: Timeline, tel, out: Path) -> int:
@@ -133,5 +202,9 @@ def cmd_drill(args: argparse.Namespace, state_path: Path) -> int:
         print(f"fabricctl: error: {e}", file=sys.stderr)
         return 2
     pipe = compile_fabric("ours", args.out / "build")
+    if args.name == "congestion":
+        return _congestion(args, topo, settings_for(args.profile).classes.data_priority,
+                           lambda mode, tl, fault, opts: sim.run(topo, pipe, args.profile, tl, fault,
+                                                                 overrides={"lb": {"data_mode": mode}}, **opts).telemetry)
     run = sim.run(topo, pipe, args.profile, tl, fault, **opts)
     return _show(tl, run.telemetry, args.out)

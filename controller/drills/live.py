@@ -7,7 +7,7 @@ and the NICs' counters, and at the chosen fabric time injects the fault:
 - link-down: the switch's interface (``SW-ethPORT``, Mininet's name) is set down with ``ip link``
   and up again after ``--for``; the veth's peer loses carrier, so both switches report it;
 - pfc-storm: every switch's PFC watchdog is armed (runtime CLI ``pfc_watchdog``) and the host
-  sends XOFF frames from its own namespace (pause_sender.py under ``nsenter``). The detection
+  sends XOFF frames from its own namespace (frame_sender.py under ``nsenter``). The detection
   time is fabric time: 200 ms last 200 ms x the dilation of wall time (over an hour at
   D=20000), so ``--detect`` shortens it for a live rehearsal.
 
@@ -24,10 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from controller.drills import congestion
+from controller.drills.congestion import Congestion
 from controller.drills.timeline import Timeline
 from controller.oper_status import FabricMonitor
 from controller.telemetry import Telemetry
 from controller.workloads import run_workload
+from netbase import pfc
 from p4rt.runtime_cli import CliClient
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -42,47 +45,81 @@ def run_link_down(state, ctl, tl: Timeline, switch: str, port: int, *, workload:
     """Run ``workload`` on every host, take ``switch:port`` down from ``tl.start_us`` to
     ``tl.end_us`` (fabric time from the workload's start) and record it in ``tl``."""
     iface = f"{switch}-eth{port}"
-    return run(state, ctl, tl, lambda clis: set_interface(iface, False), lambda: set_interface(iface, True),
+    return run(state, ctl, tl, lambda clis, monitor: set_interface(iface, False), lambda monitor: set_interface(iface, True),
                workload=workload, size=size)
+
+
+def start_sender(state, host: str, frame: bytes, interval_s: float, duration_s: float) -> subprocess.Popen:
+    """``host`` sends ``frame`` every ``interval_s`` wall seconds for ``duration_s`` from its own
+    namespace (frame_sender.py under ``nsenter``), as the host itself would."""
+    cmd = ["nsenter", f"--net=/proc/{state.nics[host].pid}/ns/net", sys.executable, "-m",
+           "controller.drills.frame_sender", f"{host}-eth0", frame.hex(), str(interval_s), str(duration_s)]
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}  # the sender imports netbase from here
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+
+
+def wait_senders(procs: list[subprocess.Popen], timeout_s: float, tl: Timeline) -> None:
+    """Let the senders finish their time (killed if they overrun it by ``timeout_s``); one
+    that failed is an error of the drill."""
+    for p in procs:
+        try:
+            p.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
+        if p.returncode:
+            tl.errors.append(f"frame sender exited with {p.returncode}: {err.splitlines()[-1] if err else ''}")
 
 
 def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, detect_ms: float,
               workload: str, size: int) -> Telemetry:
     """Every switch's watchdog armed on ``prio`` (fabric ms); ``host`` sends XOFF on ``prio``
-    from its interface from ``tl.start_us`` to ``tl.end_us`` (pause_sender.py in its namespace)."""
+    from its interface from ``tl.start_us`` to ``tl.end_us``."""
     dilation = float(ctl.topo.time_dilation)
-    h = ctl.topo.host(host)
-    length_s = (tl.end_us - tl.start_us) * 1e-6 * dilation
-    cmd = ["nsenter", f"--net=/proc/{state.nics[host].pid}/ns/net", sys.executable, "-m",
-           "controller.drills.pause_sender", f"{host}-eth0", h.mac, str(prio), str(STORM_INTERVAL_US * 1e-6 * dilation),
-           str(length_s)]
+    frame = pfc.build(bytes.fromhex(ctl.topo.host(host).mac.replace(":", "")), {prio: 0xFFFF})
+    interval_s = STORM_INTERVAL_US * 1e-6 * dilation
     proc: list[subprocess.Popen] = []
 
-    def begin(clis) -> None:
+    def begin(clis, monitor) -> None:
         for c in clis.values():
             c.run(f"pfc_watchdog all {prio} detect={detect_ms:g} restore={detect_ms:g} action={action}")
-        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}  # the sender imports netbase from here
-        proc.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        proc.append(start_sender(state, host, frame, interval_s, (tl.end_us - tl.start_us) * 1e-6 * dilation))
 
-    def end() -> None:
-        for p in proc:
-            try:
-                p.wait(timeout=STORM_INTERVAL_US * 1e-6 * dilation + 5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
-    return run(state, ctl, tl, begin, end, workload=workload, size=size,
+    return run(state, ctl, tl, begin, lambda monitor: wait_senders(proc, interval_s + 5, tl), workload=workload, size=size,
                hold_us=tl.end_us + detect_ms * 1e3 * 1.2)
+
+
+def run_congestion(state, ctl, tl: Timeline, cong: Congestion, *, workload: str, size: int) -> Telemetry:
+    """``cong``'s background (its destination pinned to the congested port) from
+    ``tl.start_us`` to ``tl.end_us`` while ``workload`` runs on ``cong.hosts``; the switch's
+    queues are sampled for the per-uplink table."""
+    dilation = float(ctl.topo.time_dilation)
+    interval_s = congestion.interval_ns(ctl.topo, cong) * 1e-9 * dilation
+    proc: list[subprocess.Popen] = []
+
+    def begin(clis, monitor) -> None:
+        congestion.pin(ctl, cong, True, monitor)
+        for i, host in enumerate(cong.senders):
+            frame = congestion.background_frame(ctl.topo, host, cong.dst, i)
+            proc.append(start_sender(state, host, frame, interval_s, (tl.end_us - tl.start_us) * 1e-6 * dilation))
+
+    def end(monitor) -> None:
+        wait_senders(proc, interval_s + 5, tl)
+        congestion.pin(ctl, cong, False, monitor)
+
+    return run(state, ctl, tl, begin, end, workload=workload, size=size, hosts=list(cong.hosts),
+               queues=cong.switch)
 
 
 STORM_INTERVAL_US = 100.0  # fabric time between a stuck host's XOFFs (each pauses 335 us at 100G)
 
 
-def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_us: float = 0.0) -> Telemetry:
-    """The workload on every host with ``begin(clis)`` at ``tl.start_us`` and ``end()`` at
-    ``tl.end_us``; polls and records until both happened, the workload is over and ``hold_us``
-    of fabric time passed."""
+def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_us: float = 0.0,
+        hosts: list[str] | None = None, queues: str | None = None) -> Telemetry:
+    """The workload on ``hosts`` (default: every host) with ``begin(clis, monitor)`` at
+    ``tl.start_us`` and ``end(monitor)`` at ``tl.end_us``; polls and records (the queues of switch ``queues`` too)
+    until both happened, the workload is over and ``hold_us`` of fabric time passed."""
     missing = [name for name, info in state.switches.items() if not info.thrift_port]
     if missing:
         raise ValueError(f"no runtime CLI port for {', '.join(missing)} (the state file predates it)")
@@ -93,7 +130,7 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
     fabric_us = tel.fabric_us
     monitor = FabricMonitor(ctl, {n: c.run for n, c in clis.items()}, fabric_us=lambda: fabric_us() - tl.t0_us)
     monitor.events = tl.events
-    hosts = [h.name for h in ctl.topo.hosts]
+    hosts = hosts or [h.name for h in ctl.topo.hosts]
     result: dict[str, Any] = {}
 
     def work() -> None:
@@ -104,6 +141,8 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
 
     monitor.poll()
     tl.t0_us = tel.alerts.t0_us = fabric_us()
+    if queues is not None:
+        tl.sample_queues(fabric_us(), clis[queues].run)
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
     down = up = False
@@ -111,12 +150,14 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
         while True:
             t = fabric_us() - tl.t0_us
             if not down and t >= tl.start_us:
-                begin(clis)
+                begin(clis, monitor)
                 down = True
             if down and not up and t >= tl.end_us:
-                end()
+                end(monitor)
                 up = True
             monitor.poll()
+            if queues is not None:
+                tl.sample_queues(fabric_us(), clis[queues].run)
             tl.sample_nics(fabric_us(), ctl.nics)
             tel.alerts.feed_nics(fabric_us(), tl.nic_samples[-1][1])
             if up and not worker.is_alive() and t >= hold_us:
@@ -124,7 +165,7 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
             time.sleep(POLL_S)  # the pace of polling, not a synchronisation
     finally:
         if down and not up:
-            end()
+            end(monitor)
         worker.join(timeout=60 * dilation / 1e3)
         for c in clis.values():
             c.close()

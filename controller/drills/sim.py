@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from controller.drills import congestion
+from controller.drills.congestion import Congestion
 from controller.drills.timeline import Timeline
 from controller.oper_status import Event, FabricMonitor
 from controller.profiles import settings_for
@@ -32,24 +34,27 @@ class DrillRun:
     done: bool
 
 
-def _specs(topo, workload: str, size: int, load: float, duration_ns: int, seed: int) -> dict[str, dict[str, Any]]:
-    hosts = [h.name for h in topo.hosts]
-    specs = workload_specs(topo, workload, hosts, size=size, load=load, seed=seed)
+def _specs(topo, workload: str, hosts: list[str], size: int, load: float, duration_ns: int,
+           seed: int, cdf: str) -> dict[str, dict[str, Any]]:
+    specs = workload_specs(topo, workload, hosts, size=size, load=load, seed=seed, cdf=cdf)
     for spec in specs.values():
         spec["seed"] = seed
-        if workload == "poisson":
+        if workload == "poisson":  # for the drill's length, a queue pair per flow (so ECMP hashes each)
             spec.pop("flows_per_host")
-            spec["duration_ns"] = duration_ns
+            spec.update(duration_ns=duration_ns, qp_per_flow=True)
     return specs
 
 
 def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poisson", size: int = 256 * 1024,
-        load: float = 0.3, seed: int = 1, sample_us: float = 10.0, hold_ns: int = 0,
-        until_ns: int | None = None) -> DrillRun:
-    """Run ``workload`` with ``fault(fabric, controller, t0_ns, monitor)`` scheduled before it starts
-    (times in ``tl`` are from the workload's start); the monitor polls after every sample."""
+        load: float = 0.3, cdf: str = "websearch", seed: int = 1, sample_us: float = 10.0, hold_ns: int = 0,
+        until_ns: int | None = None, hosts: list[str] | None = None,
+        overrides: dict[str, dict[str, Any]] | None = None, queues: str | None = None) -> DrillRun:
+    """Run ``workload`` (on ``hosts``, default all) under ``profile`` with ``overrides``, with
+    ``fault(fabric, controller, t0_ns, monitor)`` scheduled before it starts (times in ``tl``
+    are from the workload's start); the monitor polls after every sample, and the queues of
+    switch ``queues`` are sampled with it."""
     duration_ns = int(tl.end_us * 1e3) + int(max(50.0, tl.start_us) * 1e3)
-    specs = _specs(topo, workload, size, load, duration_ns, seed)
+    specs = _specs(topo, workload, hosts or [h.name for h in topo.hosts], size, load, duration_ns, seed, cdf)
     state: dict[str, Any] = {}
 
     def prepare(fab, ctl, tel):
@@ -62,15 +67,19 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
         monitor.events = tl.events
         fault(fab, ctl, t0, monitor)
         monitor.poll()  # the state before the fault
+        if queues is not None:
+            tl.sample_queues(t0 / 1e3, clis[queues])
 
         def after_sample(now: int) -> None:
             monitor.poll()
+            if queues is not None:
+                tl.sample_queues(now / 1e3, clis[queues])
             tl.sample_nics(now / 1e3, fab.nics)
             tel.alerts.feed_nics(now / 1e3, tl.nic_samples[-1][1])
 
         return after_sample
 
-    res = simulate(topo, pipe, settings_for(profile), profile, specs, seed=seed, sample_us=sample_us,
+    res = simulate(topo, pipe, settings_for(profile, overrides), profile, specs, seed=seed, sample_us=sample_us,
                    prepare=prepare, hold_ns=hold_ns, until_ns=until_ns)
     res.controller.close()
     fab, tel = state["fab"], state["tel"]
@@ -114,6 +123,25 @@ def storm_fault(host: str, prio: int, at_ns: int, for_ns: int, action: str = "dr
         while t < t0 + at_ns + for_ns:
             fab.sim.at(t, link.transmit, frame)
             t += STORM_INTERVAL_NS
+
+    return fault
+
+
+def congestion_fault(cong: Congestion, at_ns: int, for_ns: int):
+    """``cong``'s senders offer their background from ``at_ns`` for ``for_ns``, paced at the
+    load (frames put on their links as a traffic generator does, not through their NICs);
+    the destination's route is pinned to the congested port meanwhile."""
+
+    def fault(fab, ctl, t0: int, monitor) -> None:
+        gap = congestion.interval_ns(ctl.topo, cong)
+
+        fab.sim.at(t0 + at_ns, congestion.pin, ctl, cong, True, monitor)
+        for i, host in enumerate(cong.senders):
+            frame = congestion.background_frame(ctl.topo, host, cong.dst, i)
+            link = fab.hosts[host].link
+            for k in range(int(for_ns // gap)):
+                fab.sim.at(t0 + at_ns + round(k * gap), link.transmit, frame)
+        fab.sim.at(t0 + at_ns + for_ns, congestion.pin, ctl, cong, False, monitor)
 
     return fault
 

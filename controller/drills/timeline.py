@@ -12,13 +12,13 @@ telemetry's link utilisation (links x time) with the fault marked.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from controller.alerts import format_record
-from controller.oper_status import Event
+from controller.oper_status import Event, parse_queue_stats
 from controller.report import _pyplot
 from controller.textfmt import table
 
@@ -41,6 +41,8 @@ class Timeline:
     ports: list[tuple[float, float, dict[str, int]]] = field(default_factory=list)  # (t, span, totals)
     errors: list[str] = field(default_factory=list)
     alerts: list[dict[str, Any]] = field(default_factory=list)  # controller/alerts.py, as dicts
+    # one switch's queues (port, queue) -> (depth, dequeued so far), when the drill watches them
+    queue_samples: list[tuple[float, dict[tuple[int, int], tuple[int, int]]]] = field(default_factory=list)
 
     def sample_nics(self, t_us: float, nics: Mapping[str, Any]) -> None:
         counters = {}
@@ -50,6 +52,13 @@ class Timeline:
             except Exception:  # noqa: BLE001 - a NIC restarting: its row is missing this time
                 continue
         self.nic_samples.append((t_us - self.t0_us, counters))
+
+    def sample_queues(self, t_us: float, run: Callable[[str], str]) -> None:
+        """One switch's queue depths and dequeue counters, through its runtime CLI ``run``."""
+        try:
+            self.queue_samples.append((t_us - self.t0_us, parse_queue_stats(run("queue_stats"))))
+        except Exception:  # noqa: BLE001 - a switch restarting: this sample is missing
+            return
 
     def take_port_deltas(self, tel) -> None:
         """The fabric's per-sample totals (pauses, drops, ECN marks) from the run's telemetry."""

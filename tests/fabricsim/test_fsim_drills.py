@@ -4,9 +4,11 @@ reacts, and the record shows it; each test fails if the fabric's reaction is mis
 from __future__ import annotations
 
 import argparse
+import json
 
 import pytest
 
+from controller.cli import main
 from controller.drills import sim
 from controller.drills.cli import add_parser, prepare
 from controller.sim_cmd import parse_topology
@@ -93,3 +95,33 @@ def test_switch_restart_is_restored_by_the_controller_and_loses_no_data(fabric_p
     rows = {r[0]: r[1:] for r in tl.rows()}
     assert rows["controller reactions"] == [0, 0, 1]
     assert rows["resent packets (NICs)"][2] > 0  # what the dead switch swallowed came again
+
+
+def test_congestion_dlb_and_spraying_steer_around_the_congested_uplink_ecmp_does_not(tmp_path, capsys) -> None:
+    """h1_2 floods leaf1's uplink to spine1 at 80 % (best effort) while h1_1 and h2_1 run short
+    RoCE flows: under DLB and spraying the flows' packets leave that uplink for the other one
+    during the fault, under ECMP each flow keeps its hashed uplink."""
+    rc = main(["drill", "congestion", "--into", "leaf1:3", "--load", "0.8", "--sim", "--topology", TOPO,
+               "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    record = json.loads((tmp_path / "drill_congestion.json").read_text())
+    share = {mode: {phase: m["3"][phase]["share"] for phase in ("before", "during")}
+             for mode, m in record["modes"].items()}
+    for mode in ("ecmp", "dlb", "spray"):
+        assert record["modes"][mode]["3"]["during"]["util"] > 0.75  # the background was there
+        assert share[mode]["before"] > 0.3, share  # the workload used the uplink before the fault
+    assert share["dlb"]["during"] < 0.1 and share["spray"]["during"] < 0.1, share
+    assert share["ecmp"]["during"] > 0.3, share
+    assert "steers around it" in record["table"] and "ecmp" in out
+    events = json.loads((tmp_path / "drill_congestion-dlb.json").read_text())["events"]
+    assert [(e["kind"], e["switch"], e["port"]) for e in events] == [("pin", "leaf1", 3), ("unpin", "leaf1", 3)]
+
+
+def test_congestion_targets_are_checked_before_anything_runs() -> None:
+    topo = parse_topology(TOPO)
+    for argv in (("congestion", "--into", "spine1:1"), ("congestion", "--into", "leaf1:9"),
+                 ("congestion", "--into", "h9_9"), ("congestion", "--into", "leaf1:3", "--load", "1.5"),
+                 ("congestion",), ("congestion", "h1_1", "--into", "leaf1:3")):
+        with pytest.raises(ValueError):
+            prepare(_args(*argv), topo)
