@@ -19,7 +19,7 @@ from typing import Any
 
 import grpc
 
-from controller import alerts_cmd, config_cmd, sim_cmd
+from controller import alerts_cmd, config_cmd, mixed_cmd, sim_cmd
 from controller.drills import cli as drill_cmd
 from controller.fabric_rules import describe_index
 from controller.intent import diff
@@ -131,6 +131,7 @@ def build_parser(plugins: tuple[Any, ...] = ()) -> argparse.ArgumentParser:
     drill_cmd.add_parser(sub)
     alerts_cmd.add_parser(sub)
     config_cmd.add_parser(sub)
+    mixed_cmd.add_parser(sub)
     for plugin in plugins:
         plugin.add_parser(sub)
     return p
@@ -488,6 +489,7 @@ COMMANDS = {
     "drill": drill_cmd.cmd_drill,
     "alerts": alerts_cmd.cmd_alerts,
     **config_cmd.COMMANDS,
+    **mixed_cmd.COMMANDS,
 }
 
 if __name__ == "__main__":
