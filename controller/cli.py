@@ -412,7 +412,7 @@ def cmd_run(args, state_path: Path) -> int:
         ctl.on_packet_in = tel.on_packet_in
         result, path = run_workload(state, ctl, args.workload, hosts, size=args.size, cdf=args.cdf,
                                     load=args.load, flows=args.flows, timeout_s=args.timeout, progress=True,
-                                    telemetry=tel)
+                                    telemetry=tel, nic_settings=config_cmd.nic_settings(state_path))
     print(comparison_table([result]))
     print(f"saved {shown_path(path)}")
     return 0 if result.ok else EXIT_FAIL

@@ -62,6 +62,16 @@ def _current(state_dir: Path, state, topo) -> tuple[cf.NodeSettings, list[str] |
     return cf.uniform(topo, current_settings(state)), None
 
 
+def nic_settings(state_path: Path) -> dict | None:
+    """Each NIC's settings while a canary is pending (applied, neither promoted nor rolled
+    back), for runs that must not push the fabric-wide settings over the canary's; None otherwise."""
+    path = state_path.parent / CURRENT_FILE
+    if not path.exists():
+        return None
+    rec = json.loads(path.read_text())
+    return cf.NodeSettings.from_dict(rec["nodes"]).nics if rec["canary"] is not None else None
+
+
 def _save_current(state_dir: Path, ns: cf.NodeSettings, canary: list[str] | None) -> None:
     path = state_dir / CURRENT_FILE
     tmp = path.with_suffix(".tmp")

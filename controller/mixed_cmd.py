@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from controller.config_cmd import nic_settings
 from controller.mixed_traffic import MixedReport, TcpShare, nic_pauses, switch_pauses
 from controller.pipeline import compile_fabric
 from controller.profiles import PROFILES, settings_for
@@ -92,7 +93,7 @@ def run_live(args: argparse.Namespace, state_path: Path) -> MixedReport:
         def roce(label: str):
             before = switch_pauses(ctl)
             result, _ = run_workload(state, ctl, args.workload, hosts, size=size, timeout_s=args.timeout,
-                                     progress=False, telemetry=tel)
+                                     progress=False, telemetry=tel, nic_settings=nic_settings(state_path))
             result.profile = label
             return result, before
 
