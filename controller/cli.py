@@ -19,7 +19,7 @@ from typing import Any
 
 import grpc
 
-from controller import alerts_cmd, config_cmd, sim_cmd
+from controller import alerts_cmd, config_cmd, mixed_cmd, sim_cmd
 from controller.drills import cli as drill_cmd
 from controller.fabric_rules import describe_index
 from controller.intent import diff
@@ -131,6 +131,7 @@ def build_parser(plugins: tuple[Any, ...] = ()) -> argparse.ArgumentParser:
     drill_cmd.add_parser(sub)
     alerts_cmd.add_parser(sub)
     config_cmd.add_parser(sub)
+    mixed_cmd.add_parser(sub)
     for plugin in plugins:
         plugin.add_parser(sub)
     return p
@@ -411,7 +412,7 @@ def cmd_run(args, state_path: Path) -> int:
         ctl.on_packet_in = tel.on_packet_in
         result, path = run_workload(state, ctl, args.workload, hosts, size=args.size, cdf=args.cdf,
                                     load=args.load, flows=args.flows, timeout_s=args.timeout, progress=True,
-                                    telemetry=tel)
+                                    telemetry=tel, nic_settings=config_cmd.nic_settings(state_path))
     print(comparison_table([result]))
     print(f"saved {shown_path(path)}")
     return 0 if result.ok else EXIT_FAIL
@@ -488,6 +489,7 @@ COMMANDS = {
     "drill": drill_cmd.cmd_drill,
     "alerts": alerts_cmd.cmd_alerts,
     **config_cmd.COMMANDS,
+    **mixed_cmd.COMMANDS,
 }
 
 if __name__ == "__main__":

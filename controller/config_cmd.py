@@ -19,8 +19,9 @@ from controller.profiles import settings_for
 from controller.report import comparison_table
 from controller.session import attached, current_settings
 from controller.settings import SettingsError
-from controller.sim_cmd import WORKLOADS, parse_topology, simulate
-from controller.workloads import build_result, workload_specs
+from controller.sim_cmd import WORKLOADS, _size, parse_topology, simulate
+from controller.telemetry import Telemetry
+from controller.workloads import build_result, run_workload, workload_specs
 
 CURRENT_FILE = "config-current.json"
 COMPARE_SIZE = 256 * 1024
@@ -38,7 +39,7 @@ def add_parser(sub) -> None:
         if name == "apply":
             sp.add_argument("--compare", choices=WORKLOADS, default=None, metavar="WORKLOAD",
                             help="run WORKLOAD on all hosts after the canary apply; compare canary hosts with the rest")
-            sp.add_argument("--size", type=int, default=COMPARE_SIZE, help="--compare: bytes per host")
+            sp.add_argument("--size", type=_size, default=COMPARE_SIZE, help="--compare: bytes per host (e.g. 64KiB)")
             step = sp.add_mutually_exclusive_group()
             step.add_argument("--promote", action="store_true", help="roll the file out to every node")
             step.add_argument("--rollback", action="store_true", help="restore the settings before the rollout")
@@ -59,6 +60,16 @@ def _current(state_dir: Path, state, topo) -> tuple[cf.NodeSettings, list[str] |
         rec = json.loads(path.read_text())
         return cf.NodeSettings.from_dict(rec["nodes"]), rec["canary"]
     return cf.uniform(topo, current_settings(state)), None
+
+
+def nic_settings(state_path: Path) -> dict | None:
+    """Each NIC's settings while a canary is pending (applied, neither promoted nor rolled
+    back), for runs that must not push the fabric-wide settings over the canary's; None otherwise."""
+    path = state_path.parent / CURRENT_FILE
+    if not path.exists():
+        return None
+    rec = json.loads(path.read_text())
+    return cf.NodeSettings.from_dict(rec["nodes"]).nics if rec["canary"] is not None else None
 
 
 def _save_current(state_dir: Path, ns: cf.NodeSettings, canary: list[str] | None) -> None:
@@ -108,9 +119,35 @@ def cmd_apply(args: argparse.Namespace, state_path: Path) -> int:
             state.save(state_path)
         print(f"{_step(args)}: {n} switch updates written")
         if args.compare:
-            print("fabricctl: --compare runs on the virtual-time fabric (add --sim); live, run "
-                  "`fabricctl run` and compare the canary hosts' results")
+            return _live_compare(args, state, ctl, new, canary)
     return 0
+
+
+def _live_compare(args: argparse.Namespace, state, ctl, settings: cf.NodeSettings, canary: list[str] | None) -> int:
+    """The workload on every host of the live fabric, each NIC with its own settings; the
+    canary hosts' results against the rest's."""
+    topo = ctl.topo
+    hosts = [h.name for h in topo.hosts]
+    size = args.size - args.size % len(hosts)
+    tel = Telemetry(ctl)
+    ctl.on_packet_in = tel.on_packet_in
+    result, _ = run_workload(state, ctl, args.compare, hosts, size=size, progress=False, telemetry=tel,
+                             nic_settings=settings.nics)
+    stats = {h: ctl.nics[h].stats() for h in hosts}
+    specs = workload_specs(topo, args.compare, hosts, size=size)
+    print(_compare_groups(args.compare, topo, set(canary) if canary else None, specs, stats, tel, result.errors))
+    return 0 if result.ok else 1
+
+
+def _compare_groups(workload: str, topo, nodes: set[str] | None, specs, stats, tel, errors: list[str]) -> str:
+    """The comparison table of the canary hosts (named, or below a canary leaf) and the rest."""
+    hosts = [h.name for h in topo.hosts]
+    picked = _canary_hosts(topo, nodes)
+    groups = [("canary", picked), ("rest", [h for h in hosts if h not in picked])]
+    results = [build_result(workload, name, specs, {h: stats[h] for h in group}, tel, errors)
+               for name, group in groups if group]
+    return (f"\n{workload} on every host, canary ({','.join(picked)}) against the rest "
+            f"(switch columns are fabric-wide):\n" + comparison_table(results))
 
 
 def _step(args: argparse.Namespace) -> str:
@@ -152,13 +189,7 @@ def _sim(args: argparse.Namespace, diff_only: bool) -> int:
     try:
         if compare:
             stats = {h: nic.stats() for h, nic in run.fabric.nics.items()}
-            picked = _canary_hosts(topo, nodes)
-            groups = [("canary", picked), ("rest", [h for h in hosts if h not in picked])]
-            results = [build_result(compare, name, specs, {h: stats[h] for h in group}, run.telemetry, run.errors)
-                       for name, group in groups if group]
-            print(f"\n{compare} on every host, canary ({','.join(picked)}) against the rest "
-                  "(switch columns are fabric-wide):")
-            print(comparison_table(results))
+            print(_compare_groups(compare, topo, nodes, specs, stats, run.telemetry, run.errors))
         if not diff_only and (args.promote or args.rollback):
             ctl = run.controller
             everywhere = cf.target(before, cfg, None)

@@ -116,10 +116,12 @@ class FabricController:
                 self.profile = profile
             return n
 
-    def configure_nics(self, hosts: list[str] | None = None) -> None:
-        """Push the current congestion control and reliability settings to NICs (all by default)."""
+    def configure_nics(self, hosts: list[str] | None = None, per_host: Mapping[str, Settings] | None = None) -> None:
+        """Push the current congestion control and reliability settings to NICs (all by
+        default); ``per_host``: a host's own settings where a canary gave it some."""
         for host in hosts if hosts is not None else list(self.nics):
-            fabric_rules.configure_nic(self.nics[host], self.topo, host, self.settings)
+            settings = (per_host or {}).get(host, self.settings)
+            fabric_rules.configure_nic(self.nics[host], self.topo, host, settings)
 
     def close(self) -> None:
         """End every P4Runtime session and NIC management connection (the switches and NICs

@@ -51,14 +51,15 @@ def workload_specs(topo, workload: str, hosts: list[str], *, size: int, cdf: str
 
 def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf: str = "websearch",
                  load: float = 0.3, flows: int = 40, timeout_s: float = 300.0, progress: bool = True,
-                 telemetry: Telemetry | None = None) -> tuple[RunResult, Path]:
-    """Run to completion (or timeout) and save the result; returns it and its file."""
+                 telemetry: Telemetry | None = None, nic_settings=None) -> tuple[RunResult, Path]:
+    """Run to completion (or timeout) and save the result; returns it and its file.
+    ``nic_settings``: host -> Settings for NICs that run their own (a canary's)."""
     topo = ctl.topo
     specs = workload_specs(topo, workload, hosts, size=size, cdf=cdf, load=load, flows=flows)
     nics = {h: ctl.nics[h] for h in hosts}
     for nic in nics.values():
         nic.reset()
-    ctl.configure_nics(hosts)
+    ctl.configure_nics(hosts, nic_settings)
     tel = telemetry or Telemetry(ctl)
     tel.start_run()
     switch_before = read_switch_stats(state)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from fabricsim.background import BackgroundFlow, BackgroundSink
 from fabricsim.engine import Simulator
 from fabricsim.host import SimHost
 from fabricsim.link import Link, LinkConfig
@@ -121,6 +122,27 @@ class P4Fabric:
             cfg = replace(self.links[n].config, **impairments)
             cfg.validate()
             self.links[n].config = cfg
+
+    def start_background(self, pairs: list[tuple[str, str]], start_ns: int, stop_ns: int,
+                         load: float = 1.0) -> list[BackgroundFlow]:
+        """Best-effort TCP-like flows (fabricsim/background.py), one per (src, dst) host pair,
+        from ``start_ns`` to ``stop_ns``, each at most ``load`` of its host's line rate (1.0:
+        it fills what the host's RoCE traffic leaves)."""
+        if not 0 < load <= 1:
+            raise ValueError(f"background load must be in (0, 1], got {load}")
+        flows = []
+        for src, dst in pairs:
+            s, d = self.topo.host(src), self.topo.host(dst)
+            host = self.hosts[src]
+            flow = BackgroundFlow(src, dst, s.mac, self.topo.switch(s.leaf).mac, s.ip, d.ip,
+                                  host.link.config.rate_bps * load, start_ns, stop_ns,
+                                  sport=40000 + len(host.background))
+            host.background.append(flow)
+            if self.hosts[dst].sink is None:
+                self.hosts[dst].sink = BackgroundSink()
+            self.sim.at(start_ns, host.service)
+            flows.append(flow)
+        return flows
 
     # -- control plane ------------------------------------------------------------------
     def connection(self, name: str, address: str, device_id: int, election_id: int = 1,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fabricsim.background import BackgroundFlow, BackgroundSink, is_background
 from fabricsim.engine import Simulator
 from fabricsim.link import Link
 from nicmodel.nic import Nic
@@ -23,6 +24,9 @@ class SimHost:
         self.link: Link | None = None
         self.endpoint: Endpoint | None = None
         self.on_done: Callable[[SimHost], None] | None = None  # called while the workload is done
+        # best-effort background (fabricsim/background.py): sent when the NIC leaves the uplink idle
+        self.background: list[BackgroundFlow] = []
+        self.sink: BackgroundSink | None = None
         self._wake_at: int | None = None
 
     def attach(self, uplink: Link) -> None:
@@ -30,8 +34,20 @@ class SimHost:
         self.link = uplink
 
     def receive(self, frame: bytes) -> None:
+        if self.sink is not None and is_background(frame):
+            self.sink.receive(frame, self.sim.now)  # the host stack's, not the RoCE NIC's
+            return
         self.nic.receive(frame, self.sim.now)
         self.service()
+
+    def _background_frame(self, now: int) -> bytes | None:
+        """A due segment of one of the background flows, taking turns."""
+        for i, flow in enumerate(self.background):
+            frame = flow.poll_transmit(now)
+            if frame is not None:
+                self.background.append(self.background.pop(i))  # the next turn starts after it
+                return frame
+        return None
 
     def service(self) -> None:
         """Let the NIC and the workload act at the current time, then sleep until needed."""
@@ -41,6 +57,8 @@ class SimHost:
         if link is not None:
             if link.idle_at(now):
                 frame = nic.poll_transmit(now)
+                if frame is None and self.background:
+                    frame = self._background_frame(now)
                 if frame is not None:
                     link.transmit(frame)
                     wake = link.busy_until  # the port is ours again then: look again
@@ -56,6 +74,10 @@ class SimHost:
             t = nic.next_wakeup(now)
             if ep is not None:
                 e = ep.next_wakeup()
+                if e is not None and (t is None or e < t):
+                    t = e
+            for flow in self.background:
+                e = flow.next_wakeup(now)
                 if e is not None and (t is None or e < t):
                     t = e
             if t is not None:

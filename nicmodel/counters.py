@@ -51,10 +51,12 @@ class QpCounters:
 @dataclass
 class NicCounters:
     """The port: frames in and out, and every frame dropped before it reached a QP, by
-    reason (malformed input is counted here, never raised)."""
+    reason (malformed input is counted here, never raised). Frames of the host's own
+    traffic (TCP, ARP, non-RoCE UDP) are not drops: they are counted in ``host_frames``."""
 
     frames_received: int = 0
     frames_sent: int = 0
+    host_frames: int = 0  # received frames that were not RoCE: the host stack's (roce.HOST_STACK_REASONS)
     pause_frames_received: int = 0
     pause_frames_by_prio: list = field(default_factory=lambda: [0] * 8)  # PFC frames enabling each class
     drops: Counter = field(default_factory=Counter)  # reason -> frames

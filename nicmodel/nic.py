@@ -259,7 +259,10 @@ class Nic:
         try:
             p = roce.parse(frame, self.mac, self.ip, self.verify_icrc)
         except Malformed as e:
-            cnt.drops[e.reason] += 1
+            if e.reason in roce.HOST_STACK_REASONS:
+                cnt.host_frames += 1
+            else:
+                cnt.drops[e.reason] += 1
             return
         qp = self._qps.get(p.dqpn)
         if qp is None:

@@ -142,6 +142,12 @@ _LRH_STANDIN = b"\xff" * 8
 _CNP_PAD = bytes(CNP_PAD_LEN)
 
 
+# Reasons that mean "not RoCE at all": the host's own traffic (TCP, ARP, other UDP), which a
+# real RNIC hands to the kernel's network device rather than dropping (the NIC model's kernel
+# sees the same frames on its interface and takes them).
+HOST_STACK_REASONS = frozenset({"unknown_ethertype", "not_udp", "not_roce"})
+
+
 class Malformed(Exception):
     """A frame we cannot accept; ``reason`` is the drop-counter key."""
 

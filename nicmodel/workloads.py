@@ -573,6 +573,7 @@ def nic_counters(nic: Nic, now_ns: int) -> dict[str, float]:
         total[f"pause_ns_prio{prio}"] = ns
     total["frames_received"] = d["frames_received"]
     total["frames_sent"] = d["frames_sent"]
+    total["host_frames"] = d["host_frames"]
     total["frames_dropped"] = sum(d["drops"].values())
     for reason, count in d["drops"].items():  # e.g. drop_not_udp, drop_bad_icrc
         total[f"drop_{reason}"] = count
