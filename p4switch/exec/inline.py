@@ -3,11 +3,11 @@
 Why: a control applied from another control is generated as a function of its own (one per
 instance, so its tables and externs are bound at load time), and each apply was one Python
 call with 4-6 arguments per packet: fabric.p4's ingress and egress make about a dozen of
-them. A call statement whose callee returns nothing (no scalar out/inout parameters) is
-replaced by the callee's body, its local names renamed apart and its parameters bound to
+them. A call statement is replaced by the callee's body, its local names renamed apart and its parameters bound to
 the caller's arguments, so the semantics stay those of the call: arguments are evaluated
 once, in order, before the body; aggregates stay passed by reference; an ``exit`` still
-raises ``ExitControl`` up to the pipeline.
+raises ``ExitControl`` up to the pipeline. A control with scalar out/inout parameters ends in
+``return (a, b)``; its call ``_r = f(...)`` becomes the body and ``_r = (a, b)``.
 
 Works on the Python AST of the generated functions; the functions without such calls keep
 their text as generated.
@@ -59,12 +59,12 @@ def inline_controls(src: str, controls: set[str]) -> str:
 
 
 def _inlinable(f: ast.FunctionDef) -> bool:
-    """A plain function of positional parameters ending in a bare ``return``, with no other
-    return and no nested scope or name declaration that renaming could break."""
+    """A plain function of positional parameters ending in a ``return``, with no other return
+    and no nested scope or name declaration that renaming could break."""
     a = f.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or f.decorator_list:
         return False
-    if not f.body or not isinstance(f.body[-1], ast.Return) or f.body[-1].value is not None:
+    if not f.body or not isinstance(f.body[-1], ast.Return):
         return False
     for node in ast.walk(ast.Module(body=f.body[:-1], type_ignores=[])):
         if isinstance(node, (ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
@@ -74,11 +74,17 @@ def _inlinable(f: ast.FunctionDef) -> bool:
 
 
 def _call_target(node: ast.AST) -> str | None:
-    """The function name of a call statement ``f(a, b, ...)`` (positional arguments only)."""
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+    """The function name of a call statement ``f(a, b, ...)`` or ``t = f(a, b, ...)``
+    (positional arguments only)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         c = node.value
-        if isinstance(c.func, ast.Name) and not c.keywords and not any(isinstance(x, ast.Starred) for x in c.args):
-            return c.func.id
+    elif isinstance(node, ast.Expr):
+        c = node.value
+    else:
+        return None
+    if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and not c.keywords and not any(
+            isinstance(x, ast.Starred) for x in c.args):
+        return c.func.id
     return None
 
 
@@ -131,7 +137,8 @@ class _Inliner:
             name = _call_target(s)
             f = self.inlinable.get(name) if name else None
             if f is not None and (self.sites[name] == 1 or _size(f) <= MAX_COPIED_STATEMENTS):
-                out.extend(self.expand(f, s.value.args))
+                target = s.targets[0].id if isinstance(s, ast.Assign) else None
+                out.extend(self.expand(f, s.value.args, target))
                 self.changed = True
                 continue
             for field in ("body", "orelse", "finalbody"):
@@ -144,7 +151,7 @@ class _Inliner:
             out.append(s)
         return out
 
-    def expand(self, f: ast.FunctionDef, args: list[ast.expr]) -> list[ast.stmt]:
+    def expand(self, f: ast.FunctionDef, args: list[ast.expr], target: str | None) -> list[ast.stmt]:
         params, local, rebound = _local_names(f)
         while True:  # fresh names, unlike any name of the module
             n = next(self.counter)
@@ -158,7 +165,12 @@ class _Inliner:
                 names[p] = a  # the caller's variable itself (aggregates by reference)
             else:  # evaluated once, in order, as the call did
                 pre.append(ast.Assign(targets=[ast.Name(id=names[p], ctx=ast.Store())], value=a, lineno=0))
-        body = [_Rename(names).visit(copy.deepcopy(s)) for s in f.body[:-1]]
+        rename = _Rename(names)
+        body = [rename.visit(copy.deepcopy(s)) for s in f.body[:-1]]
+        if target is not None:  # the returned value (the callee's locals: no side effects)
+            ret = f.body[-1].value
+            value = rename.visit(copy.deepcopy(ret)) if ret is not None else ast.Constant(value=None)
+            body.append(ast.Assign(targets=[ast.Name(id=target, ctx=ast.Store())], value=value, lineno=0))
         return pre + body or [ast.Pass()]
 
 

@@ -1,5 +1,6 @@
 """Sub-controls applied from controls run inside their caller (p4switch/exec/inline.py):
-the packets still see call semantics: per-instance tables, locals of their own, `exit` ending the whole ingress."""
+the packets still see call semantics: per-instance tables, locals of their own, `out`
+parameters copied out, `exit` ending the whole ingress."""
 
 import re
 from pathlib import Path
@@ -28,9 +29,10 @@ def _frame(src: int, ether_type: int) -> bytes:
 
 
 def test_sub_controls_run_as_calls(pipe):
-    # each Stamp adds (3 + 1) twice to src; meta.a = 3 + 3; dst = meta.a + the caller's t (10)
+    # each Stamp adds (3 + 1) twice to src; meta.a = 3 + 3; Double's out d = 12;
+    # dst = d + the caller's t (10)
     out = pipe.process(0, _frame(0x100, 0x0800))
-    assert out == [(7, (16).to_bytes(6, "big") + (0x110).to_bytes(6, "big") + bytes.fromhex("0800") + b"payload")]
+    assert out == [(7, (22).to_bytes(6, "big") + (0x110).to_bytes(6, "big") + bytes.fromhex("0800") + b"payload")]
 
 
 def test_exit_in_a_sub_control_ends_ingress(pipe):
@@ -41,4 +43,4 @@ def test_exit_in_a_sub_control_ends_ingress(pipe):
 
 def test_sub_control_calls_are_inlined(pipe):
     body = re.search(r"^def K\d+_MyIngress\(.*?(?=^def |\Z)", pipe.prog.source, re.S | re.M).group(0)
-    assert not re.search(r"^\s+K\d+_(Stamp|AddTo)\(", body, re.M), body
+    assert not re.search(r"K\d+_(Stamp|AddTo|Double)\(", body, re.M), body

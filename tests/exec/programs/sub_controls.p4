@@ -1,6 +1,6 @@
 // Sub-controls applied from controls (inlined by the executor): two instances of one
 // control with their own tables, one instance applied twice, locals named like the
-// caller's, and `exit` inside a sub-control.
+// caller's, an `out` parameter, and `exit` inside a sub-control.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -19,6 +19,10 @@ control AddTo(inout headers hdr, in bit<8> x) {
         bit<8> t = x + 1;  // a local named like its caller's, which keeps its value
         hdr.ethernet.src = hdr.ethernet.src + (bit<48>)t;
     }
+}
+
+control Double(in bit<8> x, out bit<8> r) {
+    apply { r = x + x; }
 }
 
 control Stamp(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
@@ -42,11 +46,14 @@ control Stamp(inout headers hdr, inout metadata meta, inout standard_metadata_t 
 control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     Stamp() first;
     Stamp() second;
+    Double() dbl;
     apply {
         bit<8> t = 10;
+        bit<8> d;
         first.apply(hdr, meta, sm);
         second.apply(hdr, meta, sm);
-        hdr.ethernet.dst = (bit<48>)meta.a + (bit<48>)t;
+        dbl.apply(meta.a, d);
+        hdr.ethernet.dst = (bit<48>)d + (bit<48>)t;
     }
 }
 
