@@ -17,6 +17,7 @@ from p4switch.exec.compile_base import (
     const_value,
 )
 from p4switch.exec.externs import Counter, DirectCounter, DirectMeter, Meter, Register, ValueSet
+from p4switch.exec.inline import inline_controls
 from p4switch.exec.objects import RuntimeObjects
 from p4switch.exec.stmtgen import StmtGen
 from p4switch.exec.tables import (
@@ -112,7 +113,8 @@ class ProgramCompiler(RuntimeObjects):
         hdr_t, meta_t, sm_t = (underlying(t) for t in ptypes[1:4])
         hdr_c, meta_c, sm_c = self.types.cls(hdr_t), self.types.cls(meta_t), self.types.cls(sm_t)
         self.result.field_lists = self._field_lists(meta_t)
-        src = self.types.out.text() + self.out.text()
+        controls = {n for n in self.generated_blocks.values() if n.startswith("K")}
+        src = self.types.out.text() + inline_controls(self.out.text(), controls)
         self.result.source = src
         code = compile(src, "<p4-generated>", "exec")
         exec(code, self.ns)
