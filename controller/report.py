@@ -54,6 +54,7 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     row("NAKs", lambda r: r.naks)
     row("CNPs", lambda r: r.cnps)
     row("PFC pauses sent", lambda r: r.pauses)
+    row("PFC frames into NICs (rx_pause)", lambda r: r.nic_pause_frames_received)
     row("ECN marks", lambda r: r.ecn_marks)
     row("switch drops", lambda r: r.drops)
     row("kernel socket drops", lambda r: r.kernel_drops)

@@ -51,7 +51,7 @@ from controller.textfmt import shown_path
 from controller.workloads import run_workload
 from lab.targets import Compiled
 from nicmodel.mgmt import NicClient
-from topo.builder import leaf_spine
+from topo.builder import DEFAULT_RATE_GBPS, leaf_spine
 from topo.fabric import FabricNet
 from topo.spec import Topology, TopologyError, load
 
@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--spines", type=int, default=2, help="built-in topology: spines (default 2)")
     ap.add_argument("--leaves", type=int, default=2, help="built-in topology: leaves (default 2)")
     ap.add_argument("--hosts-per-leaf", type=int, default=2, help="built-in topology: hosts per leaf (default 2)")
+    ap.add_argument("--uplink-gbps", type=float, default=None, metavar="G",
+                    help="built-in topology: leaf-spine link rate in Gb/s (default: the 100 Gb/s of the host links; "
+                         "lower it to oversubscribe the uplinks, so that queues build and PFC pauses the senders)")
     ap.add_argument("--prefix", default="", help="built-in topology: prefix of every node name (to run beside "
                                                  "another fabric on the same machine)")
     ap.add_argument("--out", type=Path, default=Path("out"), help="output directory (plots, runs, telemetry, logs; default out)")
@@ -134,6 +137,8 @@ def load_topology(args: argparse.Namespace) -> Topology:
         return topo
     ids = [s.device_id for s in leaf_spine(args.spines, args.leaves, args.hosts_per_leaf).switches]
     return leaf_spine(args.spines, args.leaves, args.hosts_per_leaf, prefix=args.prefix,
+                      rate_gbps=DEFAULT_RATE_GBPS if args.uplink_gbps is None else args.uplink_gbps,
+                      host_rate_gbps=DEFAULT_RATE_GBPS,
                       time_dilation=args.time_dilation or 1.0, grpc_base=free_grpc_base(ids))
 
 
@@ -145,6 +150,16 @@ def calibrated_dilation(args: argparse.Namespace, topo: Topology, pipe: Pipeline
     cal = calibrate_fabric(args.target, Compiled(pipe.p4info_path, pipe.config_path), topo)
     topo.time_dilation = cal.dilation
     log.info("  %s", cal.describe())
+
+
+def source_lines(sources: dict[str, str]) -> list[str]:
+    """Where the table's switch figures were read (rows grouped by source); the other rows are
+    the NICs' statistics (their management API)."""
+    rows: dict[str, list[str]] = {}
+    for row, source in sources.items():
+        rows.setdefault(source, []).append(row)
+    return [f"source of {', '.join(names)}: {source}" for source, names in rows.items()] + \
+        ["source of every other row: the NICs' statistics (management API)"] if rows else []
 
 
 def fabricctl_command() -> str:
@@ -181,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     out = args.out.resolve()
     state_path = args.state or default_path()
+    if args.uplink_gbps is not None and not args.uplink_gbps > 0:
+        print("run_demo: --uplink-gbps must be a positive link rate in Gb/s", file=sys.stderr)
+        return 2
     try:
         topo = load_topology(args)
     except (TopologyError, ValueError) as e:
@@ -249,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         print(repeated_table(results))
         for v in verdicts(results):
             print(v.line)
+        for line in source_lines(results[-1].sources):
+            print(line)
         for png in plot(median_runs(results), out / "plots"):
             print(f"wrote {shown_path(png)}")
         tel.write(out / "telemetry" / "all")
