@@ -64,6 +64,23 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     return rows
 
 
+def source_lines(runs: list[RunResult]) -> list[str]:
+    """Where the table's switch figures were read (``RunResult.sources``), rows grouped by
+    source; the other rows are the NICs' statistics. Nothing for runs that did not record it."""
+    by_row: dict[str, list[str]] = {}
+    for r in runs:
+        for row, source in r.sources.items():
+            if source not in by_row.setdefault(row, []):
+                by_row[row].append(source)
+    rows: dict[str, list[str]] = {}
+    for row, sources in by_row.items():
+        rows.setdefault(" / ".join(sources), []).append(row)
+    if not rows:
+        return []
+    return ([f"source of {', '.join(names)}: {source}" for source, names in rows.items()]
+            + ["source of every other row: the NICs' statistics (management API)"])
+
+
 def describe_params(params: dict) -> str:
     """What was run, in a few words: ``1024 KiB/host``, ``websearch load 0.5, 40 flows/host``,
     ``websearch load 0.5, 1000 us of arrivals``."""

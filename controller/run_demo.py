@@ -42,7 +42,7 @@ from controller.controller import FabricController
 from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import PROFILES, settings_for
 from controller.repeats import lag_flagged, median_runs, repeated_table, verdicts
-from controller.report import plot
+from controller.report import plot, source_lines
 from controller.session import current_settings, profile_label
 from controller.settings import Settings
 from controller.state import FabricState, default_path
@@ -152,16 +152,6 @@ def calibrated_dilation(args: argparse.Namespace, topo: Topology, pipe: Pipeline
     log.info("  %s", cal.describe())
 
 
-def source_lines(sources: dict[str, str]) -> list[str]:
-    """Where the table's switch figures were read (rows grouped by source); the other rows are
-    the NICs' statistics (their management API)."""
-    rows: dict[str, list[str]] = {}
-    for row, source in sources.items():
-        rows.setdefault(source, []).append(row)
-    return [f"source of {', '.join(names)}: {source}" for source, names in rows.items()] + \
-        ["source of every other row: the NICs' statistics (management API)"] if rows else []
-
-
 def fabricctl_command() -> str:
     """How to call fabricctl from another shell: its full path unless the venv is on PATH."""
     script = Path(sys.executable).parent / "fabricctl"
@@ -267,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         print(repeated_table(results))
         for v in verdicts(results):
             print(v.line)
-        for line in source_lines(results[-1].sources):
+        for line in source_lines(results):
             print(line)
         for png in plot(median_runs(results), out / "plots"):
             print(f"wrote {shown_path(png)}")
