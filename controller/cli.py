@@ -24,7 +24,7 @@ from controller.drills import cli as drill_cmd
 from controller.fabric_rules import describe_index
 from controller.intent import diff
 from controller.profiles import PROFILES, settings_for
-from controller.report import comparison_table, plot
+from controller.report import comparison_table, plot, source_lines
 from controller.results import RunResult
 from controller.session import attached
 from controller.settings import SettingsError, parse_value
@@ -458,6 +458,8 @@ def cmd_report(args, state_path: Path) -> int:
         except (OSError, ValueError, TypeError, KeyError) as e:
             raise UsageError(f"{p}: not a run result ({e})") from None
     print(comparison_table(runs))
+    for line in source_lines(runs):
+        print(line)
     for png in plot(runs, out or Path("out/plots")):
         print(f"wrote {shown_path(png)}")
     return 0

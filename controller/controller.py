@@ -52,13 +52,14 @@ class FabricController:
         units: fabric_rules.TargetUnits = fabric_rules.BMV2_UNITS,
     ) -> None:
         """``connection`` opens a switch's session (SwitchConnection's arguments); the
-        virtual-time fabric passes its in-process one, and its ``units`` (nanoseconds, bytes)."""
+        virtual-time fabric passes its in-process one, and its ``units`` (nanoseconds, bytes; a
+        ``time_scale`` there is multiplied by the pipeline's own for the topology's dilation)."""
         self.topo = topo
         self.profile = profile  # the settings' name in results (e.g. "baseline", "baseline+set")
         self.pipeline = pipeline
         self.p4 = P4InfoIndex(pipeline.p4info)
-        # BMv2 stamps wall-clock time: its ticks are scaled by the fabric's time dilation
-        self.units = replace(units, time_scale=pipeline.time_scale(topo.time_dilation))
+        # BMv2 stamps wall-clock time: its ticks are scaled by the fabric's time dilation too
+        self.units = replace(units, time_scale=units.time_scale * pipeline.time_scale(topo.time_dilation))
         self.settings = settings
         self.nics = dict(nics or {})
         # where the fabric's current settings live when others may change them (the state file
@@ -67,6 +68,9 @@ class FabricController:
         self.on_packet_in = on_packet_in
         # each switch's Thrift runtime port: registers where P4Runtime cannot read them (BMv2)
         self.thrift_ports = {name: port for name, port in (thrift_ports or {}).items() if port}
+        # how counters and registers were last read ("counters"/"registers" -> interface): the
+        # report says which source each switch figure came from
+        self.read_via: dict[str, str] = {}
         self.installed: dict[str, Intent] = {s.name: Intent() for s in topo.switches}
         self.restores = 0  # switches given their pipeline and state back after a restart
         self.restore_failures = 0  # restore attempts that failed (and were retried)
@@ -283,8 +287,10 @@ class FabricController:
             ent = p4runtime_pb2.Entity()
             ent.counter_entry.CopyFrom(self.p4.counter_pb(counter, i))
             ents.append(ent)
-        return {e.counter_entry.index.index: (e.counter_entry.data.packet_count, e.counter_entry.data.byte_count)
-                for e in self.conns[switch].read(ents)}
+        out = {e.counter_entry.index.index: (e.counter_entry.data.packet_count, e.counter_entry.data.byte_count)
+               for e in self.conns[switch].read(ents)}
+        self.read_via["counters"] = "P4Runtime counter read"
+        return out
 
     def read_members(self, switch: str, profile: str) -> dict[int, ActionCall]:
         """member id -> action of one action profile."""
@@ -314,11 +320,14 @@ class FabricController:
             ent.register_entry.CopyFrom(self.p4.register_pb(register, i))
             ents.append(ent)
         try:
-            return {e.register_entry.index.index: int.from_bytes(e.register_entry.data.bitstring, "big")
-                    for e in self.conns[switch].read(ents)}
+            out = {e.register_entry.index.index: int.from_bytes(e.register_entry.data.bitstring, "big")
+                   for e in self.conns[switch].read(ents)}
+            self.read_via["registers"] = "P4Runtime register read"
+            return out
         except P4RuntimeError as e:  # BMv2's P4Runtime server reads no registers: its Thrift API does
             if e.code != grpc.StatusCode.UNIMPLEMENTED or switch not in self.thrift_ports:
                 raise
+        self.read_via["registers"] = "Thrift register_read (BMv2's P4Runtime reads no registers)"
         with Bmv2Runtime(self.thrift_ports[switch]) as rt:
             if indices is None:
                 return dict(enumerate(v & U64 for v in rt.register_read_all(register)))

@@ -31,6 +31,7 @@ from typing import Any
 from controller.intent import Intent
 from controller.routing import host_ports, mac_to_int, routes
 from controller.settings import Settings, pfc_headroom_bytes
+from nicmodel.int_md import encode_time_scale
 from p4rt.entries import ActionCall, CloneSession, Exact, GroupRef, Lpm, Replica, TableEntry, Ternary
 from p4rt.p4info import P4InfoIndex
 from topo.spec import Link, Topology
@@ -83,9 +84,11 @@ class TargetUnits:
         some 71 wall minutes, longer than any demo run, so the same in effect)."""
         return min(_U32_MAX, max(1, round(us * 1000 / self.timestamp_ns * self.time_scale)))
 
-    def rate_mbps(self, fabric_gbps: float) -> int:
-        """A fabric link rate in bits per timestamp microsecond (Mb/s) as the program sees it."""
-        return max(1, round(fabric_gbps * 1000 / self.time_scale))
+    @staticmethod
+    def rate_mbps(fabric_gbps: float) -> int:
+        """A link rate as INT carries it: Mb/s of fabric time, at any dilation (the INT-MD
+        header's time scale tells the NIC how the hops' timestamps relate to fabric time)."""
+        return max(1, round(fabric_gbps * 1000))
 
     @property
     def dre_shift(self) -> int:
@@ -94,6 +97,11 @@ class TargetUnits:
     @property
     def int_ds_flags(self) -> int:
         return (INT_DS_TIME_NS if self.timestamp_ns == 1 else 0) | (INT_DS_QUEUE_BYTES if self.queue_bytes else 0)
+
+    @property
+    def int_time_scale(self) -> int:
+        """The INT-MD time_scale field: timestamp ticks per fabric tick (nicmodel/int_md.py)."""
+        return encode_time_scale(self.time_scale)
 
 
 BMV2_UNITS = TargetUnits()
@@ -183,7 +191,8 @@ def _time_unit(units: TargetUnits, r: Rules, it: Intent) -> None:
     """The program's defaults are BMv2's units; another target's are set here."""
     if units != BMV2_UNITS:
         it.set_default(r.table("time_unit"), r.action(
-            "set_time_unit", dre_shift=units.dre_shift, int_ds_flags=units.int_ds_flags))
+            "set_time_unit", dre_shift=units.dre_shift, int_ds_flags=units.int_ds_flags,
+            int_time_scale=units.int_time_scale))
 
 
 def _routing(topo: Topology, r: Rules, name: str, it: Intent, down: Collection[tuple[str, int]] = (),
@@ -316,6 +325,22 @@ PORT_STATS = {
     "drops": ("counters", "ingress_drops", True),
     "int_reports": ("counters", "int_reports", False),
 }
+
+
+# The comparison table's switch figures (controller/report.py rows) and the PORT_STATS field each
+# is computed from; every other row comes from the NICs' statistics.
+TABLE_FIGURES = {"mean fabric link util": "tx_bytes", "busiest link util": "tx_bytes", "PFC pauses sent": "pauses",
+                 "ECN marks": "ecn_marks", "switch drops": "drops", "INT reports": "int_reports"}
+
+
+def figure_sources(read_via: dict[str, str]) -> dict[str, str]:
+    """Table row -> where its figure was read: the P4 object and the interface that read it
+    (``FabricController.read_via``)."""
+    out = {}
+    for row, stat in TABLE_FIGURES.items():
+        kind, short, _ = PORT_STATS[stat]
+        out[row] = f"{kind[:-1]} {short}, {read_via.get(kind, 'not read')}"
+    return out
 
 
 # What a counter or register cell index stands for (p4src/README.md, "Registers" and "Counters"),

@@ -54,6 +54,7 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     row("NAKs", lambda r: r.naks)
     row("CNPs", lambda r: r.cnps)
     row("PFC pauses sent", lambda r: r.pauses)
+    row("PFC frames into NICs (rx_pause)", lambda r: r.nic_pause_frames_received)
     row("ECN marks", lambda r: r.ecn_marks)
     row("switch drops", lambda r: r.drops)
     row("kernel socket drops", lambda r: r.kernel_drops)
@@ -61,6 +62,23 @@ def comparison_rows(runs: list[RunResult]) -> list[list[object]]:
     row("alerts: microburst/congestion/discards",
         lambda r: "/".join(str(sum(1 for a in r.alerts if a["kind"] == k)) for k in ("microburst", "congestion", "discards")))
     return rows
+
+
+def source_lines(runs: list[RunResult]) -> list[str]:
+    """Where the table's switch figures were read (``RunResult.sources``), rows grouped by
+    source; the other rows are the NICs' statistics. Nothing for runs that did not record it."""
+    by_row: dict[str, list[str]] = {}
+    for r in runs:
+        for row, source in r.sources.items():
+            if source not in by_row.setdefault(row, []):
+                by_row[row].append(source)
+    rows: dict[str, list[str]] = {}
+    for row, sources in by_row.items():
+        rows.setdefault(" / ".join(sources), []).append(row)
+    if not rows:
+        return []
+    return ([f"source of {', '.join(names)}: {source}" for source, names in rows.items()]
+            + ["source of every other row: the NICs' statistics (management API)"])
 
 
 def describe_params(params: dict) -> str:

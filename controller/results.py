@@ -73,6 +73,10 @@ class RunResult:
     # ({"timers", "p50_ns", "p99_ns", "max_ns"}; netbase/lag.py); empty where not measured
     sched_lag: dict[str, dict[str, int]] = field(default_factory=dict)
     time_dilation: float = 0.0  # D of the live fabric (0: not recorded, or virtual time)
+    # PFC frames (pauses and resumes) the NICs received: the switches' pauses that reached hosts (rx_pause)
+    nic_pause_frames_received: int = 0
+    # table row -> where its switch figure was read (P4 counter or register, and the interface)
+    sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def worst_lag_p99_ns(self) -> int | None:
@@ -130,6 +134,7 @@ def transport_counts(nic_stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "naks": total("naks_received"),
         "cnps": total("cnps_received"),
         "timeouts": total("timeouts"),
+        "nic_pause_frames_received": total("pause_frames_received"),
         # the NICs' share (received frames lost, sends refused); the switches' is added by the caller
         "kernel_drops": total("rx_kernel_drops") + total("tx_kernel_drops"),
     }

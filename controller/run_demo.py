@@ -42,7 +42,7 @@ from controller.controller import FabricController
 from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import PROFILES, settings_for
 from controller.repeats import lag_flagged, median_runs, repeated_table, verdicts
-from controller.report import plot
+from controller.report import plot, source_lines
 from controller.session import current_settings, profile_label
 from controller.settings import Settings
 from controller.state import FabricState, default_path
@@ -51,7 +51,7 @@ from controller.textfmt import shown_path
 from controller.workloads import run_workload
 from lab.targets import Compiled
 from nicmodel.mgmt import NicClient
-from topo.builder import leaf_spine
+from topo.builder import DEFAULT_RATE_GBPS, leaf_spine
 from topo.fabric import FabricNet
 from topo.spec import Topology, TopologyError, load
 
@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--spines", type=int, default=2, help="built-in topology: spines (default 2)")
     ap.add_argument("--leaves", type=int, default=2, help="built-in topology: leaves (default 2)")
     ap.add_argument("--hosts-per-leaf", type=int, default=2, help="built-in topology: hosts per leaf (default 2)")
+    ap.add_argument("--uplink-gbps", type=float, default=None, metavar="G",
+                    help="built-in topology: leaf-spine link rate in Gb/s (default: the 100 Gb/s of the host links; "
+                         "lower it to oversubscribe the uplinks, so that queues build and PFC pauses the senders)")
     ap.add_argument("--prefix", default="", help="built-in topology: prefix of every node name (to run beside "
                                                  "another fabric on the same machine)")
     ap.add_argument("--out", type=Path, default=Path("out"), help="output directory (plots, runs, telemetry, logs; default out)")
@@ -134,6 +137,8 @@ def load_topology(args: argparse.Namespace) -> Topology:
         return topo
     ids = [s.device_id for s in leaf_spine(args.spines, args.leaves, args.hosts_per_leaf).switches]
     return leaf_spine(args.spines, args.leaves, args.hosts_per_leaf, prefix=args.prefix,
+                      rate_gbps=DEFAULT_RATE_GBPS if args.uplink_gbps is None else args.uplink_gbps,
+                      host_rate_gbps=DEFAULT_RATE_GBPS,
                       time_dilation=args.time_dilation or 1.0, grpc_base=free_grpc_base(ids))
 
 
@@ -181,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     out = args.out.resolve()
     state_path = args.state or default_path()
+    if args.uplink_gbps is not None and not args.uplink_gbps > 0:
+        print("run_demo: --uplink-gbps must be a positive link rate in Gb/s", file=sys.stderr)
+        return 2
     try:
         topo = load_topology(args)
     except (TopologyError, ValueError) as e:
@@ -249,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         print(repeated_table(results))
         for v in verdicts(results):
             print(v.line)
+        for line in source_lines(results):
+            print(line)
         for png in plot(median_runs(results), out / "plots"):
             print(f"wrote {shown_path(png)}")
         tel.write(out / "telemetry" / "all")

@@ -82,11 +82,14 @@ class Snapshot:
 
 @dataclass
 class HopPoint:
+    """One hop record of an INT report, its times in fabric microseconds (the units the
+    report's INT-MD header gives, converted)."""
+
     switch: str
     port: int
-    t_us: int
+    t_us: float
     qdepth: int
-    hop_latency_us: int
+    hop_latency_us: float
 
 
 class Telemetry:
@@ -124,7 +127,9 @@ class Telemetry:
             self.reports[switch] = self.reports.get(switch, 0) + 1
             for h in hops:
                 name = self.by_device.get(h.switch_id, f"dev{h.switch_id}")
-                self.hops.append(HopPoint(name, h.egress_port, h.egress_ts_us, h.qdepth_pkts, h.hop_latency_us))
+                us = h.ts_unit_ns / 1000
+                self.hops.append(HopPoint(name, h.egress_port, h.egress_ts_us * us, h.qdepth_pkts,
+                                          h.hop_latency_us * us))
 
     # -- counters ---------------------------------------------------------------------------
     def sample(self) -> Snapshot:

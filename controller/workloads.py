@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from controller import fabric_rules
 from controller.results import Message, RunResult, transport_counts
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar
@@ -117,6 +118,7 @@ def save_run(out_dir: Path, workload: str, profile: str, specs: dict[str, dict[s
     result = build_result(workload, profile, specs, stats, tel, errors, switch_kernel_drops=switch_kernel_drops)
     result.sched_lag = {**(switch_lag or {}), **nic_lag(stats)}
     result.time_dilation = time_dilation
+    result.sources = fabric_rules.figure_sources(getattr(tel.ctl, "read_via", {}))
     result.data_verified = sorted(h for h, st in statuses.items() if st.get("data_ok") is True)
     out = out_dir / "runs"
     out.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,13 @@ DEFAULT_MAX_HOPS = 5
 # INT-MD ds_flags: the units of the hop records (fabric.p4's time_unit table sets them)
 DS_TIME_NS = 0x0001  # timestamps and hop latency in nanoseconds (else microseconds)
 DS_QUEUE_BYTES = 0x0002  # queue occupancy in bytes (else packets)
+# INT-MD time_scale (INT_LAYOUT.md): timestamp ticks per fabric tick, for a target whose clock
+# runs faster than the fabric it models (BMv2 stamps wall-clock time while the live fabric runs
+# D times slower). 16 bits: mantissa in bits 11..0, exponent in bits 15..12, scale = m << e;
+# 0 means 1. Rounded to the nearest such value: within 1/4096 of any scale up to 2^27.
+SCALE_MANTISSA_BITS = 12
+_SCALE_MANTISSA_MAX = (1 << SCALE_MANTISSA_BITS) - 1
+_SCALE_EXP_MAX = 15
 
 REPORT_HDR_LEN = 16
 REPORT_VERSION = 1
@@ -62,7 +69,7 @@ class IntStack:
 
     def hops(self) -> tuple[HopInt, ...]:
         """Hop records, source-side hop first (the order congestion control wants)."""
-        return decode_hops(self.hops_raw, self.hop_ml, ds_flags(self.md_header))
+        return decode_hops(self.hops_raw, self.hop_ml, ds_flags(self.md_header), time_scale_field(self.md_header))
 
 
 def ds_flags(md: bytes) -> int:
@@ -70,13 +77,36 @@ def ds_flags(md: bytes) -> int:
     return _U16.unpack_from(md, 10)[0]
 
 
-def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0) -> tuple[HopInt, ...]:
+def time_scale_field(md: bytes) -> int:
+    """The time_scale field of a 12-byte INT-MD header, as carried (see :func:`decode_time_scale`)."""
+    return _U16.unpack_from(md, 6)[0]
+
+
+def encode_time_scale(scale: float) -> int:
+    """The 16-bit time_scale field for ``scale`` timestamp ticks per fabric tick (>= 1)."""
+    if not 1 <= scale <= _SCALE_MANTISSA_MAX << _SCALE_EXP_MAX:
+        raise ValueError(f"INT time scale {scale:g} is outside 1..{_SCALE_MANTISSA_MAX << _SCALE_EXP_MAX}")
+    exp = 0
+    while round(scale / (1 << exp)) > _SCALE_MANTISSA_MAX:
+        exp += 1
+    mantissa = round(scale / (1 << exp))
+    return 0 if (mantissa, exp) == (1, 0) else exp << SCALE_MANTISSA_BITS | mantissa
+
+
+def decode_time_scale(field: int) -> int:
+    """Timestamp ticks per fabric tick that a time_scale field carries."""
+    return ((field & _SCALE_MANTISSA_MAX) << (field >> SCALE_MANTISSA_BITS)) or 1
+
+
+def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0, scale_field: int = 0) -> tuple[HopInt, ...]:
     """HopInt tuples (source-side first) from a newest-first hop stack, in the units the
-    INT-MD header's ds_flags ``flags`` give."""
+    INT-MD header's ds_flags ``flags`` and time_scale ``scale_field`` give: a tick is
+    1 ns (ds_flags bit 0) or 1 us of the target's clock, that clock runs the time scale
+    times faster than fabric time, and ``HopInt.ts_unit_ns`` is a tick in fabric ns."""
     size = 4 * hop_ml
     if hop_ml < HOP_WORDS or len(raw) % size:
         raise ValueError(f"hop stack of {len(raw)} bytes with {hop_ml} words per hop")
-    unit = 1 if flags & DS_TIME_NS else 1000
+    unit = (1 if flags & DS_TIME_NS else 1000) / decode_time_scale(scale_field)
     in_bytes = bool(flags & DS_QUEUE_BYTES)
     out = []
     for off in range(len(raw) - size, -1, -size):
@@ -140,7 +170,7 @@ def decode_echo(buf: bytes, off: int) -> tuple[tuple[HopInt, ...], int]:
     stop = start + count * 4 * hop_ml
     if len(buf) < stop:
         raise ValueError("truncated INT echo hops")
-    return decode_hops(bytes(buf[start:stop]), hop_ml, ds_flags(md)), stop
+    return decode_hops(bytes(buf[start:stop]), hop_ml, ds_flags(md), time_scale_field(md)), stop
 
 
 # --- what switches do to a frame (simulated fabric, tests) -------------------------------

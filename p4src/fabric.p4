@@ -38,11 +38,12 @@ control FabricIngress(inout headers_t hdr,
     IngressCounters() counters;
 
     /* The units the target's timestamps and INT queue occupancy count in (p4src/README.md,
-     * "Target options"): the DRE period shift for that timestamp unit and the INT-MD ds_flags
-     * that tell the NIC the units of the hop records. */
-    action set_time_unit(bit<8> dre_shift, bit<16> int_ds_flags) {
+     * "Target options"): the DRE period shift for that timestamp unit, and the INT-MD ds_flags
+     * and time scale that tell the NIC the units of the hop records. */
+    action set_time_unit(bit<8> dre_shift, bit<16> int_ds_flags, bit<16> int_time_scale) {
         meta.dre_shift = dre_shift;
         meta.int_ds_flags = int_ds_flags;
+        meta.int_time_scale = int_time_scale;
     }
 
     /* Keyless: its default action, microseconds and queue depth in packets (BMv2) until the
@@ -51,7 +52,7 @@ control FabricIngress(inout headers_t hdr,
         actions = {
             set_time_unit;
         }
-        default_action = set_time_unit(DRE_SHIFT, 0);
+        default_action = set_time_unit(DRE_SHIFT, 0, 0);
     }
 
     apply {

@@ -25,12 +25,15 @@ from topo.spec import Host, Link, Switch, Topology, TopologyError, dump, load, v
 SPINE_ID_BASE = 100
 
 
+DEFAULT_RATE_GBPS = 100.0  # every link of a built topology unless told otherwise
+
+
 def leaf_spine(
     spines: int = 2,
     leaves: int = 2,
     hosts_per_leaf: int = 2,
     *,
-    rate_gbps: float = 100.0,
+    rate_gbps: float = DEFAULT_RATE_GBPS,
     host_rate_gbps: float | None = None,
     delay_us: float = 1.0,
     time_dilation: float = 1.0,

@@ -16,9 +16,11 @@ from typing import Protocol
 class HopInt:
     """One switch hop of echoed INT metadata (see p4src/include/INT_LAYOUT.md).
 
-    The field names say the BMv2 units; the INT-MD header's ds_flags may say otherwise, and
-    then ``ts_unit_ns`` is 1 (hop latency and timestamps in nanoseconds) and
-    ``qdepth_in_bytes`` True (``qdepth_pkts`` counts bytes)."""
+    The field names say the BMv2 units; the INT-MD header's ds_flags and time_scale may say
+    otherwise. ``ts_unit_ns`` is one tick of the hop latency and timestamps in fabric
+    nanoseconds: 1000 for microseconds, 1 for nanoseconds, 1000 / D for BMv2's wall-clock
+    microseconds in a fabric dilated D times. ``qdepth_in_bytes`` True: ``qdepth_pkts``
+    counts bytes. ``link_rate_mbps`` is the port's rate in Mb/s of fabric time."""
 
     switch_id: int
     ingress_port: int
@@ -30,7 +32,7 @@ class HopInt:
     egress_ts_us: int
     tx_bytes: int
     link_rate_mbps: int
-    ts_unit_ns: int = 1000
+    ts_unit_ns: float = 1000
     qdepth_in_bytes: bool = False
 
 

@@ -16,8 +16,10 @@ Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019, Algorithm 1:
       lastUpdateSeq = snd_nxt): the reference window Wc moves once per RTT, W on every ACK.
       Pacing rate R = W / T.
 
-Units and INT mapping (p4src/include/INT_LAYOUT.md): the INT-MD header's ds_flags give the
-units of the hop records (``HopInt.ts_unit_ns``, ``HopInt.qdepth_in_bytes``).
+Units and INT mapping (p4src/include/INT_LAYOUT.md): the INT-MD header's ds_flags and time
+scale give the units of the hop records (``HopInt.ts_unit_ns``, ``HopInt.qdepth_in_bytes``),
+so that every term is in fabric time: rates and the base RTT T are the fabric's, whatever
+clock the switches stamp with (BMv2's wall clock runs D times faster than a dilated fabric).
 * qlen: bytes when the switches report bytes (the virtual-time fabric); in packets (BMv2
   ``deq_qdepth``) it is converted as ``qdepth_pkts * mtu_bytes`` (an upper bound: packets in
   the queue are at most one MTU).
@@ -32,7 +34,7 @@ units of the hop records (``HopInt.ts_unit_ns``, ``HopInt.qdepth_in_bytes``).
   than from the microsecond INT timestamps, so that every ACK contributes its share and U
   really averages over a base RTT. (Weighting whole-microsecond gaps instead lets each
   flow's U follow the queue's sub-RTT noise, and two flows' windows random-walk apart.)
-* B_j: ``egress_link_rate`` in Mb/s.
+* B_j: ``egress_link_rate`` in Mb/s of fabric time.
 
 Defaults: eta = 0.95, maxStage = 5 (paper); W_AI = R_AI * T with R_AI = 40 Mb/s, the HPCC
 ns-3 set-up's 10 Mb/s per 25 Gb/s of line rate at 100 Gb/s; W_init = line rate * T (one BDP,

@@ -105,7 +105,7 @@ header int_md_t {
     bit<5>  hop_ml;
     bit<8>  remaining_hop_cnt;
     bit<16> instructions;
-    bit<16> _reserved2;
+    bit<16> time_scale;     /* timestamp ticks per fabric tick, INT_LAYOUT.md (0: 1) */
     bit<16> domain_id;
     bit<16> ds_flags;
 }
@@ -196,12 +196,14 @@ struct fabric_metadata_t {
     bit<1>  pfc_pause;      /* PFC clone: 1 = pause, 0 = resume */
     @field_list(CLONE_FIELD_LIST)
     bit<16> pfc_quanta;
-    /* Target time and queue units (the time_unit table in fabric.p4): the DRE period shift
-     * and the INT-MD ds_flags. */
+    /* Target time and queue units (the time_unit table in fabric.p4): the DRE period shift,
+     * the INT-MD ds_flags and time scale. */
     @field_list(CLONE_FIELD_LIST)
     bit<8>  dre_shift;
     @field_list(CLONE_FIELD_LIST)
     bit<16> int_ds_flags;
+    @field_list(CLONE_FIELD_LIST)
+    bit<16> int_time_scale;
 
     /* Forwarding. */
     bit<8>  drop_reason;    /* 0 = forward; else a DROP_* code */

@@ -33,7 +33,8 @@
  * at ingress by the source, and at egress to a report clone when source and sink are this
  * one switch (the clone is the packet as received, without that INT). Holds no table, so
  * it is instantiated once per use. */
-control IntSourceHeaders(inout headers_t hdr, in bit<8> max_hops, in bit<16> ds_flags) {
+control IntSourceHeaders(inout headers_t hdr, in bit<8> max_hops, in bit<16> ds_flags,
+                         in bit<16> time_scale) {
     apply {
         hdr.int_shim.setValid();
         hdr.int_shim.int_type = INT_TYPE_MD;
@@ -50,7 +51,7 @@ control IntSourceHeaders(inout headers_t hdr, in bit<8> max_hops, in bit<16> ds_
         hdr.int_md.hop_ml = INT_HOP_WORDS;
         hdr.int_md.remaining_hop_cnt = max_hops;
         hdr.int_md.instructions = INT_INSTRUCTIONS;
-        hdr.int_md._reserved2 = 0;
+        hdr.int_md.time_scale = time_scale;
         hdr.int_md.domain_id = INT_DOMAIN_ID;
         hdr.int_md.ds_flags = ds_flags;
         hdr.udp.dst_port = UDP_PORT_INT;
@@ -153,7 +154,7 @@ control IntIngress(inout headers_t hdr,
                 meta.int_source = 0;
                 int_source_mtu_skips.count((bit<32>)standard_metadata.egress_spec);
             } else {
-                source_headers.apply(hdr, meta.int_max_hops, meta.int_ds_flags);
+                source_headers.apply(hdr, meta.int_max_hops, meta.int_ds_flags, meta.int_time_scale);
             }
         }
         if (hdr.int_shim.isValid()) {
@@ -244,7 +245,7 @@ control IntEgress(inout headers_t hdr,
              * (the same max_hops, preserved in the clone) so that the report carries what the
              * forwarded packet carried: this switch's one hop. Only a packet the source
              * instrumented here reaches the sink without INT. */
-            source_headers.apply(hdr, meta.int_max_hops, meta.int_ds_flags);
+            source_headers.apply(hdr, meta.int_max_hops, meta.int_ds_flags, meta.int_time_scale);
         }
         if (hdr.int_shim.isValid()) {
             bit<8> hops = (hdr.int_shim.len - INT_MD_WORDS) >> 3;

@@ -96,12 +96,17 @@ def test_unknown_switch_for_shell(state_file, capsys):
 
 def test_report_from_saved_runs(state_file, tmp_path, capsys):
     runs = tmp_path / "out" / "runs"
+    bmv2 = {"busiest link util": "register port_tx_bytes, Thrift register_read",
+            "ECN marks": "counter ecn_marks, P4Runtime counter read"}
     for i, profile in enumerate(("baseline", "ai-fabric")):
         RunResult("all-reduce", profile, {}, 100.0 * (i + 1), 4096,
-                  [Message("h1_1", "h2_1", 4096, 50.0, 5.0)]).save(runs / f"00{i}-all-reduce-{profile}.json")
+                  [Message("h1_1", "h2_1", 4096, 50.0, 5.0)], sources=bmv2).save(runs / f"00{i}-all-reduce-{profile}.json")
     assert main(["--state", str(state_file), "report"]) == 0
     out = capsys.readouterr().out
     assert "all-reduce/baseline" in out and "all-reduce/ai-fabric" in out
+    # the report says where each switch figure was read
+    assert "source of busiest link util: register port_tx_bytes, Thrift register_read" in out.splitlines()
+    assert "source of ECN marks: counter ecn_marks, P4Runtime counter read" in out.splitlines()
     assert (tmp_path / "out" / "plots" / "fct_cdf.png").stat().st_size > 1000
     bad = tmp_path / "junk.json"
     bad.write_text(json.dumps({"hello": 1}))

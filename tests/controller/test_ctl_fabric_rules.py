@@ -9,6 +9,7 @@ from controller.fabric_rules import TargetUnits, build_intents, bytes_to_pkts, d
 from controller.pipeline import Pipeline, compile_fabric
 from controller.profiles import PROFILES, settings_for
 from controller.settings import INT_SINK_MODES, SettingsError
+from nicmodel.int_md import decode_time_scale
 from p4rt.entries import ActionCall, GroupRef
 from p4rt.p4info import P4InfoIndex
 from topo.builder import leaf_spine
@@ -156,8 +157,9 @@ def test_the_pipeline_tells_whether_clone_sessions_take_a_class_of_service(tmp_p
 
 def test_time_constants_are_written_in_the_programs_microseconds(p4):
     """BMv2 stamps wall-clock microseconds: with the fabric D times slower, the flowlet gap and
-    the PFC refresh and stale times are written D times larger and the INT link rate D times
-    smaller, so that the program's arithmetic means fabric time (our target: unchanged)."""
+    the PFC refresh and stale times are written D times larger, so that the program's arithmetic
+    means fabric time (our target: unchanged). The INT link rate stays the fabric's, exact at any
+    D, and the INT source tells the NICs D (the INT-MD time scale) to read the timestamps by."""
     topo = leaf_spine()
     st = settings_for("baseline", {"lb": {"data_mode": "dlb", "flowlet_timeout_us": 300}})
     ours = build_intents(topo, st, p4)["leaf1"]
@@ -171,10 +173,20 @@ def test_time_constants_are_written_in_the_programs_microseconds(p4):
         assert (b["refresh_us"], b["stale_us"]) == (1000 * o["refresh_us"], 1000 * o["stale_us"])
         assert b["xoff_pkts"] == o["xoff_pkts"]  # sizes are not times: unchanged
     for o, b in zip(params(ours, "int_transit_port"), params(bmv2, "int_transit_port")):
-        assert b["link_rate_mbps"] == o["link_rate_mbps"] // 1000 == 100
+        assert b["link_rate_mbps"] == o["link_rate_mbps"] == 100_000
+    (ours_unit,) = [a.params for a in ours.defaults.values() if a.name.endswith("set_time_unit")] or [None]
+    (bmv2_unit,) = [a.params for a in bmv2.defaults.values() if a.name.endswith("set_time_unit")]
+    assert ours_unit is None  # the program's default: microseconds, packets, scale 1
+    assert decode_time_scale(bmv2_unit["int_time_scale"]) == 1000
     # BMv2 at D = 36,000 (measured): the 200 ms stale time would not fit its bit<32>; capped, not refused
     slow = build_intents(topo, st, p4, clone_cos=False, units=TargetUnits(time_scale=36_000))["leaf1"]
     assert {p["stale_us"] for p in params(slow, "pfc_port")} == {(1 << 32) - 1}
+    # the INT link rate is not rounded away however slow BMv2 runs (it once was: 100 Gb/s / 76,000
+    # in Mb/s is 1), and the time scale keeps D to within 1/4096
+    slower = build_intents(topo, st, p4, clone_cos=False, units=TargetUnits(time_scale=76_000))["leaf1"]
+    assert {p["link_rate_mbps"] for p in params(slower, "int_transit_port")} == {100_000}
+    (unit,) = [a.params for a in slower.defaults.values() if a.name.endswith("set_time_unit")]
+    assert abs(decode_time_scale(unit["int_time_scale"]) / 76_000 - 1) <= 1 / 4096
 
 
 def test_the_pipeline_says_how_its_timestamps_relate_to_fabric_time(tmp_path):

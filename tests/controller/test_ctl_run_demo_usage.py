@@ -87,3 +87,14 @@ def test_bad_topology_file(demo, tmp_path):
     rc, err, started = demo("--topology", str(path))
     assert (rc, started) == (2, [])
     assert "leaf 'spine1' is not a leaf switch" in err
+
+
+def test_uplink_rate_oversubscribes_the_built_in_fabric(demo):
+    """``--uplink-gbps`` sets the leaf-spine links and leaves the hosts' at 100 Gb/s; a rate
+    the topology cannot have is a usage error."""
+    args = run_demo.build_parser().parse_args(["--uplink-gbps", "25"])
+    rates = {(link.a, link.b): link.rate_gbps for link in run_demo.load_topology(args).links}
+    assert rates[("h1_1", "leaf1")] == 100 and rates[("leaf1", "spine1")] == 25
+    rc, err, started = demo("--uplink-gbps", "0")
+    assert (rc, started) == (2, [])
+    assert "rate" in err

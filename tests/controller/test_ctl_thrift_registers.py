@@ -11,6 +11,7 @@ import pytest
 from p4.v1 import p4runtime_pb2
 
 from controller.controller import FabricController
+from controller.fabric_rules import figure_sources
 from lab.basic_program import BASIC_P4
 from p4rt.errors import P4RuntimeError
 from p4rt.switch_conn import call_error
@@ -37,7 +38,7 @@ def bmv2_like():
     device.set_program(LoadedProgram.from_file(BASIC_P4))
     server = ThriftServer(device, port=0)
     ctl = SimpleNamespace(p4=SimpleNamespace(register_pb=lambda name, i: p4runtime_pb2.RegisterEntry()),
-                          conns={"leaf1": NoRegisterReads()}, thrift_ports={"leaf1": server.port})
+                          conns={"leaf1": NoRegisterReads()}, thrift_ports={"leaf1": server.port}, read_via={})
     yield device, ctl
     server.close()
     device.close()
@@ -50,6 +51,11 @@ def test_register_reads_fall_back_to_thrift_where_p4runtime_has_none(bmv2_like) 
     everything = FabricController.read_register(ctl, "leaf1", REGISTER)
     assert everything == dict(enumerate(cells)) and everything[5] == (1 << 19) - 1
     assert FabricController.read_register(ctl, "leaf1", REGISTER, [2, 5]) == {2: 17, 5: (1 << 19) - 1}
+    # and the run's report says where its register figures came from
+    sources = figure_sources(ctl.read_via)
+    assert sources["busiest link util"] == ("register port_tx_bytes, Thrift register_read "
+                                            "(BMv2's P4Runtime reads no registers)")
+    assert sources["ECN marks"] == "counter ecn_marks, not read"  # no counter read yet
 
 
 def test_other_p4runtime_errors_and_switches_without_a_thrift_port_still_fail(bmv2_like) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from controller.controller import FabricController
+from controller.fabric_rules import TargetUnits
 from controller.profiles import settings_for
 from controller.sim_cmd import sim_units
 from controller.workloads import workload_specs
@@ -21,10 +22,11 @@ MB = 1 << 20
 
 
 def _incast(pipe, profile: str, on_tick: Callable[[P4Fabric, int], None], until_ns: int,
-            to_receiver: list[bytes] | None = None):
+            to_receiver: list[bytes] | None = None, units: TargetUnits | None = None):
     """h1_2 and h1_3 write 8 MB each to h1_1 (one leaf, 100 Gb/s): h1_2 from STAGGER_NS on,
     h1_3 from JOIN_NS on.
-    ``to_receiver`` collects the frames the leaf sends to h1_1."""
+    ``to_receiver`` collects the frames the leaf sends to h1_1. ``units``: what the controller
+    is told the switches count in (default: what they do count in)."""
     topo = leaf_spine(1, 1, 3)
     fab = P4Fabric(topo)
     if to_receiver is not None:
@@ -37,7 +39,7 @@ def _incast(pipe, profile: str, on_tick: Callable[[P4Fabric, int], None], until_
 
         link.deliver = tap
     ctl = FabricController(topo, pipe, settings_for(profile), nics=fab.nics, connection=fab.connection,
-                           units=sim_units(fab))
+                           units=units or sim_units(fab))
     ctl.start()
     ctl.configure_nics()
     hosts = [h.name for h in topo.hosts]
@@ -76,7 +78,7 @@ def test_int_reaches_hpcc_in_nanoseconds_and_queue_bytes(fabric_pipeline) -> Non
     assert any(q % 1098 for q in queues if q)  # not whole numbers of data frames alone
 
 
-def test_two_hpcc_flows_share_a_100g_bottleneck_fairly_within_1ms(fabric_pipeline) -> None:
+def _assert_fair_share_within_1ms(pipe, units: TargetUnits | None = None) -> None:
     received: list[tuple[int, int, int]] = []  # (time, bytes from h1_2, bytes from h1_3)
 
     def tick(fab: P4Fabric, t: int) -> None:
@@ -84,7 +86,7 @@ def test_two_hpcc_flows_share_a_100g_bottleneck_fairly_within_1ms(fabric_pipelin
         a, b = (by_peer.get(bytes(map(int, ip.split("."))), 0) for ip in ("10.1.2.2", "10.1.3.2"))
         received.append((t, a, b))
 
-    _incast(fabric_pipeline, "ai-fabric", tick, JOIN_NS + 600_000)
+    _incast(pipe, "ai-fabric", tick, JOIN_NS + 600_000, units=units)
     # goodput per 50 us window from 300 us after the join on (well under 1 ms)
     windows = [(t1 - t0, a1 - a0, b1 - b0) for (t0, a0, b0), (t1, a1, b1) in zip(received, received[5:])
                if t0 >= JOIN_NS + 300_000][::5]
@@ -93,6 +95,26 @@ def test_two_hpcc_flows_share_a_100g_bottleneck_fairly_within_1ms(fabric_pipelin
         fair = (a + b) / 2
         assert abs(a - fair) <= 0.15 * fair and abs(b - fair) <= 0.15 * fair, windows
         assert (a + b) * 8e9 / dt > 80e9  # and together they use the link
+
+
+def test_two_hpcc_flows_share_a_100g_bottleneck_fairly_within_1ms(fabric_pipeline) -> None:
+    _assert_fair_share_within_1ms(fabric_pipeline)
+
+
+def test_hpcc_reads_the_int_of_a_switch_stamping_wall_clock_time_in_a_dilated_fabric(fabric_pipeline) -> None:
+    """BMv2 in the live fabric: its timestamps are wall-clock microseconds while the fabric runs
+    D times slower, and its queue depth counts packets. At D = 1000 a wall microsecond is a
+    fabric nanosecond, which is what the simulated switches count: told BMv2's units at
+    D = 1000 (the controller scales the program's time constants and the INT source carries
+    the time scale), they stamp exactly what BMv2 would, and HPCC must still share the
+    bottleneck fairly and fill it. (With the link rate divided by D instead and no time
+    scale, HPCC's queue term came out D times too large: the flows crawled.)"""
+    bmv2_at_1000 = TargetUnits(timestamp_ns=1000, queue_bytes=False, time_scale=1000)
+    seen: list = []
+    _incast(fabric_pipeline, "ai-fabric", lambda fab, t: seen.extend(_sender_cc(fab, "h1_2").last_int)
+            if t > STAGGER_NS + 20_000 else None, STAGGER_NS + 40_000, units=bmv2_at_1000)
+    assert seen and {(h.ts_unit_ns, h.qdepth_in_bytes, h.link_rate_mbps) for h in seen} == {(1.0, False, 100_000)}
+    _assert_fair_share_within_1ms(fabric_pipeline, bmv2_at_1000)
 
 
 def _udp_dports(frames: list[bytes]) -> set[int]:

@@ -170,6 +170,21 @@ def test_hpcc_uses_most_loaded_hop_and_handles_counter_wrap() -> None:
     assert cc.utilization == pytest.approx(0.9)
 
 
+
+def test_hpcc_measures_in_fabric_time_when_the_switch_clock_runs_d_times_faster() -> None:
+    """BMv2 in a fabric dilated D = 76,000 times: its hop timestamps are wall microseconds
+    (ts_unit_ns = 1000 / D of fabric time), its link rate the fabric's 100 Gb/s. The same
+    8 us of fabric time with 100 KB sent and 10 packets queued gives the same U as above."""
+    d = 76_000
+
+    def wall_hop(fabric_us: int, tx_bytes: int, qdepth: int) -> HopInt:
+        return HopInt(1, 1, 2, 0, 0, qdepth, fabric_us * d, fabric_us * d, tx_bytes, 100_000, 1000 / d)
+
+    cc = Hpcc(G100)
+    cc.on_ack(ack(0, (wall_hop(100, 0, 10),), 0, 10))
+    cc.on_ack(ack(8_000, (wall_hop(108, 100_000, 10),), 1, 20))
+    assert cc.utilization == pytest.approx(10 * 1024 * 8 / (100e9 * 8e-6) + 1.0)
+
 # --------------------------------------------------------------------------- TIMELY
 # Algorithm 1 by hand with the paper's 10 Gb/s thresholds and a light EWMA (alpha 0.02)
 TEN_G = TimelyParams(t_low_ns=50_000, t_high_ns=500_000, delta_bps=10e6, alpha=0.02)

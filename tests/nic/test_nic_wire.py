@@ -162,6 +162,25 @@ def test_int_stack_is_read_checked_and_echoed(net):
     assert seen[0].acked_bytes == len(f1) + len(f2) and seen[0].rtt_ns == 2000
 
 
+
+def test_int_time_scale_gives_hop_times_in_fabric_nanoseconds():
+    """The INT-MD time_scale (INT_LAYOUT.md) carries D for a switch stamping wall-clock
+    microseconds in a fabric dilated D times, within 1/4096 at any D, so the NIC reads the
+    hops' times in fabric time; 0 (every other target) means 1."""
+    for d in (1, 2, 1000, 4095, 4097, 20_000, 36_000, 76_000, 123_457, 999_999, 100_000_000):
+        field = int_md.encode_time_scale(d)
+        assert field < 1 << 16 and abs(int_md.decode_time_scale(field) / d - 1) <= 1 / 4096, d
+    assert int_md.encode_time_scale(1) == 0 and int_md.encode_time_scale(1000) == 1000
+    with pytest.raises(ValueError, match="time scale"):
+        int_md.encode_time_scale(0.5)
+    md = bytearray(int_md.md_header())
+    md[6:8] = int_md.encode_time_scale(76_000).to_bytes(2, "big")
+    stack = int_md.IntStack(4791, bytes(md), int_md.encode_hop(hop(1)), int_md.HOP_WORDS)
+    (h,) = int_md.decode_echo(int_md.encode_echo(stack), 0)[0]
+    assert h.ts_unit_ns == pytest.approx(1000 / 76_000, rel=1 / 4096) and h.link_rate_mbps == hop(1).link_rate_mbps
+    unscaled = int_md.IntStack(4791, int_md.md_header(), stack.hops_raw, int_md.HOP_WORDS)
+    assert unscaled.hops() == (hop(1),) and hop(1).ts_unit_ns == 1000
+
 def test_int_hop_limit_sets_the_e_bit():
     t = roce.FrameTemplate(b"\2" * 6, b"\4" * 6, b"\1\1\1\1", b"\2\2\2\2", 5000, 0, 2)
     f = t.build(roce.pack_bth(0x0A, 5, 5), roce.pack_reth(0, 1, 4), b"abcd")
