@@ -20,9 +20,11 @@ Expressions (every ``Expression`` subclass)
 ``NameRef.decl``    the declaration the name resolves to: a ``VarDecl``, ``ConstDecl``,
                     ``Parameter``, ``InstanceDecl``, ``TableDecl``, ``ActionDecl``,
                     ``FunctionDecl``, ``ExternFunctionDecl`` or ``ParserState`` (transition
-                    targets; ``accept``/``reject`` are ``checker.ACCEPT``/``checker.REJECT``).
+                    targets; ``accept``/``reject`` are ``resolve.ACCEPT``/``resolve.REJECT``).
                     Enum and error members (``E.A``, ``error.NoError``) are
                     ``Member(TypeExpression(...), name)``.
+``NamedTypeRef.decl`` the declaration of the type named; inside a generic struct the
+                    ``TypeParam`` (its specializations bind it).
 ``Member.decl``     for enum members the ``EnumMember``, for error members the name; for
                     fields None. (``Member.name_loc`` is the member name's own position.)
                     ``Member.kind`` is one of "field", "enum", "error", "stack" (next, last,

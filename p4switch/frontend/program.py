@@ -16,14 +16,14 @@ from p4switch.frontend.parser import parse_program
 from p4switch.frontend.passes import TARGET_PASSES, run_front_end, run_target_passes
 from p4switch.frontend.preprocess import preprocess
 from p4switch.frontend.pretty import key_text
-from p4switch.frontend.typecheck.checker import Checker
+from p4switch.frontend.typecheck.checker import TypeInference
 
 # V1Switch parameters in order, by the stage names the executor uses.
 V1_STAGES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
 
 
 class CheckedProgram:
-    def __init__(self, program: ast.Program, source_text: str, checker: Checker,
+    def __init__(self, program: ast.Program, source_text: str, checker: TypeInference,
                  filename: str = "<prog>.p4") -> None:
         self.program = program
         self.filename = filename
@@ -46,7 +46,7 @@ class CheckedProgram:
             self._pipeline = self._v1_pipeline(self._checker)
         return self._pipeline
 
-    def _v1_pipeline(self, checker: Checker) -> dict[str, ast.Node]:
+    def _v1_pipeline(self, checker: TypeInference) -> dict[str, ast.Node]:
         main = self.main
         if main is None:
             raise CompileError("the program has no package instance named 'main'",
@@ -136,8 +136,8 @@ def compile_source(text: str, filename: str = "<prog>.p4", target: str | None = 
     sys.setrecursionlimit(max(limit, 10000))  # deep expression nesting in generated code
     try:
         program, linemap = parse_program(text, filename)
-        checker = run_front_end(program, linemap.sources)
-        checked = CheckedProgram(program, text, checker, filename)
+        checked = CheckedProgram(program, text, run_front_end(program, linemap.sources).typer,
+                                 filename)
         run_target_passes(checked, target, linemap.sources)
         return checked
     except RecursionError:

@@ -1,4 +1,4 @@
-"""The ``annotation-args`` pass alone, on a program the ``typecheck`` pass has checked."""
+"""The ``annotation-args`` pass alone, on a program the passes before it have checked."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ action a() { }
 
 
 def test_arguments_over_top_level_names_are_typed():
-    program, checker = checked_until(PROGRAM, "typecheck")
+    program, fe = checked_until(PROGRAM, "table-checks")
     action = next(d for d in program.declarations if isinstance(d, ast.ActionDecl))
     assert all(arg.type is None for ann in action.annotations for arg in ann.args)
-    type_annotation_args(checker)
+    type_annotation_args(fe.typer, fe.resolver)
     name, field_list, priority, refers_to = action.annotations
     assert name.args[0].type == T.STRING
     assert isinstance(field_list.args[0].type, T.EnumType)  # enum member, not a value name
@@ -31,7 +31,7 @@ def test_arguments_over_top_level_names_are_typed():
 
 
 def test_name_must_hold_a_string():
-    _, checker = checked_until("@name(1) action a() { }", "typecheck")
+    _, fe = checked_until("@name(1) action a() { }", "table-checks")
     with pytest.raises(CompileError) as e:
-        type_annotation_args(checker)
+        type_annotation_args(fe.typer, fe.resolver)
     assert str(e.value).splitlines()[0] == "t.p4:1:1: error: @name must contain a string"

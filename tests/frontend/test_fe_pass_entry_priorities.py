@@ -1,4 +1,4 @@
-"""The ``entry-priorities`` pass alone, on a program the ``typecheck`` pass has checked."""
+"""The ``entry-priorities`` pass alone, on a program the passes before it have checked."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ control C(inout bit<8> x) {{
 
 
 def _priorities(kind: str, entries: str, props: str = "") -> list[int | None]:
-    program, checker = checked_until(TABLE.format(kind=kind, entries=entries, props=props), "typecheck")
-    assign_entry_priorities(program, checker.sources)
+    program, fe = checked_until(TABLE.format(kind=kind, entries=entries, props=props), "annotation-args")
+    assign_entry_priorities(program, fe.sources)
     table = next(d for d in control(program, "C").locals if isinstance(d, ast.TableDecl))
     return [e.match_priority for e in table.entries]
 

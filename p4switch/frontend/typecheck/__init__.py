@@ -1,15 +1,17 @@
-"""The ``typecheck`` pass: ``checker.Checker``, one module per concern.
+"""The front end's semantic passes (see ``passes.py`` and ../README.md), one module per concern.
 
-- ``scopes``: name resolution (scopes, declare, lookup, near-miss suggestions);
-- ``typerefs``: type references to types (widths, stacks, generic struct specializations);
-- ``declarations``: each declaration in order, entering its scope;
-- ``instances``, ``tables``: extern/package instantiation and table checks;
-- ``statements``: statements and parser transitions;
-- ``expressions``, ``calls``, ``coercion``: type inference of expressions and calls,
-  implicit conversions;
-- ``constfold``: the folding rules the expressions apply as they are typed.
+- ``resolve``: the ``resolve-references`` pass and its ``ReferenceMap``, on the scopes of
+  ``scopes`` (declare, lookup, near-miss suggestions);
+- ``checker``: the ``type-inference`` pass, ``TypeInference``, which combines
+  ``typerefs`` (type references to types: widths, stacks, generic struct specializations),
+  ``declarations`` (each declaration in order), ``instances`` (extern/package instantiation),
+  ``tables`` (typing tables; the ``table-checks`` pass is ``tables.check_tables``),
+  ``statements`` (statements and parser transitions), ``expressions``, ``calls``,
+  ``coercion`` (expressions and calls, implicit conversions); ``typemap``: its ``TypeMap``;
+- ``constfold``: the ``constant-folding`` pass, ``ConstantFolding``, whose rules type inference
+  applies on demand, and its ``ConstantMap``.
 
-Each concern is a class whose methods use the others through ``self``; ``Checker`` combines
-them with the state they share (the scopes, the error/match_kind types, the body being
-checked).
+Each concern of type inference is a class whose methods use the others through ``self``;
+``TypeInference`` combines them with the state they share (the reference map, the
+error/match_kind types, the body being checked).
 """

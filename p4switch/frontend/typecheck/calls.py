@@ -7,31 +7,29 @@ from __future__ import annotations
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
 from p4switch.frontend.errors import plural
-from p4switch.frontend.typecheck.constfold import set_const
-from p4switch.frontend.typecheck.expressions import SIZE_METHODS
-from p4switch.frontend.typecheck.scopes import Scope
+from p4switch.frontend.typecheck.constfold import SIZE_METHODS
 
 
 class Calls:
     """Typing calls."""
 
-    def x_MethodCall(self, e: ast.MethodCall, scope, expected):
-        explicit = [self.resolve_type(t, scope) for t in e.type_arg_refs]
+    def x_MethodCall(self, e: ast.MethodCall, expected):
+        explicit = [self.resolve_type(t) for t in e.type_arg_refs]
         target = e.target
         if isinstance(target, ast.TypeExpression):
-            t = self.resolve_type(target.type_ref, scope)
+            t = self.resolve_type(target.type_ref)
             target.type = t
             e.kind = "constructor"
             e.decl = target.type_ref.decl if isinstance(target.type_ref, ast.NamedTypeRef) \
                 else None
             e.method_name = getattr(t, "name", str(t))
-            e.type, e.ctor_args, sig, ordered = self.instantiate(t, e, e.args, scope, None)
+            e.type, e.ctor_args, sig, ordered = self.instantiate(t, e, e.args, None)
             e.args = [ast.Argument(a, p.name, loc=a.loc) for a, p in zip(ordered, sig.params)]
             e.type_args = {}
             e.signature = sig
             return
         if isinstance(target, ast.NameRef):
-            found = self.lookup(scope, target)
+            found = self.refs.candidates(target)
             d = found[0]
             target.decl = d
             if isinstance(d, ast.ActionDecl):
@@ -42,7 +40,7 @@ class Calls:
                 target.type = d.type
                 e.kind, e.decl, e.method_name = "action", d, d.name
                 sig = T.FunctionType(d.name, [], d.type.params, T.VOID, d)
-                return self._finish_call(e, sig, scope, [], explicit)
+                return self._finish_call(e, sig, [], explicit)
             if isinstance(d, (ast.ExternFunctionDecl, ast.FunctionDecl)):
                 cands = [x for x in found if self._arity_ok(x.type.params, e.args)]
                 if not cands:
@@ -56,13 +54,13 @@ class Calls:
                 e.decl, e.method_name = d, d.name
                 if e.kind == "verify" and not self.in_parser:
                     raise self.err(e, "verify may only be invoked in parsers")
-                self._finish_call(e, d.type, scope, d.type.type_params, explicit)
+                self._finish_call(e, d.type, d.type.type_params, explicit)
                 if d.name == "static_assert" and d.loc.file.endswith("core.p4"):
                     self._static_assert(e)
                 return
             raise self.err(target, f"'{target.name}' cannot be called")
         if isinstance(target, ast.Member):
-            e.target = target = self.expr(target, scope)
+            e.target = target = self.expr(target)
             if target.kind != "method":
                 raise self.err(e, f"'{target.name}' is not a method")
             obj = target.expr
@@ -78,31 +76,25 @@ class Calls:
                 e.kind, e.decl = "control_apply" if isinstance(ot, T.ControlType) else \
                     "parser_apply", ot.decl
                 sig = T.FunctionType("apply", [], ot.params, T.VOID, ot.decl)
-                return self._finish_call(e, sig, scope, [], explicit)
+                return self._finish_call(e, sig, [], explicit)
             if isinstance(ot, (T.HeaderType, T.HeaderUnionType)):
                 e.kind = "header_method" if isinstance(ot, T.HeaderType) else "union_method"
                 e.decl = None
                 if name == "isValid":
                     sig = T.FunctionType(name, [], [], T.BOOL)
                 elif name in SIZE_METHODS:
-                    self._finish_call(e, T.FunctionType(name, [], [], T.INT), scope, [], explicit)
-                    bits = ot.bit_width()
-                    if "min" in name:
-                        bits -= sum(f.type.bit_width() for f in ot.fields
-                                    if isinstance(f.type, T.VarbitType))
-                    set_const(e, T.INT, bits if name.endswith("Bits") else (bits + 7) // 8)
-                    return
+                    return self._finish_call(e, T.FunctionType(name, [], [], T.INT), [], explicit)
                 else:
                     if isinstance(ot, T.HeaderUnionType):
                         raise self.err(e, f"header_union has no method '{name}'")
                     self.require_lvalue(obj, f"call {name}() on")
                     sig = T.FunctionType(name, [], [], T.VOID)
-                return self._finish_call(e, sig, scope, [], explicit)
+                return self._finish_call(e, sig, [], explicit)
             if isinstance(ot, T.StackType):
                 self.require_lvalue(obj, f"call {name}() on")
                 e.kind, e.decl = "stack_method", None
                 sig = T.FunctionType(name, [], [T.Param("count", "in", T.INT)], T.VOID)
-                self._finish_call(e, sig, scope, [], explicit)
+                self._finish_call(e, sig, [], explicit)
                 if not e.args[0].value.is_const:
                     raise self.err(e.args[0], f"{name} count must be a constant")
                 return
@@ -115,7 +107,7 @@ class Calls:
                     raise self.err(e, "tables cannot be applied inside an action")
                 e.kind, e.decl = "table_apply", ot.decl
                 sig = T.FunctionType("apply", [], [], ot.result)
-                return self._finish_call(e, sig, scope, [], explicit)
+                return self._finish_call(e, sig, [], explicit)
             if isinstance(ot, (T.ControlType, T.ParserType)):
                 if name != "apply":
                     raise self.err(e, f"{ot.name} has no method '{name}'")
@@ -124,7 +116,7 @@ class Calls:
                 e.kind = "control_apply" if isinstance(ot, T.ControlType) else "parser_apply"
                 e.decl = obj.decl if isinstance(obj, ast.NameRef) else ot.decl
                 sig = T.FunctionType("apply", [], ot.params, T.VOID, ot.decl)
-                return self._finish_call(e, sig, scope, [], explicit)
+                return self._finish_call(e, sig, [], explicit)
             if isinstance(ot, T.ExternType):
                 methods = ot.methods.get(name)
                 if not methods:
@@ -139,7 +131,7 @@ class Calls:
                 sig = T.substitute(ft, env)
                 e.kind = ot.name if ot.name in ("packet_in", "packet_out") else "extern_method"
                 e.decl = ft.decl
-                self._finish_call(e, sig, scope, free, explicit)
+                self._finish_call(e, sig, free, explicit)
                 if e.kind in ("packet_in", "packet_out") and name in ("extract", "emit"):
                     self._check_packet_arg(e, e.args[0].value, name)
                 return
@@ -149,14 +141,13 @@ class Calls:
         raise self.err(e, "expression cannot be called")
 
     def _static_assert(self, e: ast.MethodCall) -> None:
-        """core.p4's static_assert: evaluated here, folded to true or a compile error."""
+        """core.p4's static_assert: a compile error unless its condition folds to true."""
         check = e.args[0].value
         if not check.is_const:
             raise self.err(check, "static_assert needs a compile-time condition")
         if not check.value:
             msg = e.args[1].value.value if len(e.args) > 1 else "static_assert failed"
             raise self.err(e, msg)
-        set_const(e, T.BOOL, True)
 
     def _check_packet_arg(self, e: ast.MethodCall, v: ast.Expression, name: str) -> None:
         """extract() takes a header (or stack .next); emit() headers, stacks, unions and
@@ -194,7 +185,7 @@ class Calls:
             return exact[-1]
         return (exact or cands)[0]
 
-    def _finish_call(self, e: ast.MethodCall, sig: T.FunctionType, scope: Scope,
+    def _finish_call(self, e: ast.MethodCall, sig: T.FunctionType,
                      free: list[T.TypeVar], explicit: list[T.P4Type]) -> None:
         env: dict[T.TypeVar, T.P4Type] = {}
         if explicit:
@@ -205,7 +196,7 @@ class Calls:
             env = dict(zip(tps, explicit))
             sig = T.substitute(sig, env)
             free = [tv for tv in free if tv not in env]
-        ordered, inferred = self.check_args(sig, e.args, scope, e, free)
+        ordered, inferred = self.check_args(sig, e.args, e, free)
         env.update(inferred)
         sig = T.substitute(sig, inferred)
         e.args = [ast.Argument(a, p.name, loc=a.loc) for a, p in zip(ordered, sig.params)]
@@ -218,7 +209,7 @@ class Calls:
                               f"arguments")
         e.type = rt
 
-    def check_args(self, sig: T.FunctionType, args: list[ast.Argument], scope: Scope,
+    def check_args(self, sig: T.FunctionType, args: list[ast.Argument],
                    where: ast.Node, free: list[T.TypeVar]
                    ) -> tuple[list[ast.Expression], dict[T.TypeVar, T.P4Type]]:
         """Match arguments to parameters (positional or by name), infer the free type
@@ -254,7 +245,7 @@ class Calls:
                 continue
             pt = T.substitute(p.type, env)
             hint = pt if not _has_free(pt, free) else None
-            v = self.expr(a.value, scope, hint)
+            v = self.expr(a.value, hint)
             typed[i] = v
             if v.type != T.INT and not isinstance(v.type, T.DontCareType):
                 self._unify(pt, v.type, env, free, v)
@@ -298,8 +289,8 @@ class Calls:
             ordered.append(v)
         return ordered, env
 
-    def check_arg(self, a: ast.Argument, p: T.Param, scope: Scope) -> None:
-        v = self.expr(a.value, scope, p.type)
+    def check_arg(self, a: ast.Argument, p: T.Param) -> None:
+        v = self.expr(a.value, p.type)
         if p.direction in ("out", "inout"):
             if v.type != p.type:
                 raise self.err(v, f"argument for {p.direction} parameter '{p.name}' must have "

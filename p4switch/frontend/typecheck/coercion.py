@@ -5,11 +5,8 @@ structs, headers and tuples, ``{#}`` to a header), as explicit ``Cast`` nodes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
-from p4switch.frontend.typecheck.constfold import set_const
 
 
 class Coercion:
@@ -40,18 +37,17 @@ class Coercion:
                                  f"{base.fit(e.value)}")
                 if isinstance(e, ast.IntLiteral) and target == base:
                     e.type = target
-                    e.value = base.fit(e.value)
+                    self.folding.fold(e)
                     return e
-                return self._implicit_cast(e, target, base.fit(e.value) if e.is_const else None)
+                return self._implicit_cast(e, target)
         if isinstance(t, T.SerEnumType) and target == t.underlying:
-            return self._implicit_cast(e, target, e.value if e.is_const else None)
+            return self._implicit_cast(e, target)
         raise self.err(e, f"{what}: cannot use a value of type {t} where {target} is expected")
 
-    def _implicit_cast(self, e: ast.Expression, target: T.P4Type, value: Any) -> ast.Cast:
+    def _implicit_cast(self, e: ast.Expression, target: T.P4Type) -> ast.Cast:
         c = ast.Cast(type_ref=None, expr=e, implicit=True, loc=e.loc)
         c.type = target
-        c.is_const = e.is_const
-        c.value = value
+        self.folding.fold(c)
         return c
 
     def _default_value(self, t: T.P4Type, where: ast.Node) -> ast.Expression:
@@ -59,11 +55,13 @@ class Coercion:
         base = T.underlying(t)
         if isinstance(base, T.BitsType):
             v: ast.Expression = ast.IntLiteral(0, text="0", loc=where.loc)
-            set_const(v, base, 0)
-            return v if base == t else self._implicit_cast(v, t, 0)
+            v.type = base
+            self.folding.fold(v)
+            return v if base == t else self._implicit_cast(v, t)
         if base == T.BOOL:
             v = ast.BoolLiteral(False, loc=where.loc)
-            set_const(v, T.BOOL, False)
+            v.type = T.BOOL
+            self.folding.fold(v)
             return v
         if isinstance(t, (T.HeaderType, T.HeaderUnionType)):
             v = ast.InvalidHeader(loc=where.loc)
@@ -73,7 +71,7 @@ class Coercion:
             s = ast.StructExpression(fields=[ast.NamedExpression(f.name, self._default_value(
                 f.type, where), loc=where.loc) for f in t.fields], loc=where.loc)
             s.type = t
-            s.is_const = all(f.value.is_const for f in s.fields)
+            self.folding.fold(s)
             return s
         raise self.err(where, f"'...' cannot supply a default value of type {t}")
 
@@ -92,8 +90,7 @@ class Coercion:
             raise self.err(e, f"{what}: {target} needs {len(types)} values, got {len(e.items)}")
         e.items = [self.coerce(i, ft, what) for i, ft in zip(e.items, types)]
         e.type = target
-        e.is_const = all(i.is_const for i in e.items)
-        e.value = [i.value for i in e.items] if e.is_const else None
+        self.folding.fold(e)
         return e
 
     def _retype_struct(self, e: ast.StructExpression, target, what: str) -> ast.Expression:
@@ -116,6 +113,5 @@ class Coercion:
             f.value = self.coerce(f.value, target.field_type(f.name), what)
         e.fields.sort(key=lambda f: names.index(f.name))
         e.type = target
-        e.is_const = all(f.value.is_const for f in e.fields)
-        e.value = {f.name: f.value.value for f in e.fields} if e.is_const else None
+        self.folding.fold(e)
         return e

@@ -1,5 +1,6 @@
 """Type inference of expressions: one ``x_<Class>`` handler per expression class sets
-``.type``, resolves names (``.decl``) and folds constants (``constfold.py``).
+``.type`` (and ``.decl`` of names, from the reference map); ``expr`` then lets constant
+folding fold the typed node (``constfold.py``), so the types that need values have them.
 """
 
 from __future__ import annotations
@@ -9,36 +10,34 @@ import difflib
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
 from p4switch.frontend.errors import CompileError
-from p4switch.frontend.typecheck.constfold import MAX_WIDTH, arith, fold, set_const
-from p4switch.frontend.typecheck.scopes import MatchKindMember, Scope
+from p4switch.frontend.typecheck.constfold import MAX_WIDTH, SIZE_METHODS
+from p4switch.frontend.typecheck.scopes import MatchKindMember
 
 _CMP = {"<", ">", "<=", ">="}
 _EQ = {"==", "!="}
-SIZE_METHODS = ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
 
 
 class Expressions:
     """Typing expressions (``expr``) and reading them as constants."""
 
-    def expr(self, e: ast.Expression, scope: Scope, expected: T.P4Type | None = None
+    def expr(self, e: ast.Expression, expected: T.P4Type | None = None
              ) -> ast.Expression:
         """Type-check ``e`` (``expected`` guides int literal widths and list expressions);
         returns the node to use in its place (same node unless rewritten)."""
         handler = getattr(self, "x_" + type(e).__name__, None)
         if handler is None:
             raise self.err(e, f"unexpected {type(e).__name__} in an expression")
-        out = handler(e, scope, expected)
-        return out if out is not None else e
+        out = handler(e, expected)
+        out = out if out is not None else e
+        self.folding.fold(out)
+        return out
 
-    def const_int(self, e: ast.Expression | None, scope: Scope, what: str) -> int:
+    def const_int(self, e: ast.Expression | None, what: str) -> int:
         if e is None:
             raise CompileError(f"missing {what}")
-        e2 = self.expr(e, scope)
-        if not e2.is_const or not isinstance(e2.value, int) or isinstance(e2.value, bool):
-            raise self.err(e, f"{what} must be a compile-time integer constant")
-        return e2.value
+        return self.folding.require_int(self.expr(e), what)
 
-    def x_IntLiteral(self, e: ast.IntLiteral, scope, expected):
+    def x_IntLiteral(self, e: ast.IntLiteral, expected):
         if e.width is not None:
             if e.width <= 0:
                 raise self.err(e, f"invalid width {e.width} in literal {e.text}")
@@ -46,35 +45,36 @@ class Expressions:
             if not e.signed and e.value >= (1 << e.width) or e.signed and not (
                     -(1 << (e.width - 1)) <= e.value < (1 << (e.width - 1))):
                 raise self.err(e, f"value {e.text} does not fit in {t}")
-            set_const(e, t, e.value)
+            e.type = t
         else:
-            set_const(e, T.INT, e.value)
+            e.type = T.INT
 
-    def x_BoolLiteral(self, e, scope, expected):
-        set_const(e, T.BOOL, e.value)
+    def x_BoolLiteral(self, e, expected):
+        e.type = T.BOOL
 
-    def x_StringLiteral(self, e, scope, expected):
-        set_const(e, T.STRING, e.value)
+    def x_StringLiteral(self, e, expected):
+        e.type = T.STRING
 
-    def x_DontCare(self, e, scope, expected):
+    def x_DontCare(self, e, expected):
         e.type = T.DONT_CARE
 
-    def x_DefaultExpr(self, e, scope, expected):
+    def x_DefaultExpr(self, e, expected):
         e.type = T.DONT_CARE
 
-    def x_InvalidHeader(self, e, scope, expected):
+    def x_InvalidHeader(self, e, expected):
         if not isinstance(expected, (T.HeaderType, T.HeaderUnionType)):
             raise self.err(e, "{#} needs a header or header_union type from its context")
         e.type = expected
 
-    def x_NameRef(self, e: ast.NameRef, scope, expected):
-        found = self.lookup(scope, e)
-        d = found[0]
+    def x_NameRef(self, e: ast.NameRef, expected):
+        d = self.refs.decl(e)
         e.decl = d
         if isinstance(d, ast.ConstDecl):
-            set_const(e, d.type, d.value)
+            e.type = d.type
+        elif isinstance(d, MatchKindMember):
+            e.type = self.match_kind_type
         elif isinstance(d, (ast.VarDecl, ast.Parameter, ast.InstanceDecl, ast.TableDecl,
-                            ast.ActionDecl, ast.ValueSetDecl, MatchKindMember)):
+                            ast.ActionDecl, ast.ValueSetDecl)):
             e.type = d.type
         elif isinstance(d, (ast.ExternFunctionDecl, ast.FunctionDecl)):
             e.type = d.type
@@ -83,38 +83,38 @@ class Expressions:
         else:
             raise self.err(e, f"'{e.name}' is a type, not a value")
 
-    def x_TypeExpression(self, e: ast.TypeExpression, scope, expected):
-        e.type = self.resolve_type(e.type_ref, scope)
+    def x_TypeExpression(self, e: ast.TypeExpression, expected):
+        e.type = self.resolve_type(e.type_ref)
 
-    def x_Member(self, e: ast.Member, scope, expected):
+    def x_Member(self, e: ast.Member, expected):
         if isinstance(e.expr, ast.TypeExpression):
-            t = self.resolve_type(e.expr.type_ref, scope)
+            t = self.resolve_type(e.expr.type_ref)
             e.expr.type = t
             if isinstance(t, T.ErrorType):
                 if e.name not in t.members:
                     raise self.err(e.name_loc or e, f"error.{e.name} is not declared")
                 e.kind = "error"
                 e.decl = e.name
-                set_const(e, t, e.name)
+                e.type = t
                 return
             if isinstance(t, T.EnumType):
                 if e.name not in t.members:
                     raise self.err(e.name_loc or e, f"'{e.name}' is not a member of enum {t.name}")
                 e.kind = "enum"
                 e.decl = next(m for m in t.decl.members if m.name == e.name)
-                set_const(e, t, e.name)
+                e.type = t
                 return
             if isinstance(t, T.SerEnumType):
                 if e.name not in t.members:
                     raise self.err(e.name_loc or e, f"'{e.name}' is not a member of enum {t.name}")
                 e.kind = "enum"
                 e.decl = next(m for m in t.decl.members if m.name == e.name)
-                set_const(e, t, t.members[e.name])
+                e.type = t
                 return
             e.kind = "method"
             e.type = t
             return
-        e.expr = self.expr(e.expr, scope)
+        e.expr = self.expr(e.expr)
         t = e.expr.type
         if isinstance(t, T.NewType):
             t = t.underlying if isinstance(t.underlying, T.StructLikeType) else t
@@ -123,10 +123,6 @@ class Expressions:
             if ft is not None:
                 e.kind = "field"
                 e.type = ft
-                if e.expr.is_const and isinstance(e.expr.value, dict):
-                    set_const(e, ft, e.expr.value.get(e.name))
-                elif e.expr.is_const and isinstance(e.expr.value, list):
-                    set_const(e, ft, e.expr.value[t.field_names().index(e.name)])
                 return
             if isinstance(t, (T.HeaderType, T.HeaderUnionType)) and e.name in (
                     "isValid", "setValid", "setInvalid", *SIZE_METHODS):
@@ -147,7 +143,7 @@ class Expressions:
                     raise self.err(e, "'lastIndex' of a header stack is only allowed in parsers")
                 e.kind = "stack"
                 if e.name == "size":
-                    set_const(e, T.BitsType(32), t.size)
+                    e.type = T.BitsType(32)
                 else:
                     e.type = T.BitsType(32)
                 return
@@ -169,10 +165,10 @@ class Expressions:
             return
         raise self.err(e, f"a value of type {t} has no member '{e.name}'")
 
-    def x_ArrayIndex(self, e: ast.ArrayIndex, scope, expected):
-        e.expr = self.expr(e.expr, scope)
+    def x_ArrayIndex(self, e: ast.ArrayIndex, expected):
+        e.expr = self.expr(e.expr)
         t = e.expr.type
-        e.index = self.expr(e.index, scope)
+        e.index = self.expr(e.index)
         if not isinstance(t, T.StackType):
             raise self.err(e, f"cannot index a value of type {t}")
         it = e.index.type
@@ -185,10 +181,10 @@ class Expressions:
             raise self.err(e.index, f"stack index must be an integer, not {it}")
         e.type = t.elem
 
-    def x_Slice(self, e: ast.Slice, scope, expected):
-        e.expr = self.expr(e.expr, scope)
-        hi = self.const_int(e.hi, scope, "slice bound")
-        lo = self.const_int(e.lo, scope, "slice bound")
+    def x_Slice(self, e: ast.Slice, expected):
+        e.expr = self.expr(e.expr)
+        hi = self.const_int(e.hi, "slice bound")
+        lo = self.const_int(e.lo, "slice bound")
         t = T.underlying(e.expr.type)
         if not isinstance(t, (T.BitsType, T.IntType)):
             raise self.err(e, f"cannot slice a value of type {e.expr.type}")
@@ -196,18 +192,15 @@ class Expressions:
             raise self.err(e, f"invalid slice [{hi}:{lo}] of {e.expr.type}")
         e.hi_value, e.lo_value = hi, lo
         rt = T.BitsType(hi - lo + 1)
-        if e.expr.is_const:
-            set_const(e, rt, (e.expr.value >> lo) & rt.mask)
-        else:
-            e.type = rt
+        e.type = rt
 
-    def x_Unary(self, e: ast.Unary, scope, expected):
-        e.expr = self.expr(e.expr, scope, expected if e.op != "!" else T.BOOL)
+    def x_Unary(self, e: ast.Unary, expected):
+        e.expr = self.expr(e.expr, expected if e.op != "!" else T.BOOL)
         t = e.expr.type
         if e.op == "!":
             if t != T.BOOL:
                 raise self.err(e, f"'!' needs a bool operand, not {t}")
-            fold(e, T.BOOL, lambda v: not v, e.expr)
+            e.type = T.BOOL
             return
         if e.op == "~":
             if t == T.INT and expected is not None and isinstance(expected, T.BitsType):
@@ -217,29 +210,25 @@ class Expressions:
                 if t == T.INT:
                     raise self.err(e, "'~' needs an operand of known width; cast the constant")
                 raise self.err(e, f"'~' needs a bit<> or int<> operand, not {t}")
-            fold(e, t, lambda v: t.fit(~v), e.expr)
+            e.type = t
             return
         if not (isinstance(t, T.BitsType) or t == T.INT):
             raise self.err(e, f"unary '{e.op}' needs a numeric operand, not {t}")
-        if e.op == "-":
-            fold(e, t, lambda v: t.fit(-v) if isinstance(t, T.BitsType) else -v, e.expr)
-        else:
-            fold(e, t, lambda v: v, e.expr)
+        e.type = t
 
-    def x_Binary(self, e: ast.Binary, scope, expected):
+    def x_Binary(self, e: ast.Binary, expected):
         op = e.op
         if op in ("&&", "||"):
-            e.left = self.expr(e.left, scope, T.BOOL)
-            e.right = self.expr(e.right, scope, T.BOOL)
+            e.left = self.expr(e.left, T.BOOL)
+            e.right = self.expr(e.right, T.BOOL)
             for side in (e.left, e.right):
                 if side.type != T.BOOL:
                     raise self.err(side, f"'{op}' needs bool operands, not {side.type}")
-            fn = (lambda a, b: a and b) if op == "&&" else (lambda a, b: a or b)
-            fold(e, T.BOOL, fn, e.left, e.right)
+            e.type = T.BOOL
             return
         if op in ("<<", ">>"):
-            e.left = self.expr(e.left, scope, expected)
-            e.right = self.expr(e.right, scope)
+            e.left = self.expr(e.left, expected)
+            e.right = self.expr(e.right)
             lt, rt = e.left.type, e.right.type
             if not (rt == T.INT or isinstance(rt, T.BitsType) and not rt.signed):
                 raise self.err(e.right, f"shift amount must be an unsigned integer, not {rt}")
@@ -262,27 +251,21 @@ class Expressions:
                         abs(e.left.value).bit_length() + e.right.value > MAX_WIDTH:
                     raise self.err(e, f"the result of this shift is wider than the {MAX_WIDTH} "
                                       f"bits this implementation supports")
-                fn = (lambda a, b: lt.fit(a << b) if b < lt.width else 0) if lt != T.INT \
-                    else (lambda a, b: a << b)
-            else:
-                fn = lambda a, b: a >> b  # noqa: E731  (Python >> is arithmetic, as P4's int<>)
-            fold(e, lt, fn, e.left, e.right)
+            e.type = lt
             return
         if op == "++":
-            e.left = self.expr(e.left, scope)
-            e.right = self.expr(e.right, scope)
+            e.left = self.expr(e.left)
+            e.right = self.expr(e.right)
             lt, rt = T.underlying(e.left.type), T.underlying(e.right.type)
             for side, st in ((e.left, lt), (e.right, rt)):
                 if not isinstance(st, T.BitsType):
                     raise self.err(side, f"'++' needs operands of known width (bit<> or int<>), "
                                          f"not {side.type}")
-            t = T.BitsType(lt.width + rt.width, lt.signed)
-            fold(e, t, lambda a, b: t.fit(((a & lt.mask) << rt.width) | (b & rt.mask)),
-                       e.left, e.right)
+            e.type = T.BitsType(lt.width + rt.width, lt.signed)
             return
         # arithmetic, bitwise, comparisons: operands of one type, int constants adapt
-        e.left = self.expr(e.left, scope, expected if op not in _CMP | _EQ else None)
-        e.right = self.expr(e.right, scope, e.left.type if e.left.type != T.INT else expected
+        e.left = self.expr(e.left, expected if op not in _CMP | _EQ else None)
+        e.right = self.expr(e.right, e.left.type if e.left.type != T.INT else expected
                             if op not in _CMP | _EQ else None)
         # a serializable enum mixed with its underlying type (or an int) acts as that type
         for side in ("left", "right"):
@@ -313,29 +296,26 @@ class Expressions:
             raise self.err(e, f"'{op}': operands have different types {lt} and {rt}")
         t = lt
         if op in _EQ:
-            fold(e, T.BOOL, (lambda a, b: a == b) if op == "==" else (lambda a, b: a != b),
-                       e.left, e.right)
+            e.type = T.BOOL
             return
         num = T.underlying(t)
         if not (isinstance(num, T.BitsType) or num == T.INT):
             raise self.err(e, f"'{op}' is not defined for values of type {t}")
         if op in _CMP:
-            fn = {"<": lambda a, b: a < b, ">": lambda a, b: a > b,
-                  "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b}[op]
-            fold(e, T.BOOL, fn, e.left, e.right)
+            e.type = T.BOOL
             return
         if op in ("/", "%") and e.right.is_const and e.right.value == 0:
             raise self.err(e.right, "division by zero")
         if isinstance(num, T.BitsType) and num.signed and op in ("/", "%"):
             raise self.err(e, f"'{op}' is not defined for signed values")
-        fold(e, t, arith(op, num), e.left, e.right)
+        e.type = t
 
-    def x_Ternary(self, e: ast.Ternary, scope, expected):
-        e.cond = self.expr(e.cond, scope, T.BOOL)
+    def x_Ternary(self, e: ast.Ternary, expected):
+        e.cond = self.expr(e.cond, T.BOOL)
         if e.cond.type != T.BOOL:
             raise self.err(e.cond, f"condition must be bool, not {e.cond.type}")
-        e.then = self.expr(e.then, scope, expected)
-        e.else_ = self.expr(e.else_, scope, expected if e.then.type == T.INT else e.then.type)
+        e.then = self.expr(e.then, expected)
+        e.else_ = self.expr(e.else_, expected if e.then.type == T.INT else e.then.type)
         tt, et = e.then.type, e.else_.type
         if tt == T.INT and et != T.INT:
             e.then = self.coerce(e.then, et, "'?:' branch")
@@ -352,95 +332,75 @@ class Expressions:
             raise self.err(e, f"'?:' branches have different types {e.then.type} and "
                               f"{e.else_.type}")
         e.type = e.then.type
-        if e.cond.is_const and e.then.is_const and e.else_.is_const:
-            e.is_const = True
-            e.value = e.then.value if e.cond.value else e.else_.value
 
-    def x_Cast(self, e: ast.Cast, scope, expected):
+    def x_Cast(self, e: ast.Cast, expected):
         if e.implicit:
             return
-        t = self.resolve_type(e.type_ref, scope)
-        e.expr = self.expr(e.expr, scope, t)
+        t = self.resolve_type(e.type_ref)
+        e.expr = self.expr(e.expr, t)
         src = e.expr.type
         e.type = t
         if src == t:
-            e.is_const, e.value = e.expr.is_const, e.expr.value
             return
         if isinstance(e.expr, (ast.ListExpression, ast.StructExpression)):
             e.expr = self.coerce(e.expr, t, "cast")
-            e.is_const, e.value = e.expr.is_const, e.expr.value
             return
-        sb, tb = T.underlying(src), T.underlying(t)
-        ok = False
-        value = None
-        if isinstance(tb, T.BitsType):
-            if isinstance(sb, T.BitsType) or sb == T.INT:
-                ok = True
-                value = tb.fit(e.expr.value) if e.expr.is_const else None
-            elif sb == T.BOOL and tb.width == 1 and not tb.signed:
-                ok = True
-                value = int(e.expr.value) if e.expr.is_const else None
-            if isinstance(t, T.SerEnumType) and ok and e.expr.is_const:
-                value = tb.fit(e.expr.value)
-        elif t == T.BOOL:
-            if isinstance(sb, T.BitsType) and sb.width == 1 and not sb.signed or sb == T.INT:
-                ok = True
-                value = bool(e.expr.value) if e.expr.is_const else None
-        elif isinstance(t, T.NewType) and src == t.underlying:
-            ok, value = True, e.expr.value
-        elif t == T.INT and isinstance(sb, T.BitsType):
-            ok, value = True, e.expr.value
-        if not ok:
+        if not _castable(src, t):
             raise self.err(e, f"cannot cast a value of type {src} to {t}")
-        e.is_const = e.expr.is_const
-        e.value = value
 
-    def x_ListExpression(self, e: ast.ListExpression, scope, expected):
+    def x_ListExpression(self, e: ast.ListExpression, expected):
         if isinstance(expected, T.ListType):
-            e.items = [self.coerce(self.expr(i, scope, expected.elem), expected.elem,
+            e.items = [self.coerce(self.expr(i, expected.elem), expected.elem,
                                    "list element") for i in e.items]
             e.type = expected
-            e.is_const = all(i.is_const for i in e.items)
-            e.value = [i.value for i in e.items] if e.is_const else None
             return
         if isinstance(expected, (T.StructLikeType, T.TupleType)):
             types = list(expected.elems) if isinstance(expected, T.TupleType) else [
                 f.type for f in expected.fields]
             dots = bool(e.items) and isinstance(e.items[-1], ast.Dots)
             if len(types) == len(e.items) or dots:
-                e.items = [i if isinstance(i, ast.Dots) else self.expr(i, scope, ft)
+                e.items = [i if isinstance(i, ast.Dots) else self.expr(i, ft)
                            for i, ft in zip(e.items, types + [T.DONT_CARE])]
                 return self._retype_list(e, expected, "list expression")
-        e.items = [self.expr(i, scope) for i in e.items]
+        e.items = [self.expr(i) for i in e.items]
         e.type = T.TupleType(tuple(i.type for i in e.items))
-        e.is_const = all(i.is_const for i in e.items)
-        e.value = [i.value for i in e.items] if e.is_const else None
 
-    def x_StructExpression(self, e: ast.StructExpression, scope, expected):
+    def x_StructExpression(self, e: ast.StructExpression, expected):
         target = expected
         if e.type_ref is not None:
-            target = self.resolve_type(e.type_ref, scope)
+            target = self.resolve_type(e.type_ref)
         if isinstance(target, (T.StructType, T.HeaderType)):
             for f in e.fields:
-                f.value = self.expr(f.value, scope, target.field_type(f.name))
+                f.value = self.expr(f.value, target.field_type(f.name))
             return self._retype_struct(e, target, "struct initializer")
         if e.has_dots:
             raise self.err(e, "'...' needs the struct type from the context")
         for f in e.fields:
-            f.value = self.expr(f.value, scope)
+            f.value = self.expr(f.value)
         e.type = T.StructType(None, [T.Field(f.name, f.value.type) for f in e.fields])  # type: ignore[arg-type]
-        e.is_const = all(f.value.is_const for f in e.fields)
-        e.value = {f.name: f.value.value for f in e.fields} if e.is_const else None
 
-    def x_Mask(self, e, scope, expected):
+    def x_Mask(self, e, expected):
         raise self.err(e, "'&&&' is only allowed in select cases and table entries")
 
-    def x_Range(self, e, scope, expected):
+    def x_Range(self, e, expected):
         raise self.err(e, "'..' is only allowed in select cases and table entries")
 
-    def x_Dots(self, e, scope, expected):
+    def x_Dots(self, e, expected):
         raise self.err(e, "'...' is only allowed at the end of a typed list or struct "
                           "initializer")
 
-    def x_SelectExpression(self, e, scope, expected):
+    def x_SelectExpression(self, e, expected):
         raise self.err(e, "select is only allowed in a transition")
+
+
+def _castable(src: T.P4Type, t: T.P4Type) -> bool:
+    """Whether P4 allows the explicit cast ``(t) x`` of an ``x`` of type ``src``."""
+    sb, tb = T.underlying(src), T.underlying(t)
+    if isinstance(tb, T.BitsType):
+        return isinstance(sb, T.BitsType) or sb == T.INT or (
+            sb == T.BOOL and tb.width == 1 and not tb.signed)
+    if t == T.BOOL:
+        return isinstance(sb, T.BitsType) and sb.width == 1 and not sb.signed or sb == T.INT
+    if isinstance(t, T.NewType) and src == t.underlying:
+        return True
+    return t == T.INT and isinstance(sb, T.BitsType)

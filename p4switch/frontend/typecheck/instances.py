@@ -8,13 +8,12 @@ from typing import Any
 
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
-from p4switch.frontend.typecheck.scopes import Scope
 
 
 class Instances:
     """Checking instantiations."""
 
-    def instantiate(self, t: T.P4Type, where: ast.Node, args: list[ast.Argument], scope: Scope,
+    def instantiate(self, t: T.P4Type, where: ast.Node, args: list[ast.Argument],
                     decl: ast.Node | None
                     ) -> tuple[T.P4Type, dict, T.FunctionType, list[ast.Expression]]:
         """Check constructor arguments of an extern/parser/control/package instantiation.
@@ -30,14 +29,14 @@ class Instances:
                    if not isinstance(a, T.TypeVar) or a is not tv}
             free = [tv for tv in t.extern.type_params if tv not in env]
             sig = T.substitute(ctors[0], env)
-            ordered, inferred = self.check_args(sig, args, scope, where, free)
+            ordered, inferred = self.check_args(sig, args, where, free)
             env.update(inferred)
             inst: T.P4Type = T.ExternType(
                 t.extern, tuple(env.get(tv, tv) for tv in t.extern.type_params))
         elif isinstance(t, (T.ParserType, T.ControlType)) and isinstance(
                 t.decl, (ast.ParserDecl, ast.ControlDecl)):
             sig = T.FunctionType(t.name, [], t.ctor_params, t, t.decl)
-            ordered, _ = self.check_args(sig, args, scope, where, [])
+            ordered, _ = self.check_args(sig, args, where, [])
             inst = t
         elif isinstance(t, (T.PackageType, T.SpecializedType)):
             pkg = t if isinstance(t, T.PackageType) else t.base
@@ -48,7 +47,7 @@ class Instances:
                 env = dict(zip(pkg.type_params, t.type_args))
             free = [tv for tv in pkg.type_params if tv not in env]
             sig = T.substitute(T.FunctionType(pkg.name, [], pkg.params, pkg, pkg.decl), env)
-            ordered, inferred = self.check_args(sig, args, scope, where, free)
+            ordered, inferred = self.check_args(sig, args, where, free)
             env.update(inferred)
             missing = [tv.name for tv in pkg.type_params if tv not in env]
             if missing:
@@ -68,7 +67,7 @@ class Instances:
             return e.decl
         return e.value if e.is_const else e
 
-    def check_initializer(self, d: ast.InstanceDecl, scope: Scope) -> None:
+    def check_initializer(self, d: ast.InstanceDecl) -> None:
         """An extern instance's ``= { ... }`` block must implement exactly its abstract
         methods, with their signatures."""
         ext = d.type.extern if isinstance(d.type, T.ExternType) else None
@@ -76,19 +75,19 @@ class Instances:
                     if isinstance(m, ast.MethodDecl) and m.is_abstract}
         if d.initializer and ext is None:
             raise self.err(d, "only extern instances can have an initializer block")
-        inner = Scope(scope, scope.owner)
         done = set()
         for f in d.initializer:
             if not isinstance(f, ast.FunctionDecl):
-                self.check_declaration(f, inner)
+                self.check_declaration(f)
                 continue
             m = abstract.get(f.name)
             if m is None:
                 raise self.err(f, f"'{f.name}' is not an abstract method of {ext.name}")
-            self.check_declaration(f, inner)
-            want = [(p.direction, self.resolve_type(p.type_ref, scope)) for p in m.params]
+            self.check_declaration(f)
+            env = d.type.bindings  # the extern's type parameters as this instance binds them
+            want = [(p.direction, T.substitute(p.type, env)) for p in m.params]
             got = [(p.direction, p.type) for p in f.params]
-            want_ret = self.resolve_type(m.return_type, scope)
+            want_ret = T.substitute(m.type.return_type, env)
             if want != got or f.type.return_type != want_ret:
                 raise self.err(f, f"'{f.name}' does not match the signature of abstract method "
                                   f"{ext.name}.{f.name}")

@@ -6,19 +6,18 @@ from __future__ import annotations
 
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
-from p4switch.frontend.typecheck.scopes import Scope
 
 
 class Statements:
     """Checking statements (``stmt``) and parser transitions."""
 
-    def check_transition(self, tr: ast.TransitionStatement, scope: Scope) -> None:
+    def check_transition(self, tr: ast.TransitionStatement) -> None:
         target = tr.target
         if isinstance(target, ast.NameRef):
-            self.resolve_state(target, scope)
+            self.resolve_state(target)
             return
         sel: ast.SelectExpression = target
-        sel.exprs = [self.expr(e, scope) for e in sel.exprs]
+        sel.exprs = [self.expr(e) for e in sel.exprs]
         types = [e.type for e in sel.exprs]
         for e in sel.exprs:
             if not (isinstance(T.underlying(e.type), (T.BitsType, T.BoolType)) or
@@ -33,60 +32,59 @@ class Statements:
             elif len(types) > 1 or (isinstance(ks, ast.ListExpression) and len(ks.items) > 1):
                 if isinstance(ks, (ast.DefaultExpr, ast.DontCare)):
                     ks.type = T.DONT_CARE
-                elif isinstance(ks, ast.NameRef) and isinstance(
-                        (scope.lookup(ks.name) or [None])[0], ast.ValueSetDecl):
-                    c.keyset = self.expr(ks, scope)  # a value_set of tuples
+                elif isinstance(ks, ast.NameRef) and isinstance(self.refs.decl(ks),
+                                                                ast.ValueSetDecl):
+                    c.keyset = self.expr(ks)  # a value_set of tuples
                 elif not isinstance(ks, ast.ListExpression) or len(ks.items) != len(types):
                     raise self.err(ks, f"select case needs {len(types)} keyset values")
                 else:
-                    ks.items = [self.keyset_element(k, t, scope) for k, t in zip(ks.items, types)]
+                    ks.items = [self.keyset_element(k, t) for k, t in zip(ks.items, types)]
                     ks.type = T.TupleType(tuple(types))
             else:
                 if isinstance(ks, ast.ListExpression) and len(ks.items) == 1:
                     ks = ks.items[0]
-                c.keyset = self.keyset_element(ks, types[0], scope)
-            self.resolve_state(c.state, scope)
+                c.keyset = self.keyset_element(ks, types[0])
+            self.resolve_state(c.state)
         sel.type = T.STATE
 
-    def resolve_state(self, ref: ast.NameRef, scope: Scope) -> None:
-        found = scope.lookup(ref.name)
-        if not found or not isinstance(found[0], ast.ParserState):
+    def resolve_state(self, ref: ast.NameRef) -> None:
+        decl = self.refs.decl(ref)
+        if not isinstance(decl, ast.ParserState):
             raise self.err(ref, f"'{ref.name}' is not a parser state")
-        ref.decl = found[0]
+        ref.decl = decl
         ref.type = T.STATE
 
-    def check_block(self, b: ast.BlockStatement, scope: Scope) -> None:
-        inner = Scope(scope, scope.owner)
+    def check_block(self, b: ast.BlockStatement) -> None:
         for s in b.statements:
-            self.stmt(s, inner)
+            self.stmt(s)
 
-    def stmt(self, s: ast.Node, scope: Scope) -> None:
+    def stmt(self, s: ast.Node) -> None:
         if isinstance(s, ast.AssignmentStatement):
-            s.lhs = self.expr(s.lhs, scope)
+            s.lhs = self.expr(s.lhs)
             self.require_lvalue(s.lhs, "assign to")
-            s.rhs = self.coerce(self.expr(s.rhs, scope, s.lhs.type), s.lhs.type, "assignment")
+            s.rhs = self.coerce(self.expr(s.rhs, s.lhs.type), s.lhs.type, "assignment")
         elif isinstance(s, ast.MethodCallStatement):
-            s.call = self.expr(s.call, scope)
+            s.call = self.expr(s.call)
             if not isinstance(s.call, ast.MethodCall):
                 raise self.err(s, "expression is not a call")
         elif isinstance(s, ast.BlockStatement):
-            self.check_block(s, scope)
+            self.check_block(s)
         elif isinstance(s, ast.IfStatement):
-            s.cond = self.expr(s.cond, scope, T.BOOL)
+            s.cond = self.expr(s.cond, T.BOOL)
             if s.cond.type != T.BOOL:
                 raise self.err(s.cond, f"if condition must be bool, not {s.cond.type}")
-            self.stmt_in_block(s.then, scope)
+            self.stmt(s.then)
             if s.else_ is not None:
-                self.stmt_in_block(s.else_, scope)
+                self.stmt(s.else_)
         elif isinstance(s, ast.SwitchStatement):
-            self.check_switch(s, scope)
+            self.check_switch(s)
         elif isinstance(s, ast.ReturnStatement):
             if self.return_type is None:
                 raise self.err(s, "return is not allowed here")
             if s.value is not None:
                 if self.return_type == T.VOID:
                     raise self.err(s.value, "return with a value in a void context")
-                s.value = self.coerce(self.expr(s.value, scope, self.return_type),
+                s.value = self.coerce(self.expr(s.value, self.return_type),
                                       self.return_type, "return value")
             elif self.return_type != T.VOID:
                 raise self.err(s, f"return needs a value of type {self.return_type}")
@@ -96,70 +94,65 @@ class Statements:
         elif isinstance(s, ast.EmptyStatement):
             pass
         elif isinstance(s, ast.ForStatement):
-            self.check_for(s, scope)
+            self.check_for(s)
         elif isinstance(s, ast.ForInStatement):
-            self.check_for_in(s, scope)
+            self.check_for_in(s)
         elif isinstance(s, (ast.BreakStatement, ast.ContinueStatement)):
             if not self.loop_depth:
                 word = "break" if isinstance(s, ast.BreakStatement) else "continue"
                 raise self.err(s, f"{word} outside of a for loop")
         elif isinstance(s, (ast.VarDecl, ast.ConstDecl, ast.InstanceDecl)):
-            self.check_declaration(s, scope)
+            self.check_declaration(s)
         elif isinstance(s, ast.TransitionStatement):
-            self.check_transition(s, scope)
+            self.check_transition(s)
         else:
             raise self.err(s, f"unexpected {type(s).__name__} here")
 
-    def check_for(self, s: ast.ForStatement, scope: Scope) -> None:
+    def check_for(self, s: ast.ForStatement) -> None:
         if self.in_parser:
             raise self.err(s, "for loops are not allowed in a parser")
-        inner = Scope(scope, scope.owner)
         for init in s.init:
-            self.stmt(init, inner)
+            self.stmt(init)
         if s.cond is not None:
-            s.cond = self.expr(s.cond, inner, T.BOOL)
+            s.cond = self.expr(s.cond, T.BOOL)
             if s.cond.type != T.BOOL:
                 raise self.err(s.cond, f"for condition must be bool, not {s.cond.type}")
         for upd in s.updates:
-            self.stmt(upd, inner)
-        self.loop_body(s.body, inner)
+            self.stmt(upd)
+        self.loop_body(s.body)
 
-    def check_for_in(self, s: ast.ForInStatement, scope: Scope) -> None:
+    def check_for_in(self, s: ast.ForInStatement) -> None:
         if self.in_parser:
             raise self.err(s, "for loops are not allowed in a parser")
-        inner = Scope(scope, scope.owner)
-        self.check_declaration(s.var, inner)
+        self.check_declaration(s.var)
         t = s.var.type
         if s.hi is not None:
-            s.lo = self.coerce(self.expr(s.lo, scope, t), t, "range start")
-            s.hi = self.coerce(self.expr(s.hi, scope, t), t, "range end")
+            s.lo = self.coerce(self.expr(s.lo, t), t, "range start")
+            s.hi = self.coerce(self.expr(s.hi, t), t, "range end")
         else:
-            s.lo = self.expr(s.lo, scope)
+            s.lo = self.expr(s.lo)
             ct = T.underlying(s.lo.type)
             if isinstance(ct, T.StackType):
                 if T.underlying(ct.elem) != T.underlying(t):
                     raise self.err(s.var, f"loop variable of type {t} cannot take elements "
                                           f"of {ct}")
             elif isinstance(s.lo, ast.ListExpression):
-                s.lo.items = [self.coerce(self.expr(e, scope, t), t, "list element")
+                s.lo.items = [self.coerce(self.expr(e, t), t, "list element")
                               for e in s.lo.items]
             else:
                 raise self.err(s.lo, f"cannot iterate over a value of type {s.lo.type}")
-        self.loop_body(s.body, inner)
+        self.loop_body(s.body)
 
-    def loop_body(self, body: ast.Node, scope: Scope) -> None:
+    def loop_body(self, body: ast.Node) -> None:
         self.loop_depth += 1
         try:
-            self.stmt_in_block(body, scope)
+            self.stmt(body)
         finally:
             self.loop_depth -= 1
 
-    def stmt_in_block(self, s: ast.Node, scope: Scope) -> None:
-        self.stmt(s, Scope(scope, scope.owner))
-
-    def check_switch(self, s: ast.SwitchStatement, scope: Scope) -> None:
+    def check_switch(self, s: ast.SwitchStatement) -> None:
         self.switch_subject = s.expr  # where `t.apply().action_run` may stand
-        s.expr = self.expr(s.expr, scope)
+        s.expr = self.expr(s.expr)
         t = s.expr.type
         seen: set = set()
         if isinstance(t, T.ActionEnumType):
@@ -170,9 +163,7 @@ class Statements:
                     if c.label.name not in t.actions:
                         raise self.err(c.label, f"'{c.label.name}' is not an action of table "
                                                 f"{t.table.name}")
-                    found = self.lookup(scope, c.label)
-                    c.action = found[0]
-                    c.label.decl = found[0]
+                    c.action = c.label.decl = self.refs.decl(c.label)
                     c.label.type = t
                     if c.label.name in seen:
                         raise self.err(c.label, f"duplicate switch label '{c.label.name}'")
@@ -187,7 +178,7 @@ class Statements:
                 if isinstance(c.label, ast.DefaultExpr):
                     c.label.type = T.DONT_CARE
                     continue
-                c.label = self.coerce(self.expr(c.label, scope, t), t, "switch label")
+                c.label = self.coerce(self.expr(c.label, t), t, "switch label")
                 if not c.label.is_const:
                     raise self.err(c.label, "switch label must be a compile-time constant")
                 if c.label.value in seen:
@@ -197,7 +188,7 @@ class Statements:
             if isinstance(c.label, ast.DefaultExpr) and i != len(s.cases) - 1:
                 raise self.err(c.label, "'default' must be the last switch label")
             if c.body is not None:
-                self.check_block(c.body, scope)
+                self.check_block(c.body)
         if s.cases and s.cases[-1].body is None:
             raise self.err(s.cases[-1], "the last switch label needs a body")
 

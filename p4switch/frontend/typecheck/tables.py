@@ -1,16 +1,16 @@
-"""Table checks: keys and match kinds, the actions list, default action, entries and their
-keysets, and the table properties v1model gives meaning to.
+"""Tables: typing their keys, actions, default action, entries and properties (part of
+``type-inference``), and the ``table-checks`` pass (``check_tables``), which then checks what
+v1model requires of a table beyond types: match kinds, an actions list without repeats,
+@tableonly/@defaultonly, the keyset forms each match kind allows, entry priorities, and the
+properties v1model gives meaning to.
 """
 
 from __future__ import annotations
-
-import copy
 
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
 from p4switch.frontend.errors import CompileError, plural
 from p4switch.frontend.pretty import expr_text
-from p4switch.frontend.typecheck.scopes import Scope
 
 # Which keyset forms a table entry may use per match kind (plain values always).
 _FORM_NAMES = {"DontCare": "'_' (don't care)", "DefaultExpr": "'default'",
@@ -27,72 +27,34 @@ _ENTRY_FORMS = {
 class Tables:
     """Checking ``table`` declarations."""
 
-    def check_table(self, d: ast.TableDecl, scope: Scope) -> None:
+    def check_table(self, d: ast.TableDecl) -> None:
         for k in d.key:
-            k.expr = self.expr(k.expr, scope)
+            k.expr = self.expr(k.expr)
             kt = k.expr.type
             if kt == T.INT or not isinstance(T.underlying(kt), (T.BitsType, T.BoolType)) and \
                     not isinstance(kt, (T.ErrorType, T.EnumType)):
                 raise self.err(k.expr, f"table key must be bit<>, int<>, bool, error or an "
                                        f"enum, not {kt}")
-            if k.match_kind not in self.match_kind_type.members:
-                raise self.err(k.match_kind_loc or k, f"'{k.match_kind}' is not a match_kind")
-        if not d.has_actions_property:
-            raise self.err(d, f"table {d.name} has no actions property")
         names: dict[str, ast.ActionRef] = {}
         for ref in d.actions:
-            self.resolve_action_ref(ref, scope, partial=True)
-            if ref.decl.name in names:
-                raise self.err(ref, f"action '{ref.decl.name}' appears twice in table {d.name}")
-            names[ref.decl.name] = ref
+            self.resolve_action_ref(ref, partial=True)
+            names.setdefault(ref.decl.name, ref)
         if d.default_action is not None:
-            self.resolve_action_ref(d.default_action, scope, partial=False, table_actions=names)
-            if ast.find_annotation(names[d.default_action.decl.name].annotations, "tableonly"):
-                raise self.err(d.default_action, f"action '{d.default_action.decl.name}' is "
-                                                 f"@tableonly and cannot be the default action")
+            self.resolve_action_ref(d.default_action, partial=False, table_actions=names)
         for e in d.entries:
-            self.check_entry(d, e, scope, names)
-            if ast.find_annotation(names[e.action.decl.name].annotations, "defaultonly"):
-                raise self.err(e.action, f"action '{e.action.decl.name}' is @defaultonly and "
-                                         f"cannot be used in table entries")
+            self.type_entry(d, e, names)
         res = T.TableApplyResultType(d, T.ActionEnumType(d, list(names)))
         d.type = T.TableType(d.name, d, res)
         for p in d.properties:
-            self.check_table_property(d, p, scope)
+            p.value = self.expr(p.value, T.BOOL if p.name == "support_timeout" else None)
 
-    def check_table_property(self, d: ast.TableDecl, p: ast.TableProperty, scope: Scope) -> None:
-        if p.name == "size":
-            p.value = self.expr(p.value, scope)
-            if not p.value.is_const or not isinstance(p.value.value, int) or p.value.value < 0:
-                raise self.err(p.value, "table size must be a non-negative constant")
-            return
-        if p.name == "support_timeout":
-            p.value = self.expr(p.value, scope, T.BOOL)
-            if p.value.type != T.BOOL:
-                raise self.err(p.value, "support_timeout must be true or false")
-            return
-        p.value = self.expr(p.value, scope)
-        if p.name in ("implementation", "counters", "meters"):
-            want = {"implementation": ("action_profile", "action_selector"),
-                    "counters": ("direct_counter", "counter"),
-                    "meters": ("direct_meter", "meter")}[p.name]
-            t = p.value.type
-            # p4c's front end takes any extern here (other architectures have their own);
-            # a v1model table extern of the wrong kind is an error
-            v1 = {"action_profile", "action_selector", "direct_counter", "counter",
-                  "direct_meter", "meter"}
-            if not isinstance(t, T.ExternType) or (t.name in v1 and t.name not in want):
-                raise self.err(p.value, f"table property '{p.name}' must be an instance of "
-                                        f"{' or '.join(want)}, not {t}")
-
-    def resolve_action_ref(self, ref: ast.ActionRef, scope: Scope, partial: bool,
+    def resolve_action_ref(self, ref: ast.ActionRef, partial: bool,
                            table_actions: dict[str, ast.ActionRef] | None = None,
                            what: str = "default action") -> None:
         """An action named in a table: ``partial`` for the actions list (binds only the
         directional parameters), else default action or entry (``table_actions`` given:
         must be listed there, and may leave out directional parameters bound there)."""
-        found = self.lookup(scope, ref.name)
-        decl = found[0]
+        decl = self.refs.decl(ref.name)
         if not isinstance(decl, ast.ActionDecl):
             raise self.err(ref.name, f"'{ref.name.name}' is not an action")
         ref.decl = decl
@@ -117,7 +79,7 @@ class Tables:
                                     f"{plural(len(bound), 'argument')}, got {len(ref.args)}")
             for a, p in zip(ref.args, bound):
                 a.name = p.name
-                self.check_arg(a, p, scope)
+                self.check_arg(a, p)
             return
         if len(ref.args) != len(params):
             cp = [p for p in params if p.direction is None]
@@ -131,7 +93,7 @@ class Tables:
                 raise self.err(a, f"argument '{a.name}' of action '{decl.name}' is missing or "
                                   f"misplaced (expected '{p.name}')")
             a.name = p.name
-            self.check_arg(a, p, scope)
+            self.check_arg(a, p)
             if p.direction is None and not a.value.is_const:
                 raise self.err(a.value, f"argument for control-plane parameter '{p.name}' must "
                                         f"be a compile-time constant")
@@ -143,62 +105,120 @@ class Tables:
                                             f"'{expr_text(bound.value)}' as bound in the actions "
                                             f"list")
 
-    def check_entry(self, d: ast.TableDecl, e: ast.TableEntry, scope: Scope,
-                    names: dict[str, ast.ActionRef]) -> None:
+    def type_entry(self, d: ast.TableDecl, e: ast.TableEntry,
+                   names: dict[str, ast.ActionRef]) -> None:
         if len(e.keys) != len(d.key):
             raise self.err(e, f"entry has {len(e.keys)} key values but table {d.name} has "
                               f"{len(d.key)} key fields")
         for i, (k, ke) in enumerate(zip(e.keys, d.key)):
-            e.keys[i] = self.keyset_element(k, ke.expr.type, scope)
-            allowed = _ENTRY_FORMS.get(ke.match_kind)
-            form = type(e.keys[i]).__name__
-            if allowed is not None and form in _FORM_NAMES and form not in allowed:
-                raise self.err(e.keys[i], f"{_FORM_NAMES[form]} is not allowed for "
-                                          f"{ke.match_kind} key field "
-                                          f"'{expr_text(ke.expr)}'")
-        self.resolve_action_ref(e.action, scope, partial=False, table_actions=names,
+            e.keys[i] = self.keyset_element(k, ke.expr.type)
+        self.resolve_action_ref(e.action, partial=False, table_actions=names,
                                 what="entry action")
         if e.priority is not None:
-            if d.entries_const:  # as p4c's EntryPriorities pass
-                raise self.err(e.priority, "a table with 'const' entries cannot have priorities "
-                                           "(use 'entries', or @priority as BMv2 reads it)")
-            e.priority = self.expr(e.priority, scope)
-            if not e.priority.is_const or not isinstance(e.priority.value, int):
-                raise self.err(e.priority, "entry priority must be an integer constant")
-            e.priority_value = e.priority.value
+            e.priority = self.expr(e.priority)
+            if e.priority.is_const and isinstance(e.priority.value, int):
+                e.priority_value = e.priority.value
         else:
             ann = e.annotations and ast.find_annotation(e.annotations, "priority")
             if ann and ann.args:
-                v = self.expr(ann.args[0], scope)
+                v = self.expr(ann.args[0])
                 e.priority_value = v.value if v.is_const else None
 
-    def keyset_element(self, k: ast.Expression, t: T.P4Type, scope: Scope) -> ast.Expression:
+    def keyset_element(self, k: ast.Expression, t: T.P4Type) -> ast.Expression:
         if isinstance(t, T.SerEnumType):
             # p4c also takes values of the enum's underlying type for a serializable-enum
             # key (``(bit<16>)E.A &&& 0xff00``): the key converts implicitly
             try:
-                return self._keyset_element(copy.deepcopy(k), t, scope)
+                return self._keyset_element(self.refs.copy_tree(k), t)
             except CompileError:
-                return self._keyset_element(k, t.underlying, scope)
-        return self._keyset_element(k, t, scope)
+                return self._keyset_element(k, t.underlying)
+        return self._keyset_element(k, t)
 
-    def _keyset_element(self, k: ast.Expression, t: T.P4Type, scope: Scope) -> ast.Expression:
+    def _keyset_element(self, k: ast.Expression, t: T.P4Type) -> ast.Expression:
         if isinstance(k, (ast.DontCare, ast.DefaultExpr)):
             k.type = T.DONT_CARE
             return k
         if isinstance(k, ast.Mask):
-            k.value_expr = self.coerce(self.expr(k.value_expr, scope, t), t, "keyset value")
-            k.mask = self.coerce(self.expr(k.mask, scope, t), t, "keyset mask")
+            k.value_expr = self.coerce(self.expr(k.value_expr, t), t, "keyset value")
+            k.mask = self.coerce(self.expr(k.mask, t), t, "keyset mask")
             k.type = T.SetType(t)
-            k.is_const = k.value_expr.is_const and k.mask.is_const
+            self.folding.fold(k)
             return k
         if isinstance(k, ast.Range):
-            k.low = self.coerce(self.expr(k.low, scope, t), t, "range low bound")
-            k.high = self.coerce(self.expr(k.high, scope, t), t, "range high bound")
+            k.low = self.coerce(self.expr(k.low, t), t, "range low bound")
+            k.high = self.coerce(self.expr(k.high, t), t, "range high bound")
             k.type = T.SetType(t)
-            k.is_const = k.low.is_const and k.high.is_const
+            self.folding.fold(k)
             return k
-        k = self.expr(k, scope, t)
+        k = self.expr(k, t)
         if isinstance(k.type, T.SetType):  # value_set
             return k
         return self.coerce(k, t, "keyset value")
+
+
+def check_tables(typer) -> None:
+    """The ``table-checks`` pass over every table of a typed program (``typer``: the
+    ``TypeInference`` that typed it)."""
+    for d in typer.program.walk():
+        if isinstance(d, ast.TableDecl):
+            _check_table(typer, d)
+
+
+def _check_table(typer, d: ast.TableDecl) -> None:
+    err = typer.err
+    for k in d.key:
+        if k.match_kind not in typer.match_kind_type.members:
+            raise err(k.match_kind_loc or k, f"'{k.match_kind}' is not a match_kind")
+    if not d.has_actions_property:
+        raise err(d, f"table {d.name} has no actions property")
+    names: dict[str, ast.ActionRef] = {}
+    for ref in d.actions:
+        if ref.decl.name in names:
+            raise err(ref, f"action '{ref.decl.name}' appears twice in table {d.name}")
+        names[ref.decl.name] = ref
+    if d.default_action is not None and ast.find_annotation(
+            names[d.default_action.decl.name].annotations, "tableonly"):
+        raise err(d.default_action, f"action '{d.default_action.decl.name}' is @tableonly and "
+                                    f"cannot be the default action")
+    for e in d.entries:
+        for k, ke in zip(e.keys, d.key):
+            allowed = _ENTRY_FORMS.get(ke.match_kind)
+            form = type(k).__name__
+            if allowed is not None and form in _FORM_NAMES and form not in allowed:
+                raise err(k, f"{_FORM_NAMES[form]} is not allowed for {ke.match_kind} key field "
+                             f"'{expr_text(ke.expr)}'")
+        if ast.find_annotation(names[e.action.decl.name].annotations, "defaultonly"):
+            raise err(e.action, f"action '{e.action.decl.name}' is @defaultonly and cannot be "
+                                f"used in table entries")
+        if e.priority is not None:
+            if d.entries_const:  # as p4c's EntryPriorities pass
+                raise err(e.priority, "a table with 'const' entries cannot have priorities "
+                                      "(use 'entries', or @priority as BMv2 reads it)")
+            if e.priority_value is None:
+                raise err(e.priority, "entry priority must be an integer constant")
+    for p in d.properties:
+        _check_property(typer, p)
+
+
+# table properties v1model gives meaning to, and the externs each takes
+_PROPERTY_EXTERNS = {"implementation": ("action_profile", "action_selector"),
+                     "counters": ("direct_counter", "counter"),
+                     "meters": ("direct_meter", "meter")}
+_V1_TABLE_EXTERNS = {x for kinds in _PROPERTY_EXTERNS.values() for x in kinds}
+
+
+def _check_property(typer, p: ast.TableProperty) -> None:
+    if p.name == "size":
+        if not p.value.is_const or not isinstance(p.value.value, int) or p.value.value < 0:
+            raise typer.err(p.value, "table size must be a non-negative constant")
+    elif p.name == "support_timeout":
+        if p.value.type != T.BOOL:
+            raise typer.err(p.value, "support_timeout must be true or false")
+    elif p.name in _PROPERTY_EXTERNS:
+        want = _PROPERTY_EXTERNS[p.name]
+        t = p.value.type
+        # p4c's front end takes any extern here (other architectures have their own);
+        # a v1model table extern of the wrong kind is an error
+        if not isinstance(t, T.ExternType) or (t.name in _V1_TABLE_EXTERNS and t.name not in want):
+            raise typer.err(p.value, f"table property '{p.name}' must be an instance of "
+                                     f"{' or '.join(want)}, not {t}")

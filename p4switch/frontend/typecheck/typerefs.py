@@ -8,7 +8,6 @@ from p4switch.frontend import ast
 from p4switch.frontend import types as T
 from p4switch.frontend.errors import plural
 from p4switch.frontend.typecheck.constfold import MAX_WIDTH
-from p4switch.frontend.typecheck.scopes import Scope
 
 
 def _fixed_width_struct(t: T.P4Type) -> bool:
@@ -22,12 +21,12 @@ def _fixed_width_struct(t: T.P4Type) -> bool:
 class TypeRefs:
     """Resolving ``ast.TypeRef`` nodes to ``types.P4Type``."""
 
-    def resolve_type(self, tr: ast.TypeRef, scope: Scope) -> T.P4Type:
-        t = self._resolve_type(tr, scope)
+    def resolve_type(self, tr: ast.TypeRef) -> T.P4Type:
+        t = self._resolve_type(tr)
         tr.type = t
         return t
 
-    def _resolve_type(self, tr: ast.TypeRef, scope: Scope) -> T.P4Type:
+    def _resolve_type(self, tr: ast.TypeRef) -> T.P4Type:
         if isinstance(tr, ast.BaseTypeRef):
             k = tr.kind
             if k == "bool":
@@ -42,7 +41,7 @@ class TypeRefs:
                 return self.match_kind_type
             if k == "int" and tr.width is None:
                 return T.INT
-            w = self.const_int(tr.width, scope, "type width")
+            w = self.const_int(tr.width, "type width")
             if k == "varbit":
                 if w <= 0:
                     raise self.err(tr, f"invalid varbit width {w}")
@@ -53,12 +52,11 @@ class TypeRefs:
                 raise self.err(tr, f"{k}<{w}>: this implementation supports widths up to {MAX_WIDTH} bits")
             return T.BitsType(w, k == "int")
         if isinstance(tr, ast.NamedTypeRef):
-            decls = self.lookup(scope, tr)
-            d = decls[0]
+            d = self.refs.decl(tr)
             tr.decl = d
-            args = [self.resolve_type(a, scope) for a in tr.type_args]
+            args = [self.resolve_type(a) for a in tr.type_args]
             if isinstance(d, ast.TypeParam):
-                return d.type
+                return self.type_args_in_scope.get(d, d.type)
             if isinstance(d, ast.StructLikeDecl) and d.type_params:
                 return self.specialize_struct(d, args, tr)
             if isinstance(d, (ast.StructLikeDecl, ast.EnumDecl, ast.TypedefDecl)):
@@ -83,38 +81,30 @@ class TypeRefs:
                 return bt
             raise self.err(tr, f"'{tr.name}' is not a type")
         if isinstance(tr, ast.StackTypeRef):
-            elem = self.resolve_type(tr.elem, scope)
+            elem = self.resolve_type(tr.elem)
             if not isinstance(elem, (T.HeaderType, T.HeaderUnionType)):
                 raise self.err(tr, f"header stack elements must be headers, not {elem}")
-            n = self.const_int(tr.size, scope, "stack size")
+            n = self.const_int(tr.size, "stack size")
             if n <= 0:
                 raise self.err(tr.size, f"header stack size must be positive, not {n}")
             return T.StackType(elem, n)
         if isinstance(tr, ast.TupleTypeRef):
-            return T.TupleType(tuple(self.resolve_type(e, scope) for e in tr.elems))
+            return T.TupleType(tuple(self.resolve_type(e) for e in tr.elems))
         if isinstance(tr, ast.ListTypeRef):
-            return T.ListType(self.resolve_type(tr.elem, scope))
+            return T.ListType(self.resolve_type(tr.elem))
         if isinstance(tr, ast.DontCareTypeRef):
             return T.TypeVar("_")
         raise self.err(tr, "unsupported type")
 
-    def declare_type_params(self, params: list[ast.TypeParam], scope: Scope) -> list[T.TypeVar]:
-        out = []
+    def declare_type_params(self, params: list[ast.TypeParam]) -> list[T.TypeVar]:
         for p in params:
             p.type = T.TypeVar(p.name)
-            self.declare(scope, p.name, p)
-            out.append(p.type)
-        return out
+        return [p.type for p in params]
 
-    def make_params(self, params: list[ast.Parameter], scope: Scope,
-                    declare_in: Scope | None = None) -> list[T.Param]:
+    def make_params(self, params: list[ast.Parameter]) -> list[T.Param]:
         out = []
-        seen = set()
         for p in params:
-            if p.name in seen:
-                raise self.err(p, f"duplicate parameter '{p.name}'")
-            seen.add(p.name)
-            t = self.resolve_type(p.type_ref, scope)
+            t = self.resolve_type(p.type_ref)
             p.type = t
             if p.direction is not None and t in (T.STRING, T.INT):
                 raise self.err(p, f"'{p.name}': a parameter of type {t} cannot have a direction")
@@ -122,12 +112,10 @@ class TypeRefs:
                 raise self.err(p, f"'{p.name}': {p.direction} parameters cannot have default values")
             default = None
             if p.default is not None:
-                p.default = self.coerce(self.expr(p.default, scope, t), t, "default value")
+                p.default = self.coerce(self.expr(p.default, t), t, "default value")
                 default = p.default.value
             optional = p.annotation("optional") is not None
             out.append(T.Param(p.name, p.direction, t, default, p.default is not None, optional, p))
-            if declare_in is not None:
-                self.declare(declare_in, p.name, p)
         return out
 
     def specialize_struct(self, d: ast.StructLikeDecl, args: list[T.P4Type],
@@ -140,26 +128,26 @@ class TypeRefs:
         for a in args:
             if isinstance(a, T.TypeVar) and a.name == "_":
                 raise self.err(tr, f"'_' cannot be a type argument of '{d.name}'")
-        scope, cls, made = self.generic_structs[d]
+        cls, made = self.generic_structs[d]
         key = tuple(args)
         if key not in made:
             t = made[key] = cls(f"{d.name}_{len(made)}", [], d)
-            inner = Scope(scope, scope.owner)
-            for tp, a in zip(d.type_params, args):
-                alias = ast.TypedefDecl(tp.name, None, loc=tp.loc)
-                alias.type = a
-                self.declare(inner, tp.name, alias)
-            self._struct_fields(d, t, inner, cls)
+            saved = self.type_args_in_scope
+            self.type_args_in_scope = {**saved, **dict(zip(d.type_params, args))}
+            try:
+                self._struct_fields(d, t, cls)
+            finally:
+                self.type_args_in_scope = saved
         return made[key]
 
-    def _struct_fields(self, d: ast.StructLikeDecl, t: T.StructLikeType, scope: Scope,
+    def _struct_fields(self, d: ast.StructLikeDecl, t: T.StructLikeType,
                        cls: type) -> None:
         seen = set()
         for f in d.fields:
             if f.name in seen:
                 raise self.err(f, f"duplicate field '{f.name}' in {d.name}")
             seen.add(f.name)
-            ft = self.resolve_type(f.type_ref, scope)
+            ft = self.resolve_type(f.type_ref)
             if cls is T.HeaderType:
                 base = T.underlying(ft)
                 if not (isinstance(base, (T.BitsType, T.VarbitType, T.BoolType))
