@@ -6,7 +6,8 @@
 ``P4RuntimeService`` handlers directly: the same request messages, the same entity
 translation and the same status codes as the server a live switch runs, so a profile means
 the same table entries in both modes. Packet-ins and digests arrive synchronously, in
-simulated time, from the switch's stream.
+simulated time, from the switch's stream; packet-ins as ``packetio.PacketIn`` (the fields of
+``p4.v1.PacketIn`` without a protobuf message per packet).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from p4.v1 import p4runtime_pb2
 
 # The connection's error type; the connection module moves to a neutral package (p4rt/).
 from p4rt.switch_conn import BATCH, call_error
+from p4switch.p4runtime.packetio import PacketIn
 from p4switch.p4runtime.service import P4RuntimeService
 
 
@@ -61,7 +63,7 @@ class InProcessConnection:
         address: str,
         device_id: int,
         election_id: int = 1,
-        on_packet_in: Callable[[p4runtime_pb2.PacketIn], None] | None = None,
+        on_packet_in: Callable[[PacketIn], None] | None = None,
         on_digest: Callable[[p4runtime_pb2.DigestList], None] | None = None,
         on_reconnect: Callable[[Any], None] | None = None,
     ) -> None:
@@ -82,7 +84,7 @@ class InProcessConnection:
     def connect(self, timeout: float = 10.0) -> None:
         """Open the stream and become primary; ConnectionError when the switch refuses."""
         self._closed = False
-        self._stream = self.service.open_stream(self._on_stream_message)
+        self._stream = self.service.open_stream(self._on_stream_message, self._on_packet_in)
         arb = p4runtime_pb2.StreamMessageRequest()
         arb.arbitration.device_id = self.device_id
         arb.arbitration.election_id.low = self.election_id
@@ -114,8 +116,6 @@ class InProcessConnection:
                 self.is_primary.set()
             else:
                 self.is_primary.clear()
-        elif kind == "packet" and self.on_packet_in is not None:
-            self.on_packet_in(msg.packet)
         elif kind == "digest":
             ack = p4runtime_pb2.StreamMessageRequest()
             ack.digest_ack.digest_id = msg.digest.digest_id
@@ -123,6 +123,10 @@ class InProcessConnection:
             self.service.stream_request(self._stream, ack)
             if self.on_digest is not None:
                 self.on_digest(msg.digest)
+
+    def _on_packet_in(self, pkt: PacketIn) -> None:
+        if self.on_packet_in is not None:
+            self.on_packet_in(pkt)
 
     # -- unary calls --------------------------------------------------------------------
     def _call(self, what: str, handler: Callable[[Any, _Context], Any], request: Any) -> Any:

@@ -40,8 +40,10 @@ class Entities:
     """The executor-side half of Write and Read: P4Runtime entities in, executor calls out."""
 
     def __init__(self, program: Any, schema: Schema, digests: DigestBatcher, oneshots: OneShots,
-                 now_ns: Callable[[], int], lock: Any) -> None:
+                 now_ns: Callable[[], int], lock: Any, pause: Callable[[], None] | None = None) -> None:
+        """``pause``: called between chunks of a long read (default ``yield_to_forwarding``)."""
         self.program = program
+        self.pause = pause or yield_to_forwarding
         self.lock = lock
         self.schema = schema
         self.digests = digests
@@ -392,7 +394,7 @@ class Entities:
         for start in range(0, len(indexes), SNAPSHOT):
             with self.lock:
                 cells = [(i, read(i)) for i in indexes[start:start + SNAPSHOT]]
-            yield_to_forwarding()
+            self.pause()
             yield cells
 
     def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, out: ReadOut) -> None:

@@ -8,16 +8,13 @@ of bytes, so the sum of widths is too).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from p4rt.bytestrings import canonical, values_by_id
 from p4rt.errors import invalid
-
-
-def header_bytes(header: p4info_pb2.ControllerPacketMetadata) -> int:
-    """Bytes the controller header takes at the front of a frame."""
-    return (sum(m.bitwidth for m in header.metadata) + 7) // 8
 
 
 def encode_packet_out(header: p4info_pb2.ControllerPacketMetadata | None, msg: p4runtime_pb2.PacketOut) -> bytes:
@@ -36,19 +33,56 @@ def encode_packet_out(header: p4info_pb2.ControllerPacketMetadata | None, msg: p
     return (word << pad).to_bytes((total + pad) // 8, "big") + msg.payload
 
 
+class PacketMetadata(NamedTuple):
+    """One ``p4.v1.PacketMetadata``: the id and canonical value of a header field."""
+
+    metadata_id: int
+    value: bytes
+
+
+class PacketIn(NamedTuple):
+    """A packet-in with the fields of ``p4.v1.PacketIn`` (``payload``, ``metadata``), read the
+    same way, without protobuf: what an in-process client (the virtual-time fabric) receives,
+    since building and reading pure-Python protobuf messages cost more than the packet did."""
+
+    payload: bytes
+    metadata: tuple[PacketMetadata, ...] = ()
+
+    def to_pb(self) -> p4runtime_pb2.PacketIn:
+        msg = p4runtime_pb2.PacketIn(payload=self.payload)
+        for m in self.metadata:
+            msg.metadata.add(metadata_id=m.metadata_id, value=m.value)
+        return msg
+
+
+class PacketInHeader:
+    """The ``packet_in`` controller header's layout, read once from P4Info (protobuf field
+    access per packet would cost more than the split): its fields' (id, bitwidth) in order."""
+
+    __slots__ = ("fields", "size", "total")
+
+    def __init__(self, header: p4info_pb2.ControllerPacketMetadata | None) -> None:
+        self.fields = [] if header is None else [(m.id, m.bitwidth) for m in header.metadata]
+        self.total = sum(w for _, w in self.fields)
+        self.size = (self.total + 7) // 8
+
+    def split(self, frame: bytes) -> PacketIn | None:
+        """The packet-in for a CPU-port frame, or None if it is shorter than the header."""
+        size = self.size
+        if not size:
+            return PacketIn(frame)
+        if len(frame) < size:
+            return None
+        word = int.from_bytes(frame[:size], "big") >> (size * 8 - self.total)
+        shift = self.total
+        metadata = []
+        for mid, width in self.fields:
+            shift -= width
+            metadata.append(PacketMetadata(mid, canonical((word >> shift) & ((1 << width) - 1))))
+        return PacketIn(frame[size:], tuple(metadata))
+
+
 def decode_packet_in(header: p4info_pb2.ControllerPacketMetadata | None, frame: bytes) -> p4runtime_pb2.PacketIn | None:
     """The PacketIn for a CPU-port frame, or None if it is shorter than the header."""
-    if header is None:
-        return p4runtime_pb2.PacketIn(payload=frame)
-    size = header_bytes(header)
-    if len(frame) < size:
-        return None
-    total = sum(m.bitwidth for m in header.metadata)
-    word = int.from_bytes(frame[:size], "big") >> (size * 8 - total)
-    msg = p4runtime_pb2.PacketIn(payload=frame[size:])
-    shift = total
-    for m in header.metadata:
-        shift -= m.bitwidth
-        value = (word >> shift) & ((1 << m.bitwidth) - 1)
-        msg.metadata.add(metadata_id=m.id, value=canonical(value))
-    return msg
+    pkt = PacketInHeader(header).split(frame)
+    return None if pkt is None else pkt.to_pb()

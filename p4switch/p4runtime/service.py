@@ -88,15 +88,18 @@ def _apply(entities: Entities, update: Any) -> P4RuntimeError | None:
 
 class _Stream:
     """One StreamChannel: an outgoing queue drained by the RPC's response generator, or for an
-    in-process client (``deliver`` given) a direct call of its handler."""
+    in-process client (``deliver`` given) a direct call of its handler, which takes packet-ins
+    as ``packetio.PacketIn`` (no protobuf message built and parsed per packet)."""
 
     _CLOSE = object()
 
     def __init__(self, key: int,
-                 deliver: Callable[[p4runtime_pb2.StreamMessageResponse], None] | None = None) -> None:
+                 deliver: Callable[[p4runtime_pb2.StreamMessageResponse], None] | None = None,
+                 deliver_packet_in: Callable[[packetio.PacketIn], None] | None = None) -> None:
         self.key = key
         self.out: queue.Queue = queue.Queue()
         self.deliver = deliver
+        self.deliver_packet_in = deliver_packet_in
         self.election_id: int | None = None
         self.abort: P4RuntimeError | None = None
 
@@ -105,6 +108,12 @@ class _Stream:
             self.deliver(msg)
         else:
             self.out.put(msg)
+
+    def send_packet_in(self, pkt: packetio.PacketIn) -> None:
+        if self.deliver_packet_in is not None:
+            self.deliver_packet_in(pkt)
+        else:
+            self.send(p4runtime_pb2.StreamMessageResponse(packet=pkt.to_pb()))
 
     def close(self, error: P4RuntimeError | None = None) -> None:
         if error is not None:
@@ -116,8 +125,13 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     """The RPC handlers. Control-plane state (arbitration, digest batching, one-shot groups,
     the pipeline config) lives here and in its helpers; the data plane stays in ``device``."""
 
-    def __init__(self, device: Any, now_ns: Callable[[], int] | None = None, max_streams: int = MAX_STREAMS) -> None:
+    def __init__(self, device: Any, now_ns: Callable[[], int] | None = None, max_streams: int = MAX_STREAMS,
+                 pause: Callable[[], None] = yield_to_forwarding) -> None:
+        """``pause`` runs between the chunks of a Write or Read, so that forwarding threads get
+        the device lock; a switch without such threads (the virtual-time fabric, where the
+        sleep only costs wall time) passes a no-op."""
         self.device = device
+        self.pause = pause
         self.max_streams = max_streams
         clock = getattr(device, "clock", None)
         self.now_ns = now_ns or (clock.now_ns if clock is not None else time.monotonic_ns)
@@ -130,6 +144,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.pipeline = PipelineManager(device, self.digests, self.control_lock)
         self.stats: dict[str, int] = {"packet_in_dropped": 0, "packet_in_short": 0, "digest_lists_dropped": 0,
                                       "idle_notifications_dropped": 0}
+        self._packet_in_schema: Schema | None = None
+        self._packet_in_header = packetio.PacketInHeader(None)
         device.on_packet_in = self._packet_in
         device.on_digest = self._digest
 
@@ -212,7 +228,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                         error = update if isinstance(update, P4RuntimeError) else _apply(entities, update)
                         if error is not None:
                             failures[i] = error
-                yield_to_forwarding()
+                self.pause()
         if failures:
             ok = update_error(Code.OK)
             errors = [update_error(failures[i].code, str(failures[i])) if i in failures else ok
@@ -232,7 +248,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._check_role(request.role)
             with self.control_lock:  # the schema and the program of one pipeline, not one of each
                 entities = Entities(self.device.program, self._schema(), self.digests, self.pipeline.oneshots,
-                                    self.now_ns, self.device.lock)
+                                    self.now_ns, self.device.lock, self.pause)
             for entity in request.entities:
                 entities.read(entity, out)
         except P4RuntimeError as e:
@@ -298,11 +314,13 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._stream_error(stream, request, e)
         return True
 
-    def open_stream(self, deliver: Callable[[p4runtime_pb2.StreamMessageResponse], None]) -> _Stream:
+    def open_stream(self, deliver: Callable[[p4runtime_pb2.StreamMessageResponse], None],
+                    deliver_packet_in: Callable[[packetio.PacketIn], None]) -> _Stream:
         """A StreamChannel for a client in this process (the virtual-time fabric): no gRPC and
-        no threads; responses go to ``deliver`` as they are sent, requests come through
+        no threads; responses go to ``deliver`` as they are sent, packet-ins to
+        ``deliver_packet_in`` as ``packetio.PacketIn``, requests come through
         :meth:`stream_request`, and :meth:`close_stream` ends it as a broken RPC would."""
-        stream = _Stream(next(self.keys), deliver)
+        stream = _Stream(next(self.keys), deliver, deliver_packet_in)
         with self.state_lock:
             self.streams[stream.key] = stream
         return stream
@@ -380,11 +398,13 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         if schema is None or primary is None:
             self.stats["packet_in_dropped"] += 1
             return
-        msg = packetio.decode_packet_in(schema.packet_in, frame)
-        if msg is None:
+        if self._packet_in_schema is not schema:  # the header's layout, once per pipeline
+            self._packet_in_schema, self._packet_in_header = schema, packetio.PacketInHeader(schema.packet_in)
+        pkt = self._packet_in_header.split(frame)
+        if pkt is None:
             self.stats["packet_in_short"] += 1
             return
-        primary.send(p4runtime_pb2.StreamMessageResponse(packet=msg))
+        primary.send_packet_in(pkt)
 
     # ------------------------------------------------------------------ digests
     def _digest(self, message: Any) -> None:
