@@ -6,7 +6,7 @@
 With ``--sim`` the drill runs in the virtual-time fabric (nothing else needs to be up); the
 table (before / during / after), the events with their fabric times, ``drill_NAME.json`` and
 the heat map with the fault marked are written under ``--out``. Without it the drill acts on
-the running Mininet fabric (live.py; link-down and pfc-storm so far).
+the running Mininet fabric (live.py; link-down, pfc-storm and switch-restart so far).
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ DEFAULTS = {
 # Live, the fabric runs time-dilated (a few wall seconds are a few hundred fabric us at D=20000)
 # and a workload takes wall seconds to start: the fault comes later and lasts longer.
 LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
-                 "pfc-storm": (100_000, 300_000_000, "incast", 256 * 1024, 0.0)}
+                 "pfc-storm": (100_000, 300_000_000, "incast", 256 * 1024, 0.0),
+                 "switch-restart": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0)}
 HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000}  # kept running after the fault ends
 
 
@@ -94,7 +95,7 @@ def prepare(args: argparse.Namespace, topo, live: bool = False) -> tuple[Timelin
 
 
 def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
-    """The drill against the running fabric (link-down only, so far)."""
+    """The drill against the running fabric."""
     if args.name not in LIVE_DEFAULTS:
         print(f"fabricctl: error: {args.name} runs with --sim only so far (live: {', '.join(LIVE_DEFAULTS)})",
               file=sys.stderr)
@@ -109,6 +110,12 @@ def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
         if args.name == "link-down":
             switch, _, port = args.target.partition(":")
             tel = live.run_link_down(state, ctl, tl, switch, int(port), workload=opts["workload"], size=opts["size"])
+        elif args.name == "switch-restart":
+            try:
+                tel = live.run_restart(state, ctl, tl, args.target, workload=opts["workload"], size=opts["size"])
+            except ValueError as e:
+                print(f"fabricctl: error: {e}", file=sys.stderr)
+                return 2
         else:
             tel = live.run_storm(state, ctl, tl, args.target, args.prio, action=args.action, detect_ms=args.detect,
                                  workload=opts["workload"], size=opts["size"])
