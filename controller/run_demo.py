@@ -226,6 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         fab.start()
         state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), profiles[0], str(out))
         state.save(state_path)
+
+        def switch_restarted(name: str, pid: int) -> None:  # a drill killed it; the state file names the new one
+            state.switches[name].pid = pid
+            state.save(state_path)
+
+        fab.supervise(switch_restarted)
         nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
         ctl = FabricController(topo, pipe, settings_for(profiles[0]), nics=nics, profile=profiles[0],
                                settings_source=lambda: state_settings(state_path),

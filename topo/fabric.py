@@ -7,13 +7,17 @@ each switch port's rate and delay from the link (fabric units; the switch runs t
 and every queue's depth from the topology's ``queue_depth_pkts``,
 and writes the state file that ``fabricctl`` reads. ``stop()`` stops every NIC and switch
 process by PID and deletes every interface it created (Mininet's ``net.stop()``; never
-``mn -c``/``cleanup()``), also after a failed start.
+``mn -c``/``cleanup()``), also after a failed start. ``supervise()`` restarts a switch
+process that dies while the fabric is up (the switch-restart drill's kill -9), as a switch's
+init system restarts its agent.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from lab.targets import free_tcp_port
@@ -34,6 +38,8 @@ class FabricNet:
         self.pcap = pcap
         self.net = None
         self.thrift_ports: dict[str, int] = {}
+        self._supervisor: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     # -- lifecycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -46,6 +52,7 @@ class FabricNet:
         from topo.rnic_host import RnicHost
 
         setLogLevel(os.environ.get("MININET_LOG", "warning"))
+        self._stopping.clear()
         logs = self.work_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         (self.work_dir / "nic").mkdir(exist_ok=True)
@@ -86,8 +93,47 @@ class FabricNet:
     def mgmt_path(self, host: str) -> Path:
         return self.work_dir / "nic" / f"{host}.sock"
 
-    def _set_port_rates(self) -> None:
-        """Queue depth on every switch port (BMv2's Thrift call, either target). On our target,
+    def supervise(self, on_restart: Callable[[str, int], None] | None = None, interval_s: float = 0.2) -> None:
+        """Watch every switch process (in a thread, until ``stop()``); one that exited is
+        started again with the same command line, interfaces, gRPC and Thrift ports, and gets
+        its port rates, delays and queue depth again (its chassis configuration; the P4
+        program and entries are the controller's to push, which it does when its session
+        comes back). ``on_restart(switch, new_pid)`` is called after each restart."""
+        if self._supervisor is not None:
+            return
+
+        def watch() -> None:
+            pending: set[str] = set()  # restarted, but not yet answering or not yet configured
+            while not self._stopping.wait(interval_s):
+                net = self.net
+                if net is None:
+                    return
+                for node in net.switches:
+                    proc = node.process
+                    dead = proc is None or proc.proc.poll() is not None
+                    if self._stopping.is_set() or (node.name not in pending and not dead):
+                        continue
+                    try:
+                        if dead:
+                            log.warning("%s: switch process exited; starting it again", node.name)
+                            pending.add(node.name)
+                            node.process = None
+                            node.start([])
+                        else:  # started earlier but slow to answer (a busy machine): wait on
+                            proc.wait_ready()
+                        self._set_port_rates([node.name])
+                    except Exception:  # the next round waits for it again (or starts it again)
+                        log.exception("%s: restarting the switch failed", node.name)
+                        continue
+                    pending.discard(node.name)
+                    if on_restart is not None:
+                        on_restart(node.name, node.process.proc.pid)
+
+        self._supervisor = threading.Thread(target=watch, name="switch-supervisor", daemon=True)
+        self._supervisor.start()
+
+    def _set_port_rates(self, switches: list[str] | None = None) -> None:
+        """Queue depth on every switch port (of ``switches``, default all) (BMv2's Thrift call, either target). On our target,
         the link rate (fabric bits/s) and delay (its own words); on BMv2, which has no link
         model, a queue rate of the link rate divided by the time dilation, in full-MTU WRITE
         frames per second (data leaves at the dilated line rate; smaller frames such as ACKs at
@@ -96,6 +142,8 @@ class FabricNet:
             log.warning("target %s: link delays are not modelled (BMv2 has no link model)", self.target)
         frame = write_frame_bytes(self.topo.mtu)
         for s in self.topo.switches:
+            if switches is not None and s.name not in switches:
+                continue
             cli = CliClient(self.thrift_ports[s.name])
             try:
                 cli.run(f"set_queue_depth {self.topo.queue_depth_pkts}")
@@ -130,6 +178,10 @@ class FabricNet:
                [link.b + "-eth" + str(link.b_port) for link in self.topo.links]
 
     def stop(self) -> None:
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout=60)  # a restart under way finishes first: its process is stopped below
+            self._supervisor = None
         net, self.net = self.net, None
         if net is None:
             return

@@ -7,7 +7,7 @@
 With ``--sim`` the drill runs in the virtual-time fabric (nothing else needs to be up); the
 table (before / during / after), the events with their fabric times, ``drill_NAME.json`` and
 the heat map with the fault marked are written under ``--out``. Without it the drill acts on
-the running Mininet fabric (live.py; link-down, pfc-storm and congestion so far). The
+the running Mininet fabric (live.py; link-down, pfc-storm, congestion and switch-restart). The
 congestion drill runs once per load-balancing mode of ``--modes`` (congestion.py) and ends
 with a table of what each mode did with the workload's packets on the congested port.
 """
@@ -42,7 +42,8 @@ DEFAULTS = {
 # and a workload takes wall seconds to start: the fault comes later and lasts longer.
 LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
                  "pfc-storm": (100_000, 300_000_000, "incast", 256 * 1024, 0.0),
-                 "congestion": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0)}
+                 "congestion": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
+                 "switch-restart": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0)}
 HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000,
            "congestion": 50_000}  # kept running after the fault ends
 
@@ -144,6 +145,12 @@ def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
         if args.name == "link-down":
             switch, _, port = args.target.partition(":")
             tel = live.run_link_down(state, ctl, tl, switch, int(port), workload=opts["workload"], size=opts["size"])
+        elif args.name == "switch-restart":
+            try:
+                tel = live.run_restart(state, ctl, tl, args.target, workload=opts["workload"], size=opts["size"])
+            except ValueError as e:
+                print(f"fabricctl: error: {e}", file=sys.stderr)
+                return 2
         else:
             tel = live.run_storm(state, ctl, tl, args.target, args.prio, action=args.action, detect_ms=args.detect,
                                  workload=opts["workload"], size=opts["size"])

@@ -6,6 +6,9 @@ and the NICs' counters, and at the chosen fabric time injects the fault:
 
 - link-down: the switch's interface (``SW-ethPORT``, Mininet's name) is set down with ``ip link``
   and up again after ``--for``; the veth's peer loses carrier, so both switches report it;
+- switch-restart: the switch's process (its PID from the state file) is killed with SIGKILL;
+  the fabric's supervisor (topo/fabric.py, ``FabricNet.supervise``) starts it again with its
+  ports, and the controllers' sessions come back and re-push pipeline and entries;
 - pfc-storm: every switch's PFC watchdog is armed (runtime CLI ``pfc_watchdog``) and the host
   sends XOFF frames from its own namespace (frame_sender.py under ``nsenter``). The detection
   time is fabric time: 200 ms last 200 ms x the dilation of wall time (over an hour at
@@ -17,6 +20,7 @@ Times given are fabric time (wall time / the fabric's time dilation), as everywh
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -27,7 +31,7 @@ from typing import Any
 from controller.drills import congestion
 from controller.drills.congestion import Congestion
 from controller.drills.timeline import Timeline
-from controller.oper_status import FabricMonitor
+from controller.oper_status import Event, FabricMonitor
 from controller.telemetry import Telemetry
 from controller.workloads import run_workload
 from netbase import pfc
@@ -110,6 +114,25 @@ def run_congestion(state, ctl, tl: Timeline, cong: Congestion, *, workload: str,
 
     return run(state, ctl, tl, begin, end, workload=workload, size=size, hosts=list(cong.hosts),
                queues=cong.switch)
+
+
+def run_restart(state, ctl, tl: Timeline, switch: str, *, workload: str, size: int) -> Telemetry:
+    """``switch``'s process is killed (SIGKILL, by the PID the state file names) at
+    ``tl.start_us``; the drill runs on until the workload is over, the controller's restore
+    of the switch included."""
+    info = state.switches[switch]
+    cmdline = Path(f"/proc/{info.pid}/cmdline").read_bytes().split(b"\0") if info.pid else []
+    if str(info.thrift_port).encode() not in cmdline:  # not (any more) that switch's process
+        raise ValueError(f"switch-restart: no running process of {switch} with PID {info.pid} "
+                         "(is the fabric up, and its state file current?)")
+    dilation = float(ctl.topo.time_dilation)
+
+    def kill(clis, monitor) -> None:
+        os.kill(info.pid, signal.SIGKILL)
+        tl.events.append(Event(time.monotonic() * 1e6 / dilation - tl.t0_us, "switch-restart", switch,
+                               detail=f"process {info.pid} killed (kill -9): program, entries and queues lost"))
+
+    return run(state, ctl, tl, kill, lambda monitor: None, workload=workload, size=size)
 
 
 STORM_INTERVAL_US = 100.0  # fabric time between a stuck host's XOFFs (each pauses 335 us at 100G)
