@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import secrets
 
+import pytest
+
 from controller.controller import FabricController
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
@@ -26,6 +28,8 @@ from topo.fabric import FabricNet
 DILATION = 20000
 SIZE = 16 * 1024
 FCT_TOLERANCE = 4.0
+
+pytestmark = pytest.mark.net  # a live Mininet fabric: root, veths, switch processes
 
 
 def _paths(reports: list[bytes]) -> set[tuple[tuple[int, int], ...]]:
