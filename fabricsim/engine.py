@@ -28,7 +28,10 @@ class Simulator:
 
     def at(self, when_ns: int, callback: Callable[..., Any], *args: Any) -> None:
         """Run ``callback(*args)`` at absolute time ``when_ns`` (never in the past)."""
-        heapq.heappush(self._heap, (max(int(when_ns), self.now), next(self._seq), callback, args))
+        when_ns = int(when_ns)
+        if when_ns < self.now:
+            when_ns = self.now
+        heapq.heappush(self._heap, (when_ns, next(self._seq), callback, args))
 
     def after(self, delay_ns: int, callback: Callable[..., Any], *args: Any) -> None:
         self.at(self.now + int(delay_ns), callback, *args)
@@ -47,12 +50,13 @@ class Simulator:
         Returns the number of events run by this call."""
         ran = 0
         heap = self._heap
+        pop = heapq.heappop
         while heap:
             when = heap[0][0]
             if until_ns is not None and when > until_ns:
                 self.now = until_ns
                 break
-            _, _, callback, args = heapq.heappop(heap)
+            _, _, callback, args = pop(heap)
             self.now = when
             callback(*args)
             ran += 1

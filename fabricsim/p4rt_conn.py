@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 from google.rpc import code_pb2
@@ -51,6 +51,16 @@ class _Context:
 
     def set_trailing_metadata(self, metadata: tuple) -> None:
         self.trailing = metadata
+
+
+class _ReadRequest(NamedTuple):
+    """The fields of a ``p4.v1.ReadRequest`` the service's Read handler takes, holding the
+    caller's entities as they are: a protobuf request would deep-copy each one (in
+    pure-Python protobuf, a third of what a telemetry sample's reads cost)."""
+
+    device_id: int
+    entities: list[p4runtime_pb2.Entity]
+    role: str = ""
 
 
 class InProcessConnection:
@@ -168,8 +178,7 @@ class InProcessConnection:
             self._call("Write", self.service.Write, req.SerializeToString())  # the server takes wire bytes
 
     def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
-        req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
-        req.entities.extend(entities)
+        req = _ReadRequest(self.device_id, list(entities))
         chunks = self._call("Read", self.service.Read, req)  # serialized ReadResponses, as over gRPC
         return [e for chunk in chunks for e in p4runtime_pb2.ReadResponse.FromString(chunk).entities]
 

@@ -225,24 +225,28 @@ class TrafficManager:
         if p.busy_until > now:
             return None
         classes = p.pfc.classes
+        queues = p.queues
         for pr in range(self.priority_queues - 1, -1, -1):
-            q = p.queues[pr]
-            if q.items and q.next_allowed <= now and not classes[pr].blocks(now):
-                return pr
+            q = queues[pr]
+            if q.items and q.next_allowed <= now:
+                st = classes[pr]
+                if st.paused_until <= now or st.storm:  # ClassState.blocks, inline (per packet)
+                    return pr
         return None
 
     def pop(self, now: int) -> Departure | None:
         """One packet that may leave now (ports served round-robin), or None."""
-        for i, port in enumerate(self._rr):
-            p = self.ports[port]
+        rr, ports = self._rr, self.ports
+        for i, port in enumerate(rr):
+            p = ports[port]
             if p.armed:
                 self._watchdog(p, now)
-            if not p.backlog:
+            if not p.backlog or p.busy_until > now:
                 continue
             pr = self._eligible(p, now)
             if pr is None:
                 continue
-            self._rr.append(self._rr.pop(i))
+            rr.append(rr.pop(i))
             q = p.queues[pr]
             e = q.items.popleft()
             p.backlog -= 1
@@ -290,24 +294,24 @@ class TrafficManager:
     def next_event_ns(self, now: int) -> int | None:
         """Earliest fabric time at which :meth:`pop` may return something or a watchdog acts."""
         best: int | None = None
-
-        def consider(t: int | None) -> None:
-            nonlocal best
-            if t is not None and (best is None or t < best):
-                best = t
-
         for p in self.ports.values():
             if not p.backlog and not p.armed:
                 continue
+            classes = p.pfc.classes
+            busy = p.busy_until
             for pr, q in enumerate(p.queues):
-                st: ClassState = p.pfc.classes[pr]
-                consider(st.watchdog_deadline(q.nonempty_since))
+                st: ClassState = classes[pr]
+                if st.watchdog is not None:
+                    t = st.watchdog_deadline(q.nonempty_since)
+                    if t is not None and (best is None or t < best):
+                        best = t
                 if not q.items:
                     continue
-                t = max(q.next_allowed, p.busy_until)
-                if st.blocks(now):
-                    t = max(t, st.paused_until)
-                consider(t)
+                t = q.next_allowed if q.next_allowed > busy else busy
+                if st.blocks(now) and st.paused_until > t:
+                    t = st.paused_until
+                if best is None or t < best:
+                    best = t
         return None if best is None else max(best, now)
 
     def flush(self) -> int:
