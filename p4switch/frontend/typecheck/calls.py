@@ -19,6 +19,10 @@ class Calls:
         if isinstance(target, ast.TypeExpression):
             t = self.resolve_type(target.type_ref)
             target.type = t
+            if isinstance(t, T.ExternType) and any(
+                    isinstance(m, ast.MethodDecl) and m.is_abstract for m in t.extern.decl.methods):
+                raise self.err(e, f"extern {t.name} has abstract methods: instantiate it with a "
+                                  f"declaration that implements them")
             e.kind = "constructor"
             e.decl = target.type_ref.decl if isinstance(target.type_ref, ast.NamedTypeRef) \
                 else None
@@ -197,6 +201,10 @@ class Calls:
             sig = T.substitute(sig, env)
             free = [tv for tv in free if tv not in env]
         ordered, inferred = self.check_args(sig, e.args, e, free)
+        for a, p in zip(ordered, sig.params):  # a run-time value needs a width (p4c)
+            if isinstance(p.type, T.TypeVar) and inferred.get(p.type) == T.INT:
+                raise self.err(a, f"could not infer a width for type argument {p.type.name} of "
+                                  f"'{e.method_name}'; give the constant a width")
         env.update(inferred)
         sig = T.substitute(sig, inferred)
         e.args = [ast.Argument(a, p.name, loc=a.loc) for a, p in zip(ordered, sig.params)]
@@ -265,6 +273,9 @@ class Calls:
                 if tv not in env and _mentions(pt, tv) and v.type == T.INT:
                     env[tv] = T.INT
             pt = T.substitute(p.type, env)
+            if p.direction is not None and (pt == T.STRING or isinstance(pt, T.ExternType)) \
+                    and pt != p.type:  # a type argument makes it one
+                raise self.err(v, f"'{p.name}': a parameter of type {pt} cannot have a direction")
             if isinstance(v, ast.DontCare):
                 if p.direction not in ("out",):
                     raise self.err(v, "'_' can only be passed to an out parameter")
@@ -302,6 +313,8 @@ class Calls:
 
     def _unify(self, pt: T.P4Type, at: T.P4Type, env: dict, free: list, where: ast.Node) -> None:
         if isinstance(pt, T.TypeVar) and pt in free:
+            if isinstance(at, (T.BlockType, T.TableType, T.SpecializedType)):  # as p4c
+                raise self.err(where, f"an argument cannot have type {at}")
             if pt in env:
                 if env[pt] != at and env[pt] != T.INT:
                     raise self.err(where, f"type {at} does not match {env[pt]} for "

@@ -124,6 +124,8 @@ class Declarations:
         for p in params:
             if p.direction is None and p.type == T.INT:  # no width for the control plane
                 raise self.err(p.decl, f"'{p.name}': action parameters cannot have type int")
+            if isinstance(p.type, T.ExternType):
+                raise self.err(p.decl, f"'{p.name}': action parameters cannot have extern types")
             if p.direction is None:
                 seen_dirless = True
             elif seen_dirless:
@@ -138,7 +140,7 @@ class Declarations:
     def _block_type(self, cls, d, with_ctor: bool) -> None:
         tvs = self.declare_type_params(d.type_params)
         params = self.make_params(d.params)
-        ctor = self.make_params(d.ctor_params) if with_ctor else []
+        ctor = self.make_params(d.ctor_params, blocks=True) if with_ctor else []
         d.type = cls(d.name, tvs, params, ctor, d, d.annotations)
 
     def decl_ParserTypeDecl(self, d):
@@ -149,7 +151,7 @@ class Declarations:
 
     def decl_PackageTypeDecl(self, d: ast.PackageTypeDecl) -> None:
         tvs = self.declare_type_params(d.type_params)
-        params = self.make_params(d.params)
+        params = self.make_params(d.params, blocks=True)
         d.type = T.PackageType(d.name, tvs, params, params, d, d.annotations)
 
     def decl_ParserDecl(self, d: ast.ParserDecl) -> None:
@@ -200,7 +202,12 @@ class Declarations:
         d.type = T.SetType(elem)
 
     def decl_InstanceDecl(self, d: ast.InstanceDecl) -> None:
+        if self.in_function is not None:
+            raise self.err(d, f"'{d.name}': instantiations cannot be in a function")
         t = self.resolve_type(d.type_ref)
+        if isinstance(t, (T.ParserType, T.ControlType)) and d in self.program.declarations:
+            raise self.err(d, f"'{d.name}': a {'parser' if isinstance(t, T.ParserType) else 'control'}"
+                              f" cannot be instantiated at top level")
         d.type, d.ctor_args, sig, ordered = self.instantiate(t, d.type_ref, d.args, d)
         d.args = [ast.Argument(a, p.name, loc=a.loc) for a, p in zip(ordered, sig.params)]
         self.check_initializer(d)

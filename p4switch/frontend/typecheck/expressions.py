@@ -234,13 +234,9 @@ class Expressions:
                 raise self.err(e.right, f"shift amount must be an unsigned integer, not {rt}")
             if rt == T.INT and e.right.value < 0:
                 raise self.err(e.right, "shift amount must not be negative")
-            if lt == T.INT and not e.right.is_const:
-                if isinstance(T.underlying(expected) if expected else None, T.BitsType):
-                    e.left = self.coerce(e.left, expected, "shift operand")
-                    lt = e.left.type
-                else:
-                    raise self.err(e.left, "the width of a shifted constant must be known when "
-                                           "the shift amount is not constant; cast it")
+            if lt == T.INT and not e.right.is_const:  # as p4c: the context does not say
+                raise self.err(e.left, "the width of a shifted constant must be known when "
+                                       "the shift amount is not constant; cast it")
             if not (isinstance(lt, T.BitsType) or lt == T.INT):
                 raise self.err(e.left, f"cannot shift a value of type {lt}")
             if rt == T.INT:
@@ -296,6 +292,8 @@ class Expressions:
             raise self.err(e, f"'{op}': operands have different types {lt} and {rt}")
         t = lt
         if op in _EQ:
+            if not _comparable(t):
+                raise self.err(e, f"'{op}': values of type {t} cannot be compared")
             e.type = T.BOOL
             return
         num = T.underlying(t)
@@ -391,6 +389,14 @@ class Expressions:
 
     def x_SelectExpression(self, e, expected):
         raise self.err(e, "select is only allowed in a transition")
+
+
+def _comparable(t: T.P4Type) -> bool:
+    """Whether ``==``/``!=`` are defined on values of type ``t``: data, not externs, tables,
+    their apply results, blocks, functions or unbound type variables (as p4c)."""
+    return not isinstance(t, (T.VoidType, T.ExternType, T.TableType, T.TableApplyResultType,
+                              T.BlockType, T.SpecializedType, T.FunctionType, T.ActionType,
+                              T.TypeVar, T.StateType, T.SetType))
 
 
 def _castable(src: T.P4Type, t: T.P4Type) -> bool:

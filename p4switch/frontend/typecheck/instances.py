@@ -57,6 +57,10 @@ class Instances:
             sig = T.substitute(sig, env)
         else:
             raise self.err(where, f"cannot instantiate type {t}")
+        for a in ordered:
+            if _run_time(a):
+                raise self.err(a, "a constructor argument must be a compile-time constant or "
+                                  "an instance")
         values = {p.name: self._ctor_value(a) for p, a in zip(sig.params, ordered)}
         return inst, values, sig, ordered
 
@@ -96,3 +100,12 @@ class Instances:
         if missing:
             raise self.err(d, f"{d.name}: abstract method '{missing[0]}' of {ext.name} is not "
                               f"implemented")
+
+
+
+def _run_time(e: ast.Expression) -> bool:
+    """Whether a constructor argument reads a run-time value: a variable or a parameter with a
+    direction (directionless ones are the enclosing block's constructor parameters, known
+    when it is instantiated)."""
+    return any(isinstance(n, ast.NameRef) and (isinstance(n.decl, ast.VarDecl) or (
+        isinstance(n.decl, ast.Parameter) and n.decl.direction is not None)) for n in e.walk())

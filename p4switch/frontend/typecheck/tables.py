@@ -125,6 +125,15 @@ class Tables:
                 e.priority_value = v.value if v.is_const else None
 
     def keyset_element(self, k: ast.Expression, t: T.P4Type) -> ast.Expression:
+        """A keyset (select case, table entry) matching values of type ``t``: a constant, a
+        mask or range of constants, ``_``/``default``, or a value_set."""
+        k = self._keyset_of_type(k, t)
+        if not (k.is_const or isinstance(k, (ast.DontCare, ast.DefaultExpr))
+                or isinstance(k.type, T.SetType) and not isinstance(k, (ast.Mask, ast.Range))):
+            raise self.err(k, "a keyset must be a compile-time constant")
+        return k
+
+    def _keyset_of_type(self, k: ast.Expression, t: T.P4Type) -> ast.Expression:
         if isinstance(t, T.SerEnumType):
             # p4c also takes values of the enum's underlying type for a serializable-enum
             # key (``(bit<16>)E.A &&& 0xff00``): the key converts implicitly

@@ -101,22 +101,36 @@ class TypeRefs:
             p.type = T.TypeVar(p.name)
         return [p.type for p in params]
 
-    def make_params(self, params: list[ast.Parameter]) -> list[T.Param]:
+    def make_params(self, params: list[ast.Parameter], blocks: bool = False) -> list[T.Param]:
+        """The parameters' types; ``blocks``: parser and control types are allowed (only a
+        package's parameters take parsers and controls, as p4c's checkParameters says)."""
         out = []
         for p in params:
             t = self.resolve_type(p.type_ref)
             p.type = t
-            if p.direction is not None and t in (T.STRING, T.INT):
-                raise self.err(p, f"'{p.name}': a parameter of type {t} cannot have a direction")
+            self.check_param_type(p, t, blocks)
             if p.default is not None and p.direction in ("out", "inout"):
                 raise self.err(p, f"'{p.name}': {p.direction} parameters cannot have default values")
             default = None
             if p.default is not None:
                 p.default = self.coerce(self.expr(p.default, t), t, "default value")
+                if not p.default.is_const:
+                    raise self.err(p.default, f"'{p.name}': a default value must be a "
+                                              f"compile-time constant")
                 default = p.default.value
             optional = p.annotation("optional") is not None
             out.append(T.Param(p.name, p.direction, t, default, p.default is not None, optional, p))
         return out
+
+    def check_param_type(self, p: ast.Parameter, t: T.P4Type, blocks: bool) -> None:
+        if p.direction is not None and (t in (T.STRING, T.INT) or isinstance(t, T.ExternType)):
+            raise self.err(p, f"'{p.name}': a parameter of type {t} cannot have a direction")
+        base = t.base if isinstance(t, T.SpecializedType) else t
+        if isinstance(base, (T.ParserType, T.ControlType)) and (
+                not blocks or p.direction is not None
+                or isinstance(base.decl, (ast.ParserDecl, ast.ControlDecl))):
+            kind = "parser" if isinstance(base, T.ParserType) else "control"
+            raise self.err(p, f"'{p.name}': a parameter cannot have type {kind} {base.name}")
 
     def specialize_struct(self, d: ast.StructLikeDecl, args: list[T.P4Type],
                           tr: ast.TypeRef) -> T.P4Type:
