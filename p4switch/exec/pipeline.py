@@ -433,14 +433,19 @@ class V1Pipeline:
                     self._stats["resubmitted"] += 1
                     self._ingress_passes(port, data, now_us, PKT_INSTANCE_TYPE_RESUBMIT, again, ires, 1)
             return self._follow(res, ires.to_egress, 0, 1, now_us)
-        # egress of the one unicast copy, as _egress_pass with empty queues
+        # egress of the one unicast copy, as _egress_pass with empty queues; the ingress
+        # context serves again when ingress left nothing in it that egress must not see
+        # (what the check above did not rule out: a recirculation request or a truncation)
         eport = sm.egress_port = sm.egress_spec
         sm.egress_spec = sm.egress_rid = 0
         sm.enq_timestamp = sm.enq_qdepth = sm.deq_timedelta = sm.deq_qdepth = 0
         sm.egress_global_timestamp = now_us & MASK48
         payload = ctx.payload
-        ctx = self._Ctx(sm, sm.packet_length, now_us)
-        ctx.payload = payload
+        if ctx.recirc_fl is None and not ctx.truncate:
+            ctx.nbytes = sm.packet_length
+        else:
+            ctx = self._Ctx(sm, sm.packet_length, now_us)
+            ctx.payload = payload
         try:
             try:
                 self._egress(hdr, meta, sm, ctx)
