@@ -1,7 +1,7 @@
 """Executor speed in process (``V1Pipeline.process``, no I/O, no queues).
 
 - basic L3: Ethernet/IPv4 parse, LPM table with 100 routes, TTL decrement, IPv4 checksum
-  verify and update (tests/exec/programs/basic_l3.p4); goal >= 50,000 packets/s on one core.
+  verify and update (tests/p4switch/exec/programs/basic_l3.p4); goal >= 50,000 packets/s on one core.
 - fabric.p4 (p4src/fabric.p4) when it exists and loads: reported, or the reason it could not run.
 
 Run alone: ``python -m bench.bench_exec``.
@@ -21,7 +21,7 @@ from p4switch.exec.tables import ActionInfo, KeyField, Table
 from p4switch.stf.runner import StfRunner
 
 ROOT = Path(__file__).resolve().parent.parent
-BASIC = ROOT / "tests" / "exec" / "programs" / "basic_l3.p4"
+BASIC = ROOT / "tests" / "p4switch" / "exec" / "programs" / "basic_l3.p4"
 FABRIC = ROOT / "p4src" / "fabric.p4"
 
 

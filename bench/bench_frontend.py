@@ -16,7 +16,7 @@ from p4switch.frontend.parser import _parser
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = [
-    ("basic_l3", ROOT / "tests" / "frontend" / "programs" / "basic_l3.p4", []),
+    ("basic_l3", ROOT / "tests" / "p4switch" / "frontend" / "programs" / "basic_l3.p4", []),
     ("fabric", ROOT / "p4src" / "fabric.p4", [str(ROOT / "p4src" / "include")]),
 ]
 

@@ -33,7 +33,7 @@ from p4switch.p4runtime import P4RuntimeServer
 from p4switch.switch.device import Device
 
 ROOT = Path(__file__).resolve().parent.parent
-BASIC = ROOT / "tests" / "p4runtime" / "programs" / "basic_l3.p4"
+BASIC = ROOT / "tests" / "p4switch" / "p4runtime" / "programs" / "basic_l3.p4"
 FABRIC = ROOT / "p4src" / "fabric.p4"
 ENTRIES = 10000
 BATCH = 1000

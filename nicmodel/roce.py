@@ -4,7 +4,7 @@ Ethernet / IPv4 (DSCP, ECN) / UDP dport 4791 / BTH / [RETH] [ImmDt] | [AETH [ext
 / pad / ICRC, as the InfiniBand Architecture spec (vol. 1 ch. 9) and its RoCEv2 annex (A17)
 lay them out; CNP is BTH opcode 0x81 followed by 16 reserved bytes. Everything is packed with
 ``struct`` because this is the transport's hot path. Layouts were checked against
-``scapy.contrib.roce`` and tshark's InfiniBand dissector (tests/nic/test_nic_wire.py).
+``scapy.contrib.roce`` and tshark's InfiniBand dissector (tests/nicmodel/test_nic_wire.py).
 
 ICRC (IBA 9.8.1 with the RoCEv2 annex): CRC-32 (the Ethernet polynomial, zlib's crc32) over
 eight 0xFF bytes standing for the absent LRH, the IPv4 header with TOS, TTL and header

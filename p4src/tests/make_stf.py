@@ -347,7 +347,7 @@ def lb_by_class() -> str:
         "# consecutive packets of one RoCE flow (DSCP 26 -> priority 3) alternate 2, 3, 2, 3;",
         "# priority 0 has no entry and stays on ECMP (the default mode): this file writes no",
         "# ECMP selector group (STF cannot, on BMv2 either), so ECMP drops it as 'no member'",
-        "# (reason 7) instead of spraying it; tests/fabric/test_fabric_stf.py adds the group and",
+        "# (reason 7) instead of spraying it; tests/p4src/test_fabric_stf.py adds the group and",
         "# checks that one priority-0 flow stays on one uplink. Group 6 (10.0.3.0/24, members",
         "# 4, 5): a destination entry with the class wildcarded sprays priority 0 too: 4, 5, 4.",
         f"add {CLASSIFY} 10 hdr.ipv4.dscp:0x1A&&&0x3F FabricIngress.classify.set_priority(priority:3)",

@@ -20,7 +20,7 @@ Target passes then refuse what a back end cannot run, on the ``CheckedProgram``:
 
 The first error a pass finds raises ``CompileError``; later passes do not run. Every pass
 can run alone on the output of the ones before it (``run_front_end(until=...)``): each has
-its own tests in tests/frontend/test_fe_pass_*.py.
+its own tests in tests/p4switch/frontend/test_fe_pass_*.py.
 """
 
 from __future__ import annotations

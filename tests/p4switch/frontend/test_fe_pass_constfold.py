@@ -11,7 +11,7 @@ from p4switch.frontend import types as T
 from p4switch.frontend.errors import CompileError
 from p4switch.frontend.pretty import expr_text
 from p4switch.frontend.typecheck.constfold import ConstantFolding, arith, tdiv
-from tests.frontend.passes_util import at, checked_until
+from tests.p4switch.frontend.passes_util import at, checked_until
 
 U8, S8 = T.BitsType(8), T.BitsType(8, True)
 

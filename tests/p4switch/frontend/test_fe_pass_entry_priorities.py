@@ -7,7 +7,7 @@ import pytest
 from p4switch.frontend import ast
 from p4switch.frontend.entry_priorities import assign_entry_priorities
 from p4switch.frontend.errors import CompileError
-from tests.frontend.passes_util import checked_until, control
+from tests.p4switch.frontend.passes_util import checked_until, control
 
 TABLE = """
 match_kind {{ exact, ternary }}

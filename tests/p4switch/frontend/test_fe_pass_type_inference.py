@@ -12,7 +12,7 @@ from p4switch.frontend.errors import CompileError
 from p4switch.frontend.passes import FRONT_END
 from p4switch.frontend.typecheck.checker import TypeInference
 from p4switch.frontend.typecheck.typemap import TypeMap
-from tests.frontend.passes_util import at, checked_until, control
+from tests.p4switch.frontend.passes_util import at, checked_until, control
 
 PROGRAM = """
 match_kind { exact, ternary }

@@ -1,5 +1,5 @@
 /* P4Info corner cases where our generator once differed from p4c (p4switch/p4info/compare.py
- * found them on p4c's corpus); tests/p4runtime/test_p4rt_p4info_parity.py checks what p4c
+ * found them on p4c's corpus); tests/p4switch/p4runtime/test_p4rt_p4info_parity.py checks what p4c
  * makes of each. Written for these tests, not taken from p4c. */
 #include <core.p4>
 #include <v1model.p4>

@@ -12,7 +12,7 @@ from p4switch.frontend import compile_file
 from p4switch.p4info import generate_p4info
 from p4switch.p4runtime.p4info_check import check_p4info
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 Set = p4runtime_pb2.SetForwardingPipelineConfigRequest
 
 

@@ -15,7 +15,7 @@ from p4switch.frontend import types as T
 from p4switch.frontend.parser import parse_int_literal
 
 PROGRAMS = Path(__file__).parent / "programs"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SAMPLES = sorted(PROGRAMS.glob("*.p4"))
 
 

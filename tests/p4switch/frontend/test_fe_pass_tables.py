@@ -9,7 +9,7 @@ import pytest
 from p4switch.frontend import ast
 from p4switch.frontend import types as T
 from p4switch.frontend.errors import CompileError
-from tests.frontend.passes_util import checked_until, control
+from tests.p4switch.frontend.passes_util import checked_until, control
 
 HEAD = """match_kind { exact, ternary }
 extern Counter { Counter(bit<32> n); void count(in bit<32> i); }

@@ -10,7 +10,7 @@ from p4switch.frontend import ast
 from p4switch.frontend.errors import CompileError
 from p4switch.frontend.typecheck.resolve import ACCEPT, ResolveReferences, resolve_references
 from p4switch.frontend.typecheck.scopes import Scope
-from tests.frontend.passes_util import at, parsed
+from tests.p4switch.frontend.passes_util import at, parsed
 
 PROGRAM = """const bit<8> W = 4;
 typedef bit<(W)> T;

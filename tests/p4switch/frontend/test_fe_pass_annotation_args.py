@@ -8,7 +8,7 @@ from p4switch.frontend import ast
 from p4switch.frontend import types as T
 from p4switch.frontend.annotation_args import type_annotation_args
 from p4switch.frontend.errors import CompileError
-from tests.frontend.passes_util import checked_until
+from tests.p4switch.frontend.passes_util import checked_until
 
 PROGRAM = """
 enum FieldLists { resubmit_FL }
