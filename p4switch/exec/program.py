@@ -41,9 +41,11 @@ class LoadedProgram:
 
     @classmethod
     def from_file(cls, path: str | Path, include_dirs: list[str] | None = None,
-                  defines: dict[str, str] | None = None) -> "LoadedProgram":
+                  defines: dict[str, str] | None = None, target: str | None = "bmv2") -> "LoadedProgram":
+        """``target`` as for ``compile_source``: ``None`` runs what the language allows beyond
+        what BMv2 takes (loops, for one)."""
         return cls.from_checked(compile_file(str(path), include_dirs=list(include_dirs or []),
-                                             defines=dict(defines or {})))
+                                             defines=dict(defines or {}), target=target))
 
     @classmethod
     def from_source(cls, text: str, filename: str = "<prog>.p4") -> "LoadedProgram":

@@ -24,6 +24,7 @@ end refuses in a well-typed v1model program (checked against p4c 1.2.4's sources
 - ``clone``/``clone3``/``clone_preserving_field_list`` with I2E outside ingress or E2E outside
   egress, ``resubmit*`` outside ingress, ``recirculate*`` outside egress
   (``simple_switch/simpleSwitch.cpp``);
+- loops (``for`` statements: ``common/check_unsupported.h``, "BMV2 does not support loops");
 - a table applied again on a path that already applied it, or applied in several places
   that continue differently ("multiple successors") (``common/controlFlowGraph.cpp``: BMv2's
   pipeline is a graph with one node per table), including a control instance with tables
@@ -160,7 +161,9 @@ class _Limits:
 
     # --- checks -----------------------------------------------------------------------------
     def check_node(self, node: ast.Node, stage: str) -> None:
-        if isinstance(node, ast.Binary) and node.op in ("<<", ">>"):
+        if isinstance(node, (ast.ForStatement, ast.ForInStatement)):
+            self.error(node, f"{_UNSUPPORTED} BMV2 does not support loops")
+        elif isinstance(node, ast.Binary) and node.op in ("<<", ">>"):
             self.check_shift(node)
         elif isinstance(node, ast.MethodCall) and node.kind == "extern_function":
             if not _architecture_decl(node.decl):

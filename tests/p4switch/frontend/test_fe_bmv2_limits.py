@@ -305,3 +305,17 @@ def test_externs_bmv2_does_not_implement(v1prog):
                           body="        g.poke();\n        ring(meta.b8);"))
     assert "[--Werror=unknown] Gadget: unknown extern instance" in str(err)
     assert "[--Werror=unknown] ring: unknown extern function" in str(err)
+
+
+@pytest.mark.parametrize("loop", [
+    "for (bit<8> i = 0; i < 4; i = i + 1) { meta.b8 = meta.b8 + i; }",
+    "for (bit<8> i in 1 .. 3) { meta.b8 = meta.b8 + i; }",
+])
+def test_loops_are_refused(v1prog, find_line, loop):
+    """p4c's simple_switch mid end refuses every loop before unrolling anything
+    (backends/bmv2/common/check_unsupported.h), constant bounds included."""
+    path = v1prog(body="        " + loop)
+    err = _refused(path)
+    assert str(err).startswith(f"{path}:{find_line(path, loop)}:")
+    assert "error: [--Werror=unsupported] BMV2 does not support loops" in str(err)
+    compile_file(str(path), target=None)  # the language has them: refused for BMv2 only

@@ -20,7 +20,7 @@ STFS = sorted(HERE.glob("*.stf"))
 
 @pytest.mark.parametrize("stf", STFS, ids=[s.stem for s in STFS])
 def test_conformance_program(stf: Path):
-    prog = LoadedProgram.from_file(HERE / (stf.stem + ".p4"))
+    prog = LoadedProgram.from_file(HERE / (stf.stem + ".p4"), target=None)  # loops are ours, not BMv2's
     out = io.StringIO()
     res = run_stf_file(prog, stf, out)
     assert res.ok, out.getvalue()
