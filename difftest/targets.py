@@ -61,13 +61,16 @@ class Bmv2Writes:
         self.mc_groups: dict[int, int] = {}
         self.mc_nodes: list[int] = []
 
-    def _table(self, name: str) -> str:
+    def _table(self, name: str) -> str | None:
+        """BMv2's name of table ``name``, or None when p4c's mid end removed it (a table whose
+        apply it folded away is in no pipeline: writes to it change nothing BMv2 does, and if
+        ours applies it to effect, the outputs differ and that is reported)."""
         if name in self.json_tables:
             return name
         hits = [t for t in self.json_tables if t.endswith("." + name)]
-        if len(hits) != 1:
-            raise StfError(0, f"BMv2's JSON has no table {name}")
-        return hits[0]
+        if len(hits) > 1:
+            raise StfError(0, f"table {name} is ambiguous in BMv2's JSON: {', '.join(sorted(hits))}")
+        return hits[0] if hits else None
 
     def _action(self, table: str, name: str) -> str:
         names = list(self.json_tables[table].get("actions", [])) or sorted(self.json_actions)
@@ -88,13 +91,16 @@ class Bmv2Writes:
                 table = self.prog.tables[w[1]]
                 entry: TableEntry = w[2]
                 name = self._table(w[1])
+                if name is None:
+                    continue
                 key = [match_param(entry.match.get(k.name), k.width) for k in table.key]
                 # ours: larger wins; BMv2's runtime: smaller wins
                 prio = priority_from_cli(entry.priority) if table.needs_priority else None
                 rt.table_add(name, key, self._action(name, entry.action.name), self._data(entry.action), prio)
             elif kind == "setdefault":
                 name = self._table(w[1])
-                rt.table_set_default(name, self._action(name, w[2].name), self._data(w[2]))
+                if name is not None:
+                    rt.table_set_default(name, self._action(name, w[2].name), self._data(w[2]))
             elif kind == "mirroring_add":
                 rt.mirroring_add(w[1], w[2])
             elif kind == "mc_mgrp_create":
