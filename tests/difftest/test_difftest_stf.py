@@ -60,3 +60,10 @@ def test_a_drop_by_bmv2_fails_only_with_all_ports(tmp_path, ours_out) -> None:
     stf = _write(tmp_path, forwarded, [])
     assert stf_main(["--all-ports", str(PROGRAM), str(stf)]) == 1
     assert stf_main([str(PROGRAM), str(stf)]) == 0  # p4c's driver never looks at port 2
+
+
+def test_a_select_without_a_matching_case_is_nomatch_on_our_target() -> None:
+    """The regression the BMv2 run found (parser_paths_nomatch.stf): ours rejects with NoMatch
+    as P4-16 says, where BMv2 accepts (the documented difference)."""
+    programs = Path(__file__).parent / "programs"
+    assert stf_main(["--all-ports", str(programs / "parser_paths.p4"), str(programs / "parser_paths_nomatch.stf")]) == 0
