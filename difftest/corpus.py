@@ -31,7 +31,7 @@ def run_one(program: str, stf: str, args: argparse.Namespace, out: Path, name: s
         return "timeout", f"killed after {args.timeout} s"
     if res.returncode == 0:
         return "agree", res.stdout.strip()
-    if res.returncode == 1:
+    if res.returncode == 1 and "DIVERGENCE" in res.stdout:
         return "diverge", res.stdout.strip().splitlines()[-1]
     err = res.stderr.strip()
     return ("p4c" if "p4c refuses" in err else "error"), err

@@ -17,7 +17,7 @@ import struct
 from pathlib import Path
 
 from lab.targets import TargetUnavailable, free_tcp_port, start_switch, tool
-from netbase.nanomsg import PairSocket
+from netbase.nanomsg import NanomsgError, PairSocket
 from p4rt.bmv2_runtime import Bmv2Runtime
 
 MSG_PACKET_IN, MSG_PACKET_OUT = 3, 4
@@ -58,7 +58,13 @@ class Bmv2PacketSwitch:
     def send(self, port: int, frame: bytes, settle: float | None = None) -> list[tuple[int, bytes]]:
         """Sends one frame in on ``port``; the frames the switch sent out for it, in order."""
         wait = self.settle if settle is None else settle
-        self.socket.send(_HDR.pack(MSG_PACKET_IN, port, len(frame)) + frame)
+        try:
+            self.socket.send(_HDR.pack(MSG_PACKET_IN, port, len(frame)) + frame)
+        except NanomsgError as e:  # BMv2 crashed on an earlier frame, or stopped reading
+            code = self.process.proc.poll()
+            state = f"exited with {code}" if code is not None else "still running"
+            raise TargetUnavailable(f"simple_switch takes no more packets ({e}; it is {state}); "
+                                    f"its log ends:\n{self.log_tail()}") from e
         out = []
         while (msg := self.socket.recv(wait)) is not None:
             kind, out_port, length = _HDR.unpack_from(msg)
