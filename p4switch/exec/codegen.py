@@ -256,13 +256,15 @@ class TypeClasses:
         vmax = sum(f.type.max_width for f in t.fields if isinstance(f.type, T.VarbitType))
         o("def ext(self, d, o, n):")
         with o.indent():
-            # BMv2: a varbit size that is not whole bytes is ParserInvalidArgument
+            # BMv2's order (bm_sim/parser.cpp extract_VL, as P4-16's extract pseudocode): a size
+            # that is not whole bytes is ParserInvalidArgument, then PacketTooShort, then a size
+            # beyond the varbit's maximum is HeaderTooShort
             o(f"if n % 8: raise ParserError({self.err['ParserInvalidArgument']})")
-            o(f"if n > {vmax} or n < 0: raise ParserError({self.err['HeaderTooShort']})")
             o(f"total = {fixed} + n")
             o("nb = (total + 7) >> 3")
             o("e = o + nb")
             o(f"if e > len(d): raise ParserError({self.err['PacketTooShort']})")
+            o(f"if n > {vmax} or n < 0: raise ParserError({self.err['HeaderTooShort']})")
             o("v = int.from_bytes(d[o:e], 'big') >> (nb * 8 - total)")
             o("s = total")
             for f in t.fields:
