@@ -18,10 +18,16 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
+import threading
 from collections.abc import Iterator
 
 # a callee body larger than this (statements) is inlined only where it has a single call site
 MAX_COPIED_STATEMENTS = 60
+# CPython 3.11 keeps the AST converter's recursion depth per interpreter, not per thread: two
+# threads in ast.parse at once fail with "AST constructor recursion depth mismatch" (fixed in
+# later CPython releases). Switches load pipelines in parallel (the controller's pool, the simulator's
+# in-process sessions), so the parse is serialised.
+_AST_LOCK = threading.Lock()
 
 
 def inline_controls(src: str, controls: set[str]) -> str:
@@ -29,7 +35,8 @@ def inline_controls(src: str, controls: set[str]) -> str:
     replaced by that function's body. Functions are handled in source order; sub-controls
     are generated before the controls that apply them, so a body inlined into a caller has
     had its own calls inlined already."""
-    tree = ast.parse(src)
+    with _AST_LOCK:
+        tree = ast.parse(src)
     funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     inlinable = {n: f for n, f in funcs.items() if n in controls and _inlinable(f)}
     sites: dict[str, int] = {}
