@@ -26,7 +26,7 @@ class NanomsgUnavailable(RuntimeError):
 
 
 class NanomsgError(OSError):
-    pass
+    """A nanomsg call failed (errno and nn_strerror's text)."""
 
 
 _lib: ctypes.CDLL | None = None

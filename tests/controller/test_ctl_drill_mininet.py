@@ -5,19 +5,11 @@ routes and groups and back in when it returns, and every byte of the workload ar
 from __future__ import annotations
 
 import json
-import secrets
 
 import pytest
 
 from controller.cli import main
-from controller.controller import FabricController
-from controller.pipeline import compile_fabric
-from controller.profiles import settings_for
-from controller.run_demo import free_grpc_base
-from controller.state import FabricState
-from nicmodel.mgmt import NicClient
-from topo.builder import leaf_spine
-from topo.fabric import FabricNet
+from tests.live_fabric import live_fabric
 
 pytestmark = pytest.mark.net
 
@@ -25,20 +17,8 @@ DILATION = 20000
 
 
 def test_live_link_down_drill_reroutes_and_restores(tmp_path, capsys) -> None:
-    prefix = "d" + secrets.token_hex(1)
-    ids = [s.device_id for s in leaf_spine().switches]
-    topo = leaf_spine(prefix=prefix, time_dilation=DILATION, grpc_base=free_grpc_base(ids))
-    pipe = compile_fabric("ours", tmp_path / "build")
-    fab = FabricNet(topo, tmp_path / "fabric")
-    ctl = None
-    try:
-        fab.start()
-        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), "ai-fabric", str(tmp_path / "out"))
-        nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
-        ctl = FabricController(topo, pipe, settings_for("ai-fabric"), nics=nics, profile="ai-fabric")
-        ctl.start()
-        state_path = tmp_path / "state.json"
-        state.save(state_path)
+    with live_fabric(tmp_path, "d", "ai-fabric", DILATION) as live:
+        prefix, state_path = live.prefix, live.state_path
         leaf = f"{prefix}leaf1"
         rc = main(["--state", str(state_path), "drill", "link-down", f"{leaf}:3", "--at", "50us", "--for", "100us",
                    "--size", "64KiB", "--out", str(tmp_path / "drills")])
@@ -51,29 +31,13 @@ def test_live_link_down_drill_reroutes_and_restores(tmp_path, capsys) -> None:
         assert len(reroutes) == 2 and "removed" in reroutes[0]["detail"] and "restored" in reroutes[1]["detail"]
         assert record["errors"] == []  # the all-to-all delivered every byte, verified by the receivers
         assert (tmp_path / "drills" / "drill_link-down_heatmap.png").exists()
-    finally:
-        if ctl is not None:
-            ctl.close()
-        fab.stop()
 
 
 def test_live_pfc_storm_drill_watchdog_detects_and_restores(tmp_path, capsys) -> None:
     """The host sends XOFF from its namespace; the leaf's watchdog (detection shortened to
     0.4 ms of fabric time = 8 s of wall time at D=20000) finds the stuck queue and restores it."""
-    prefix = "e" + secrets.token_hex(1)
-    ids = [s.device_id for s in leaf_spine().switches]
-    topo = leaf_spine(prefix=prefix, time_dilation=DILATION, grpc_base=free_grpc_base(ids))
-    pipe = compile_fabric("ours", tmp_path / "build")
-    fab = FabricNet(topo, tmp_path / "fabric")
-    ctl = None
-    try:
-        fab.start()
-        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), "ai-fabric", str(tmp_path / "out"))
-        nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
-        ctl = FabricController(topo, pipe, settings_for("ai-fabric"), nics=nics, profile="ai-fabric")
-        ctl.start()
-        state_path = tmp_path / "state.json"
-        state.save(state_path)
+    with live_fabric(tmp_path, "e", "ai-fabric", DILATION) as live:
+        prefix, state_path = live.prefix, live.state_path
         host = f"{prefix}h1_1"
         rc = main(["--state", str(state_path), "drill", "pfc-storm", host, "--prio", "3", "--detect", "0.4",
                    "--at", "20us", "--for", "1ms", "--out", str(tmp_path / "drills")])
@@ -86,7 +50,3 @@ def test_live_pfc_storm_drill_watchdog_detects_and_restores(tmp_path, capsys) ->
         assert [(e["switch"], e["port"], e["prio"]) for e in restored] == [(f"{prefix}leaf1", 1, 3)], out
         assert storms[0]["t_us"] >= record["start_us"] + 400
         assert restored[0]["t_us"] >= record["end_us"]
-    finally:
-        if ctl is not None:
-            ctl.close()
-        fab.stop()

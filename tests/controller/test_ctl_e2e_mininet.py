@@ -17,16 +17,10 @@ import pytest
 
 from controller import run_demo
 from controller.cli import main
-from controller.controller import FabricController
-from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
-from controller.run_demo import free_grpc_base
-from controller.state import FabricState
 from controller.telemetry import Telemetry
 from controller.workloads import run_workload
-from nicmodel.mgmt import NicClient
-from topo.builder import leaf_spine
-from topo.fabric import FabricNet
+from tests.live_fabric import live_fabric
 
 pytestmark = pytest.mark.net  # Mininet, as root
 
@@ -53,23 +47,12 @@ def _links_with(prefix: str) -> list[str]:
 
 
 def test_fabric_end_to_end(tmp_path, capsys):
-    prefix = "c" + secrets.token_hex(1)
-    ids = [s.device_id for s in leaf_spine().switches]
-    topo = leaf_spine(prefix=prefix, time_dilation=DILATION, grpc_base=free_grpc_base(ids))
-    pipe = compile_fabric("ours", tmp_path / "build")
-    fab = FabricNet(topo, tmp_path / "fabric")
-    ctl = None
-    pids: list[int] = []
-    try:
-        fab.start()
-        pids = fab.pids()
+    with live_fabric(tmp_path, "c", "baseline", DILATION) as live:
+        prefix, topo, state, ctl = live.prefix, live.topo, live.state, live.ctl
+        pids = live.fab.pids()
         assert len(pids) == 4 + 4 + 4  # switch processes, NIC processes, host shells
-        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), "baseline", str(tmp_path / "out"))
-        nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
-        ctl = FabricController(topo, pipe, settings_for("baseline"), nics=nics, profile="baseline")
         tel = Telemetry(ctl)
         ctl.on_packet_in = tel.on_packet_in
-        ctl.start()
         hosts = [h.name for h in topo.hosts]
 
         pairs, path = run_workload(state, ctl, "all-to-all", hosts, size=SIZE, progress=False, telemetry=tel)
@@ -102,7 +85,7 @@ def test_fabric_end_to_end(tmp_path, capsys):
         assert any(series.mean > 0 for series in runs["baseline"].links)
 
         # the operator's view of the same fabric: fabricctl through the state file
-        state_path = tmp_path / "state.json"
+        state_path = live.state_path
         state.profile = "ai-fabric"
         state.save(state_path)
         assert main(["--state", str(state_path), "status"]) == 0
@@ -113,10 +96,6 @@ def test_fabric_end_to_end(tmp_path, capsys):
         assert "incast/ai-fabric" in out and "saved" in out
         assert main(["--state", str(state_path), "run", "incast", "--hosts", f"{prefix}h1_1,nobody"]) == 2
         assert "no NIC on host 'nobody'" in capsys.readouterr().err
-    finally:
-        if ctl is not None:
-            ctl.close()
-        fab.stop()
     assert [pid for pid in pids if _alive(pid)] == []  # host shells gone: their namespaces with them
     assert [n for n in _netns() if prefix in n] == []
     assert _links_with(prefix) == []

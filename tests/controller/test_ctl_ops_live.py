@@ -6,20 +6,16 @@ minute); each test leaves it working."""
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from controller.cli import main
-from controller.controller import FabricController
 from controller.profiles import settings_for
-from controller.run_demo import free_grpc_base
 from controller.state import FabricState
 from nicmodel.mgmt import NicClient
-from topo.builder import leaf_spine
-from topo.fabric import FabricNet
+from tests.live_fabric import live_fabric
 
 # a live fabric on a shared machine: bringing it up and the runs take minutes when it is busy
 pytestmark = [pytest.mark.net, pytest.mark.timeout(900)]
@@ -39,31 +35,15 @@ switches:
 @pytest.fixture(scope="module")
 def live(fabric_pipeline, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ops-live")
-    prefix = "o" + secrets.token_hex(1)
-    ids = [s.device_id for s in leaf_spine().switches]
-    topo = leaf_spine(prefix=prefix, time_dilation=DILATION, grpc_base=free_grpc_base(ids))
-    pipe = fabric_pipeline
-    fab = FabricNet(topo, tmp / "fabric")
-    ctl = None
-    try:
-        fab.start()
-        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), "ai-fabric", str(tmp / "out"))
-        nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
-        ctl = FabricController(topo, pipe, settings_for("ai-fabric"), nics=nics, profile="ai-fabric")
-        ctl.start()
-        state_path = tmp / "state.json"
-        state.save(state_path)
+    with live_fabric(tmp, "o", "ai-fabric", DILATION, fabric_pipeline) as fabric:
+        state, state_path = fabric.state, fabric.state_path
 
         def restarted(name: str, pid: int) -> None:  # as run_demo does: the state file names the new process
             state.switches[name].pid = pid
             state.save(state_path)
 
-        fab.supervise(restarted)
-        yield prefix, state_path, state, tmp
-    finally:
-        if ctl is not None:
-            ctl.close()
-        fab.stop()
+        fabric.fab.supervise(restarted)
+        yield fabric.prefix, state_path, state, tmp
 
 
 def test_live_mixed_traffic_iperf3_beside_roce(live, capsys) -> None:

@@ -9,21 +9,14 @@ processes on a shared machine: they must agree within a factor of 4 (median FCT)
 
 from __future__ import annotations
 
-import secrets
-
 import pytest
 
-from controller.controller import FabricController
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
-from controller.run_demo import free_grpc_base
 from controller.sim_cmd import simulate
-from controller.state import FabricState
 from controller.telemetry import Telemetry, parse_report
 from controller.workloads import run_workload, workload_specs
-from nicmodel.mgmt import NicClient
-from topo.builder import leaf_spine
-from topo.fabric import FabricNet
+from tests.live_fabric import live_fabric
 
 DILATION = 20000
 SIZE = 16 * 1024
@@ -38,18 +31,10 @@ def _paths(reports: list[bytes]) -> set[tuple[tuple[int, int], ...]]:
 
 def test_live_and_simulated_fabric_agree(tmp_path) -> None:
 
-    prefix = "x" + secrets.token_hex(1)
-    ids = [s.device_id for s in leaf_spine().switches]
-    topo = leaf_spine(prefix=prefix, time_dilation=DILATION, grpc_base=free_grpc_base(ids))
     pipe = compile_fabric("ours", tmp_path / "build")
-    hosts = [h.name for h in topo.hosts]
-    fab = FabricNet(topo, tmp_path / "fabric")
-    ctl = None
-    try:
-        fab.start()
-        state = FabricState.of_fabric(fab, str(pipe.p4info_path), str(pipe.config_path), "baseline", str(tmp_path / "live"))
-        nics = {h: NicClient(info.mgmt) for h, info in state.nics.items()}
-        ctl = FabricController(topo, pipe, settings_for("baseline"), nics=nics, profile="baseline")
+    with live_fabric(tmp_path, "x", "baseline", DILATION, pipe, out="live") as fabric:
+        topo, ctl = fabric.topo, fabric.ctl
+        hosts = [h.name for h in topo.hosts]
         tel = Telemetry(ctl)
         live_reports: list[bytes] = []
 
@@ -58,12 +43,7 @@ def test_live_and_simulated_fabric_agree(tmp_path) -> None:
             live_reports.append(pkt.payload)
 
         ctl.on_packet_in = packet_in
-        ctl.start()
-        live, _ = run_workload(state, ctl, "all-to-all", hosts, size=SIZE, progress=False, telemetry=tel)
-    finally:
-        if ctl is not None:
-            ctl.close()
-        fab.stop()
+        live, _ = run_workload(fabric.state, ctl, "all-to-all", hosts, size=SIZE, progress=False, telemetry=tel)
 
     specs = workload_specs(topo, "all-to-all", hosts, size=SIZE)
     sim_reports: list[bytes] = []

@@ -122,27 +122,32 @@ def hop(i: int) -> HopInt:
                   egress_ts_us=1003 + i, tx_bytes=2**32 - 10 + i, link_rate_mbps=100_000)
 
 
+class AckRecorder:
+    """A congestion control that only records the ACKs the sender hands it (their INT hops,
+    acked bytes and RTT) and never limits the rate."""
+
+    name = "rec"
+    rate_bps = 100e9
+    window_bytes = None
+
+    def __init__(self) -> None:
+        self.acks: list = []
+
+    def on_packet_sent(self, now, n, psn): pass
+    def on_ack(self, ack): self.acks.append(ack)
+    def on_cnp(self, now): pass
+    def on_timeout(self, now): pass
+    def on_timer(self, now): pass
+    def next_timer(self): return None
+
+
 def test_int_stack_is_read_checked_and_echoed(net):
     a, b, qa, qb = net.make_pair()
     src = bytearray(b"\x11" * 2000)
     dst = bytearray(2000)
     ma, mb = a.register_mr(src), b.register_mr(dst)
     qa.post_write(1, ma, 0, 2000, mb.addr, mb.rkey)
-    seen = []
-
-    class Recorder:
-        name = "rec"
-        rate_bps = 100e9
-        window_bytes = None
-
-        def on_packet_sent(self, now, n, psn): pass
-        def on_ack(self, ack): seen.append(ack)
-        def on_cnp(self, now): pass
-        def on_timeout(self, now): pass
-        def on_timer(self, now): pass
-        def next_timer(self): return None
-
-    qa.cc = Recorder()
+    qa.cc = rec = AckRecorder()
     f1 = a.poll_transmit(0)
     f2 = a.poll_transmit(1000)
     stamped = int_md.push_hop(int_md.push_hop(f2, hop(1)), hop(2))
@@ -158,8 +163,8 @@ def test_int_stack_is_read_checked_and_echoed(net):
     assert Ether(ack)[AETH].msn == 1  # scapy still reads the AETH in front of the echo
     a.receive(ack, 3000)
     assert dst == src
-    assert [s.hops for s in seen] == [(hop(1), hop(2))]
-    assert seen[0].acked_bytes == len(f1) + len(f2) and seen[0].rtt_ns == 2000
+    assert [s.hops for s in rec.acks] == [(hop(1), hop(2))]
+    assert rec.acks[0].acked_bytes == len(f1) + len(f2) and rec.acks[0].rtt_ns == 2000
 
 
 
@@ -340,21 +345,8 @@ def test_stale_acks_and_acks_for_unknown_qps(net):
 def test_ack_carries_int_echo_and_sack_together(net):
     """Selective repeat through an INT fabric: ACKs carry the INT echo and the SACK block
     side by side; the sender reads both (hops for congestion control, SACK for recovery)."""
-    seen = []
-
-    class Recorder:
-        name = "rec"
-        rate_bps = 100e9
-        window_bytes = None
-
-        def on_packet_sent(self, now, n, psn): pass
-        def on_ack(self, ack): seen.append(ack)
-        def on_cnp(self, now): pass
-        def on_timeout(self, now): pass
-        def on_timer(self, now): pass
-        def next_timer(self): return None
-
-    a, b, qa, qb = net.make_pair(Reliability.SELECTIVE_REPEAT, cc_a=Recorder())
+    rec = AckRecorder()
+    a, b, qa, qb = net.make_pair(Reliability.SELECTIVE_REPEAT, cc_a=rec)
     src = bytearray(random.Random(9).randbytes(16 * 1024))
     dst = bytearray(len(src))
     ma, mb = a.register_mr(src), b.register_mr(dst)
@@ -374,7 +366,7 @@ def test_ack_carries_int_echo_and_sack_together(net):
     assert both, "no ACK with INT echo and SACK"
     ext = roce.parse_ack_ext(both[0])
     assert ext.hops == (hop(7),) and ext.sack_base == 3 and ext.sack_bitmap & 1
-    assert all(ack.hops == (hop(7),) for ack in seen)
+    assert all(ack.hops == (hop(7),) for ack in rec.acks)
     # bit flips in INT-carrying data and extended ACKs are dropped, never raise
     rng = random.Random(1)
     stamped = [int_md.push_hop(f, hop(1)) for f in w.sent["ab"]]
