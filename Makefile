@@ -25,7 +25,10 @@ $(STAMP_PIP): requirements.txt pyproject.toml $(STAMP_APT)
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	@# p4runtime-shell's metadata pins protobuf<3.21; its real dependencies are in requirements.txt.
+	$(PY) -m pip install -q --no-deps p4runtime-shell==0.0.6
 	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m p4rt.gencode
 	@# Mininet is a Debian package for the system Python; expose just that package to the venv.
 	@if [ -d /usr/lib/python3/dist-packages/mininet ]; then \
 	  site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
