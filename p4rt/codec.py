@@ -1,9 +1,9 @@
 """P4Runtime protobuf entities <-> the control-plane values of ``p4rt.entries``: the one codec,
 used by our P4Runtime server and (through ``p4rt.p4info``) by clients.
 
-Requests come in as protobuf messages or as ``wire``'s views of them (same attribute names);
-answers go out as encoded messages (``*_bytes``), which callers that need a protobuf message
-parse (protobuf is pure Python here: building messages field by field is the slow part).
+Requests come in as protobuf messages; answers go out as encoded messages (``*_bytes``), which
+callers that need a protobuf message parse (building messages field by field through the
+protobuf API is the slow part of a large Read; see ``p4rt.wire``).
 
 All validation the P4Runtime spec asks of a server happens here, before a target sees a
 value: ids must exist in the P4Info, byte strings must fit their bit width, LPM values must

@@ -20,9 +20,9 @@ one p4.v1.Error per update in ``grpc-status-details-bin``. SetForwardingPipeline
 the P4Info against the device config's program object by object (``p4info_check.py``).
 
 Robustness and speed: at most ``MAX_STREAMS`` StreamChannels are open at once (more get
-RESOURCE_EXHAUSTED) and unary RPCs have worker threads of their own (``server.py``); table
-entries, counters and registers travel through a hand-written wire codec (``wire.py``) since
-the protobuf runtime here is pure Python; Writes and Reads take the device lock in short
+RESOURCE_EXHAUSTED) and unary RPCs have worker threads of their own (``server.py``); Write
+updates are parsed by protobuf's C backend one by one, Read answers for table entries, counters
+and registers are encoded straight to bytes (``p4rt/wire.py``); Writes and Reads take the device lock in short
 stretches, so forwarding goes on during a long request (``python -m bench p4runtime``). Not supported (UNIMPLEMENTED):
 roles other than the default one, value sets of structs, extern entries, ROLLBACK_ON_ERROR
 and DATAPLANE_ATOMIC batches.

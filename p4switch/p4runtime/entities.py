@@ -1,7 +1,7 @@
 """Write and Read of every P4Runtime entity against a loaded program (the executor API).
 
 One class per request: ``Entities(program, schema, digests, oneshots, now_ns, lock)``;
-``write(update)`` applies one update (a protobuf Update or its ``wire`` view) or raises
+``write(update)`` applies one update (a protobuf Update) or raises
 P4RuntimeError/EntryError, the caller holding the device ``lock``; ``read(entity, out)`` puts
 one Entity into a ReadOut per match (zero ids and missing indexes are wildcards) and takes
 the lock itself, as briefly as it can.
@@ -340,6 +340,8 @@ class Entities:
                         if isinstance(e.action, E.GroupRef) and e.action.group_id in self.oneshots.hidden}
             is_const = ts.is_const
             for i, entry in enumerate(found):
+                if i and not i % SNAPSHOT:
+                    self.pause()
                 action_set = sets.get(i)
                 body = X.entry_bytes(self.schema, ts, entry, with_counter, with_meter,
                                      action=X.action_set_bytes(action_set) if action_set is not None else None,
@@ -389,13 +391,15 @@ class Entities:
             yield oid, objects[info.preamble.name], self._indexes(info, msg)
 
     def _snapshots(self, indexes: Iterable[int], read: Callable[[int], Any]) -> Iterable[list[tuple[int, Any]]]:
-        """(index, value) of the cells, copied under the device lock SNAPSHOT cells at a time."""
+        """(index, value) of the cells, copied under the device lock SNAPSHOT cells at a time.
+        The pause comes after the caller has encoded a slice, so that neither the copy (device
+        lock) nor the encoding (GIL) of more than one slice runs between two packets."""
         indexes = list(indexes)
         for start in range(0, len(indexes), SNAPSHOT):
             with self.lock:
                 cells = [(i, read(i)) for i in indexes[start:start + SNAPSHOT]]
-            self.pause()
             yield cells
+            self.pause()
 
     def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, out: ReadOut) -> None:
         for cid, counter, indexes in self._selected("counter", self.schema.counters, self.program.counters,
@@ -527,7 +531,7 @@ class ReadOut:
         return [Entity.FromString(e) if isinstance(e, bytes) else e for e in self.items]
 
 
-SNAPSHOT = 1024  # counter/register cells copied per hold of the device lock
+SNAPSHOT = 256  # counter/register cells copied per hold of the device lock, entries encoded between pauses
 
 
 def yield_to_forwarding() -> None:

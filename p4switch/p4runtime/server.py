@@ -55,8 +55,8 @@ class P4RuntimeServer:
 
 def _handlers(service: P4RuntimeService) -> grpc.GenericRpcHandler:
     """The p4.v1.P4Runtime methods, with Write's request and Read's responses left as bytes:
-    the service decodes and encodes those itself (``wire.py``: the protobuf runtime here is
-    pure Python and would cost ten times the work of the switch)."""
+    the service cuts a Write into updates (a malformed one fails alone) and encodes the large
+    Read answers itself (``p4rt/wire.py``)."""
     pb = p4runtime_pb2
     unary, stream = grpc.unary_unary_rpc_method_handler, grpc.unary_stream_rpc_method_handler
     return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {

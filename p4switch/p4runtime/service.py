@@ -60,12 +60,8 @@ def election_id_of(msg: Any) -> int:
     return (msg.high << 64) | msg.low
 
 
-def _decode_update(raw: bytes) -> Any:
-    """One update's bytes as ``wire`` views (table entries) or a protobuf Update, or the
-    P4RuntimeError that fails it."""
-    update = wire.decode_table_update(raw)
-    if update is not None:
-        return update
+def _decode_update(raw: bytes) -> p4runtime_pb2.Update | P4RuntimeError:
+    """One update's bytes as a protobuf Update, or the P4RuntimeError that fails it alone."""
     try:
         return p4runtime_pb2.Update.FromString(raw)
     except DecodeError as e:
@@ -200,8 +196,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._fail(context, e)
 
     def Write(self, request: bytes, context: grpc.ServicerContext) -> p4runtime_pb2.WriteResponse:
-        """A WriteRequest, taken as bytes (``server.py``): table-entry updates are decoded by
-        ``wire``, everything else by protobuf. Updates are applied WRITE_CHUNK at a time under
+        """A WriteRequest, taken as bytes (``server.py``) and cut into its updates by ``wire``,
+        each parsed by protobuf (a malformed one fails alone). Updates are applied WRITE_CHUNK at a time under
         the device lock, so forwarding goes on between chunks; ``control_lock`` keeps other
         Writes and pipeline changes out for the whole request."""
         try:

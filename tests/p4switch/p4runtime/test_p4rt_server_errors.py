@@ -4,6 +4,7 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
+from p4rt import wire
 from p4rt.errors import MAX_DETAILS, batch_status, update_error
 from p4switch.p4info import ids
 
@@ -50,6 +51,26 @@ def test_batch_reports_each_update(controller, rt):
     assert [code for code, _ in rt.batch_errors(info.value)] == [
         C.OK, C.ALREADY_EXISTS, C.OUT_OF_RANGE, C.INVALID_ARGUMENT, C.NOT_FOUND]
     # the good update took effect, the rest changed nothing
+    read = controller.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(
+        table_id=ids.hashed_id(ids.TABLE, "MyIngress.l2"))))
+    assert [e.table_entry.match[0].exact.value for e in read] == [b"\x01"]
+
+
+def test_malformed_update_fails_alone(controller, rt):
+    """Each update of a Write is parsed on its own: a garbled one is INVALID_ARGUMENT, the
+    others apply."""
+    good = rt.update(INSERT, table_entry=l2_entry(1)).SerializeToString()
+    garbled = b"\x12\x05\x12\x03\x08"  # Update{entity: a table entry cut short}
+    request = p4runtime_pb2.WriteRequest(device_id=controller.device_id)
+    request.election_id.low = controller.election_id
+    updates = p4runtime_pb2.WriteRequest.DESCRIPTOR.fields_by_name["updates"].number
+    data = request.SerializeToString() + b"".join(wire.bytes_field(updates, u) for u in (garbled, good))
+    write = controller.channel.unary_unary("/p4.v1.P4Runtime/Write", request_serializer=None,
+                                           response_deserializer=None)
+    with pytest.raises(grpc.RpcError) as info:
+        write(data, timeout=10)
+    assert info.value.code() == C.UNKNOWN
+    assert [code for code, _ in rt.batch_errors(info.value)] == [C.INVALID_ARGUMENT, C.OK]
     read = controller.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(
         table_id=ids.hashed_id(ids.TABLE, "MyIngress.l2"))))
     assert [e.table_entry.match[0].exact.value for e in read] == [b"\x01"]
