@@ -14,7 +14,8 @@ Ethernet frames in and out, exactly as they were on the wire:
   a real wire keep it. With PACKET_AUXDATA each frame comes with ``struct tpacket_auxdata``,
   whose ``tp_vlan_tci``/``tp_vlan_tpid`` (valid when TP_STATUS_VLAN_VALID /
   TP_STATUS_VLAN_TPID_VALID) are put back at offset 12.
-- Non-blocking batch receive (:meth:`recv_frames`), and send that never raises.
+- Non-blocking batch receive (:meth:`recv_frames`: many frames per ``recvmmsg`` call), and
+  send that never raises.
 - Every frame the kernel loses is counted, by reason (:meth:`kernel_drops`):
   ``rx_buffer_full``: dropped because our receive buffer was full (``PACKET_STATISTICS``
   tp_drops); ``rx_not_delivered``: received by the interface but never handed to any packet
@@ -38,6 +39,8 @@ import threading
 from collections import Counter
 from collections.abc import Mapping
 
+from netbase.mmsg import BatchReceiver
+
 ETH_P_ALL = 0x0003
 ETH_P_8021Q = 0x8100
 ETH_ADDRS_LEN = 12  # destination + source MAC: where an 802.1Q tag goes
@@ -57,11 +60,14 @@ _TPACKET_STATS = struct.Struct("II")  # tp_packets (incl. drops), tp_drops
 # struct tpacket_auxdata: tp_status, tp_len, tp_snaplen, tp_mac, tp_net, tp_vlan_tci, tp_vlan_tpid
 _AUXDATA = struct.Struct("=IIIHHHH")
 _VLAN_TAG = struct.Struct("!HH")
+_CMSG = struct.Struct("@Nii")  # struct cmsghdr: cmsg_len, cmsg_level, cmsg_type
+_CMSG_DATA = socket.CMSG_LEN(0)  # where a control message's data starts
 
 SO_SNDBUFFORCE = 32  # Linux: SO_SNDBUF/SO_RCVBUF beyond wmem_max/rmem_max (root)
 SO_RCVBUFFORCE = 33
 SOCKET_BUFFER = 4 << 20  # bytes of kernel buffer per direction: bursts wait, not drop
 MAX_FRAME = 1 << 18  # bytes asked of each receive: more than any MTU, so no frame is cut
+RECV_BATCH = 64  # frames one receive call takes at most
 _ANC_SPACE = socket.CMSG_SPACE(_AUXDATA.size)
 
 TX_REASONS = {
@@ -84,16 +90,22 @@ def kernel_drop_totals(drops: Mapping[str, int]) -> dict[str, int]:
             "tx_kernel_drops": sum(n for r, n in drops.items() if r.startswith("tx_"))}
 
 
-def restore_vlan_tag(frame: bytes, ancdata: list[tuple[int, int, bytes]]) -> bytes:
-    """``frame`` with the 802.1Q/802.1ad tag the kernel stripped put back at offset 12, if the
-    auxiliary data (``recvmsg`` ancillary data of a PACKET_AUXDATA socket) says it had one."""
-    for level, kind, data in ancdata:
-        if level == SOL_PACKET and kind == PACKET_AUXDATA and len(data) >= _AUXDATA.size:
-            status, _, _, _, _, tci, tpid = _AUXDATA.unpack_from(data)
+def restore_vlan_tag(frame: bytes, control: bytes) -> bytes:
+    """``frame`` with the 802.1Q/802.1ad tag the kernel stripped put back at offset 12, if its
+    auxiliary data (the control messages of a PACKET_AUXDATA socket, as received) says it had one."""
+    pos, end = 0, len(control)
+    while pos + _CMSG.size <= end:
+        length, level, kind = _CMSG.unpack_from(control, pos)
+        if length < _CMSG.size:
+            break
+        if level == SOL_PACKET and kind == PACKET_AUXDATA and length >= _CMSG_DATA + _AUXDATA.size:
+            status, _, _, _, _, tci, tpid = _AUXDATA.unpack_from(control, pos + _CMSG_DATA)
             if status & TP_STATUS_VLAN_VALID:
                 if not status & TP_STATUS_VLAN_TPID_VALID:
                     tpid = ETH_P_8021Q
                 return frame[:ETH_ADDRS_LEN] + _VLAN_TAG.pack(tpid, tci) + frame[ETH_ADDRS_LEN:]
+            return frame
+        pos += socket.CMSG_SPACE(length - _CMSG_DATA)
     return frame
 
 
@@ -144,6 +156,7 @@ class PacketSocketPort:
         except OSError as e:
             self.sock.close()
             raise ValueError(f"cannot open interface {ifname!r}: {e}") from e
+        self._rx = BatchReceiver(RECV_BATCH, MAX_FRAME, _ANC_SPACE)
         self.rx_errors = 0  # receive failures (interface down or gone): counted, the owner goes on
         self._tx_drops: Counter[str] = Counter()
         self._stats_lock = threading.Lock()  # reading the statistics resets them in the kernel
@@ -160,19 +173,21 @@ class PacketSocketPort:
         return self.sock.fileno()
 
     def recv_frames(self, limit: int) -> list[bytes]:
-        """Up to ``limit`` waiting frames (none: an empty list), with their VLAN tags."""
+        """Up to ``limit`` waiting frames (none: an empty list), with their VLAN tags; up to
+        RECV_BATCH of them per system call (``netbase.mmsg``)."""
         frames: list[bytes] = []
-        sock = self.sock
+        fd = self.sock.fileno()
         while len(frames) < limit:
+            want = limit - len(frames)
             try:
-                data, ancdata, _, addr = sock.recvmsg(MAX_FRAME, _ANC_SPACE)
-            except (BlockingIOError, InterruptedError):
-                break
+                got = self._rx.recv(fd, want)
             except OSError:  # interface went down or away: count it, the owner goes on
                 self.rx_errors += 1
                 break
-            if addr[2] != PACKET_OUTGOING:
-                frames.append(restore_vlan_tag(data, ancdata))
+            frames.extend(restore_vlan_tag(data, control) for data, pkttype, control in got
+                          if pkttype != PACKET_OUTGOING)
+            if len(got) < min(want, RECV_BATCH):  # the socket is drained
+                break
         return frames
 
     def send(self, frame: bytes) -> bool:
@@ -229,3 +244,4 @@ class PacketSocketPort:
     def close(self) -> None:
         self._read_socket_stats()
         self.sock.close()
+        self._rx.close()
