@@ -25,6 +25,8 @@ import struct
 MSG_DONTWAIT = 0x40
 SOCKADDR_LL_SIZE = 20
 SLL_PKTTYPE_OFFSET = 10  # sll_family u16, sll_protocol u16, sll_ifindex i32, sll_hatype u16, then sll_pkttype
+
+
 class _IoVec(ctypes.Structure):
     _fields_ = [("iov_base", ctypes.c_void_p), ("iov_len", ctypes.c_size_t)]
 
