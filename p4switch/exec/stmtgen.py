@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from p4switch.exec import hashes
-from p4switch.exec.codegen import attr, is_aggregate, scalar_width, underlying
+from p4switch.exec.codegen import attr, is_aggregate, raw_kept, scalar_width, underlying
 from p4switch.exec.compile_base import (
     PARSER_LOOP_LIMIT,
     STABLE,
@@ -372,6 +372,9 @@ class StmtGen(ExprGen):
             self.o(f"assign_into({target}, {value})")
             return
         self.o(f"{target} = {value}")
+        if (isinstance(lhs, A.Member) and lhs.kind == "field"
+                and raw_kept(underlying(lhs.expr.type))):  # the extracted bytes are stale now
+            self.o(f"{target.rsplit('.', 1)[0]}.r_ = None")
 
     def lvalue(self, e: A.Expression) -> str:
         if isinstance(e, A.NameRef):
