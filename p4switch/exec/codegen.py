@@ -6,10 +6,10 @@ so that creating a packet's state is cheap and field access is a plain attribute
 (extract from bytes) and ``emit`` (append to the output) methods with the field shifts
 computed at load time, so parsing a header is one ``int.from_bytes`` and a few shifts.
 
-A header extracted from the frame keeps the frame's bytes of it in ``r_`` (``raw_kept``
-headers) until a field of it is written (every generated field store sets ``r_ = None``):
-the deparser emits those bytes as they are instead of packing the fields again, and an
-IPv4-style checksum over the header's fields reads them as one int.
+A header extracted from the frame keeps its bytes as one int in ``r_`` (``raw_kept``
+headers), and every generated field store patches that int too (``raw_patch``), so ``r_`` is
+always None or exactly the packed fields: the deparser emits it with one ``to_bytes`` instead
+of packing the fields again, and an IPv4-style checksum over the header's fields masks it.
 """
 
 from __future__ import annotations
@@ -88,6 +88,15 @@ def raw_kept(t: T.P4Type) -> bool:
         return False
     total = sum(w for _, w, _ in _leaf_fields(t))
     return total > 0 and total % 8 == 0
+
+
+def raw_patch(t: T.HeaderType, h: str, a: str) -> str:
+    """Statement keeping ``h.r_`` equal to the packed fields after field ``a`` of ``h`` (a pure
+    expression) was assigned."""
+    lo, w = raw_positions(t)[a]
+    m = (1 << w) - 1
+    keep = ((1 << sum(x for _, x, _ in _leaf_fields(t))) - 1) ^ (m << lo)
+    return f"if {h}.r_ is not None: {h}.r_ = {h}.r_ & {keep} | ({h}.{a} & {m}) << {lo}"
 
 
 def raw_positions(t: T.HeaderType) -> dict[str, tuple[int, int]]:
@@ -248,7 +257,7 @@ class TypeClasses:
         lines = [f"{end} = o + {nbytes}",
                  f"if {end} > len(d): raise ParserError({self.err['PacketTooShort']})"]
         if raw_kept(t):
-            lines += [f"_b = d[o:{end}]", "_v = int.from_bytes(_b, 'big')", f"{h}.r_ = _b"]
+            lines += [f"_v = int.from_bytes(d[o:{end}], 'big')", f"{h}.r_ = _v"]
         elif total:
             lines.append(f"_v = int.from_bytes(d[o:{end}], 'big')" + (f" >> {pad}" if pad else ""))
         shift = total
@@ -262,8 +271,8 @@ class TypeClasses:
         return lines
 
     def packed_bytes(self, t: T.HeaderType, h: str) -> str:
-        """Expression: the wire bytes of fixed-size header ``h``: the extracted bytes while no
-        field was written, else one int packed from the fields and one ``to_bytes``."""
+        """Expression: the wire bytes of fixed-size header ``h``: one int (``r_`` when the
+        header was extracted, else packed from the fields) and one ``to_bytes``."""
         widths = _leaf_fields(t)
         total = sum(w for _, w, _ in widths)
         nbytes = (total + 7) // 8
@@ -277,8 +286,9 @@ class TypeClasses:
         acc = " | ".join(parts) or "0"
         if pad:
             acc = f"(({acc}) << {pad})"
-        packed = f"({acc}).to_bytes({nbytes}, 'big')"
-        return f"({h}.r_ or {packed})" if raw_kept(t) else packed
+        if raw_kept(t):
+            acc = f"{h}.r_ if {h}.r_ is not None else {acc}"
+        return f"({acc}).to_bytes({nbytes}, 'big')"
 
     def _emit_varbit_header(self, t: T.HeaderType) -> None:
         """Headers with a varbit field: widths known only at extraction, so the shifts are

@@ -152,8 +152,8 @@ class ExprGen:
 
     def _raw_csum_input(self, e: A.Expression, widths: list[int], low: int) -> tuple[str, str] | None:
         """(header code, int expression) standing in for the packed csum16 input when ``e``
-        lists distinct fields of one ``raw_kept`` header: that header's extracted bytes as
-        one int with the other fields masked out. The ones' complement sum is the value
+        lists distinct fields of one ``raw_kept`` header: that header's ``r_`` with the other
+        fields masked out. The ones' complement sum is the value
         modulo 65535 (2**16 = 1 there) and is 0 only for 0, so the two agree when every
         field sits at the same bit position modulo 16 in both ints (``low``: the bits below
         the last field in the packed one). None when the input has another shape."""
@@ -177,7 +177,7 @@ class ExprGen:
             if width != w or (lo - shift) % 16:
                 return None
             mask |= ((1 << w) - 1) << lo
-        return h, f"(int.from_bytes({h}.r_, 'big') & {mask})"
+        return h, f"({h}.r_ & {mask})"
 
     # ---- expressions -----------------------------------------------------------------------
     def literal(self, e: A.Expression) -> str | None:
