@@ -5,6 +5,11 @@ Each P4 struct-like type becomes a Python class whose scalar fields default at c
 so that creating a packet's state is cheap and field access is a plain attribute access. Headers get generated ``ext``
 (extract from bytes) and ``emit`` (append to the output) methods with the field shifts
 computed at load time, so parsing a header is one ``int.from_bytes`` and a few shifts.
+
+A header extracted from the frame keeps its bytes as one int in ``r_`` (``raw_kept``
+headers), and every generated field store patches that int too (``raw_patch``), so ``r_`` is
+always None or exactly the packed fields: the deparser emits it with one ``to_bytes`` instead
+of packing the fields again, and an IPv4-style checksum over the header's fields masks it.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ class _Indent:
 
 def attr(name: str) -> str:
     """Python attribute name of a P4 field (``v_`` is reserved for validity)."""
-    if keyword.iskeyword(name) or name in ("v_", "copy", "ext", "emit", "mk", "valid", "inval", "setv"):
+    if keyword.iskeyword(name) or name in ("v_", "r_", "copy", "ext", "emit", "mk", "valid", "inval", "setv"):
         return name + "_f"
     return name
 
@@ -72,6 +77,36 @@ def is_signed(t: T.P4Type) -> bool:
 
 def is_aggregate(t: T.P4Type) -> bool:
     return isinstance(t, (T.StructLikeType, T.StackType))
+
+
+def raw_kept(t: T.P4Type) -> bool:
+    """Whether headers of type ``t`` keep their extracted bytes in ``r_``: fixed size, whole
+    bytes, only scalar fields (so the bytes are exactly what packing the fields gives)."""
+    if not isinstance(t, T.HeaderType) or t.has_varbit():
+        return False
+    if any(isinstance(underlying(f.type), T.StructType) for f in t.fields):
+        return False
+    total = sum(w for _, w, _ in _leaf_fields(t))
+    return total > 0 and total % 8 == 0
+
+
+def raw_patch(t: T.HeaderType, h: str, a: str) -> str:
+    """Statement keeping ``h.r_`` equal to the packed fields after field ``a`` of ``h`` (a pure
+    expression) was assigned."""
+    lo, w = raw_positions(t)[a]
+    m = (1 << w) - 1
+    keep = ((1 << sum(x for _, x, _ in _leaf_fields(t))) - 1) ^ (m << lo)
+    return f"if {h}.r_ is not None: {h}.r_ = {h}.r_ & {keep} | ({h}.{a} & {m}) << {lo}"
+
+
+def raw_positions(t: T.HeaderType) -> dict[str, tuple[int, int]]:
+    """Attribute -> (lowest bit, width) of each field inside the header's bytes as one int."""
+    out = {}
+    shift = sum(w for _, w, _ in _leaf_fields(t))
+    for a, w, _ in _leaf_fields(t):
+        shift -= w
+        out[a] = (shift, w)
+    return out
 
 
 class TypeClasses:
@@ -141,6 +176,8 @@ class TypeClasses:
                     o(f"{a} = {self.default(ft)}")
             if is_header:
                 o("v_ = False")
+                if raw_kept(t):
+                    o("r_ = None")
             if aggregates:
                 o("def __init__(self):")
                 with o.indent():
@@ -219,7 +256,9 @@ class TypeClasses:
         pad = nbytes * 8 - total
         lines = [f"{end} = o + {nbytes}",
                  f"if {end} > len(d): raise ParserError({self.err['PacketTooShort']})"]
-        if total:
+        if raw_kept(t):
+            lines += [f"_v = int.from_bytes(d[o:{end}], 'big')", f"{h}.r_ = _v"]
+        elif total:
             lines.append(f"_v = int.from_bytes(d[o:{end}], 'big')" + (f" >> {pad}" if pad else ""))
         shift = total
         for a, w, is_bool in widths:
@@ -232,7 +271,8 @@ class TypeClasses:
         return lines
 
     def packed_bytes(self, t: T.HeaderType, h: str) -> str:
-        """Expression: the wire bytes of fixed-size header ``h`` (one int, one ``to_bytes``)."""
+        """Expression: the wire bytes of fixed-size header ``h``: one int (``r_`` when the
+        header was extracted, else packed from the fields) and one ``to_bytes``."""
         widths = _leaf_fields(t)
         total = sum(w for _, w, _ in widths)
         nbytes = (total + 7) // 8
@@ -246,6 +286,8 @@ class TypeClasses:
         acc = " | ".join(parts) or "0"
         if pad:
             acc = f"(({acc}) << {pad})"
+        if raw_kept(t):
+            acc = f"{h}.r_ if {h}.r_ is not None else {acc}"
         return f"({acc}).to_bytes({nbytes}, 'big')"
 
     def _emit_varbit_header(self, t: T.HeaderType) -> None:

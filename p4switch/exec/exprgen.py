@@ -7,7 +7,16 @@ from collections.abc import Callable
 from typing import Any
 
 from p4switch.exec import hashes
-from p4switch.exec.codegen import Lines, attr, is_aggregate, is_signed, scalar_width, underlying
+from p4switch.exec.codegen import (
+    Lines,
+    attr,
+    is_aggregate,
+    is_signed,
+    raw_kept,
+    raw_positions,
+    scalar_width,
+    underlying,
+)
 from p4switch.exec.compile_base import (
     Scope,
     UnsupportedError,
@@ -122,6 +131,9 @@ class ExprGen:
                 extra = 8 if (total + pad) % 16 else 0
                 int_algo[0] = True
                 code = f"({acc})" if not extra else f"(({acc}) << 8)"
+                raw = self._raw_csum_input(e, [int(w) for _, w, _ in fields], pad + extra)
+                if raw is not None:
+                    code = f"({raw[1]} if {raw[0]}.r_ is not None else {code})"
                 if guard is not None:
                     code = f"({code} if {guard} else 0)"
                 return code
@@ -137,6 +149,35 @@ class ExprGen:
         if payload:
             code = f"({code} + ctx.payload)"
         return code
+
+    def _raw_csum_input(self, e: A.Expression, widths: list[int], low: int) -> tuple[str, str] | None:
+        """(header code, int expression) standing in for the packed csum16 input when ``e``
+        lists distinct fields of one ``raw_kept`` header: that header's ``r_`` with the other
+        fields masked out. The ones' complement sum is the value
+        modulo 65535 (2**16 = 1 there) and is 0 only for 0, so the two agree when every
+        field sits at the same bit position modulo 16 in both ints (``low``: the bits below
+        the last field in the packed one). None when the input has another shape."""
+        items = e.items if isinstance(e, A.ListExpression) else (
+            [f.value for f in e.fields] if isinstance(e, A.StructExpression) else [])
+        if not items or not all(isinstance(x, A.Member) and x.kind == "field" for x in items):
+            return None
+        ht = underlying(items[0].expr.type)
+        if not raw_kept(ht):
+            return None
+        h = self.expr(items[0].expr)
+        names = [attr(x.name) for x in items]
+        if "(" in h or len(set(names)) != len(names) or any(self.expr(x.expr) != h for x in items):
+            return None
+        pos = raw_positions(ht)
+        mask = 0
+        shift = sum(widths) + low
+        for name, w in zip(names, widths):
+            shift -= w
+            lo, width = pos[name]
+            if width != w or (lo - shift) % 16:
+                return None
+            mask |= ((1 << w) - 1) << lo
+        return h, f"({h}.r_ & {mask})"
 
     # ---- expressions -----------------------------------------------------------------------
     def literal(self, e: A.Expression) -> str | None:

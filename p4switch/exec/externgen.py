@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from p4switch.exec.codegen import scalar_width
+from p4switch.exec.codegen import raw_kept, scalar_width, underlying
 from p4switch.frontend import ast as A
 
 Args = list[A.Expression]
@@ -138,7 +138,16 @@ def _update_checksum(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
     g.o(f"if {cond}:")
     with g.o.indent():
         value = _csum16_of_int(g, data) if algo == "H_csum16_int" else f"{algo}({data})"
-        g.store(args[2], f"({value} & {(1 << w) - 1})")
+        if algo == "H_csum16_int" and (isinstance(args[2], A.Member) and args[2].kind == "field"
+                                       and raw_kept(underlying(args[2].expr.type))):
+            # a header whose checksum is already right keeps its extracted bytes
+            t = g.scope.tmp("ck")
+            g.o(f"{t} = {value} & {(1 << w) - 1}")
+            g.o(f"if {t} != {g.expr(args[2])}:")
+            with g.o.indent():
+                g.store(args[2], t)
+        else:
+            g.store(args[2], f"({value} & {(1 << w) - 1})")
 
 
 def _clone(g: Any, c: A.MethodCall, name: str, args: Args) -> None:

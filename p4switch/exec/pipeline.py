@@ -204,7 +204,8 @@ class V1Pipeline:
         sm.ingress_global_timestamp = now_us & MASK48
         if preserved:
             self._restore(meta, preserved)
-        ctx = self._Ctx(sm, n, now_us)
+        ctx = self._Ctx()
+        ctx.sm, ctx.nbytes, ctx.now = sm, n, now_us
         try:
             off = self._parser(data, 0, hdr, meta, sm, ctx)
         except ParserError as e:
@@ -338,8 +339,8 @@ class V1Pipeline:
         sm.deq_timedelta = q.deq_timedelta & MASK32
         sm.deq_qdepth = q.deq_qdepth & MASK19
         sm.egress_global_timestamp = now_us & MASK48
-        ctx = self._Ctx(sm, sm.packet_length, now_us)
-        ctx.payload = payload
+        ctx = self._Ctx()
+        ctx.sm, ctx.nbytes, ctx.now, ctx.payload = sm, sm.packet_length, now_us, payload
         try:
             self._egress(hdr, meta, sm, ctx)
         except ExitControl:
@@ -400,9 +401,7 @@ class V1Pipeline:
         multicast or recirculation the packet continues on the general path from where it is
         (``_end_ingress``/``_end_egress``, then ``_follow``), so the semantics are one."""
         if type(data) is not bytes or self.max_passes < 1:
-            res = EgressResult()
-            res.recirculate.append((port, data))
-            return self._follow(res, [], 0, 0, now_us)
+            return self._follow(self._pending(port, data), [], 0, 0, now_us)
         self._packets_in += 1
         ires = None
         try:
@@ -423,9 +422,8 @@ class V1Pipeline:
         except Exception:
             self._failed("ingress")
             return []
-        res = EgressResult()
-        res.recirculate.append((port, data))
         if ires is not None:
+            res = self._pending(port, data)
             if again is not None:
                 if self.max_passes == 1:
                     self._stats["dropped_pass_limit"] += 1
@@ -441,11 +439,12 @@ class V1Pipeline:
         sm.enq_timestamp = sm.enq_qdepth = sm.deq_timedelta = sm.deq_qdepth = 0
         sm.egress_global_timestamp = now_us & MASK48
         payload = ctx.payload
+        res = None
         if ctx.recirc_fl is None and not ctx.truncate:
             ctx.nbytes = sm.packet_length
         else:
-            ctx = self._Ctx(sm, sm.packet_length, now_us)
-            ctx.payload = payload
+            ctx = self._Ctx()
+            ctx.sm, ctx.nbytes, ctx.now, ctx.payload = sm, sm.packet_length, now_us, payload
         try:
             try:
                 self._egress(hdr, meta, sm, ctx)
@@ -454,6 +453,7 @@ class V1Pipeline:
             if ctx.clone_session or ctx.recirc_fl is not None:
                 job = EgressJob(eport, sm.priority & 7, len(data), sm.instance_type, 0,
                                 (hdr, meta, sm, payload))
+                res = self._pending(port, data)
                 res.to_egress = [job]
                 self._end_egress(job, hdr, meta, sm, payload, ctx, res)
             elif sm.egress_spec == DROP_PORT:
@@ -465,9 +465,17 @@ class V1Pipeline:
                 return [(eport, frame)]
         except Exception:
             self._failed("egress")
-            if not res.to_egress:
+            if res is None or not res.to_egress:
                 return []
         return self._follow(res, res.to_egress, 1, 1, now_us)
+
+    @staticmethod
+    def _pending(port: int, data: bytes) -> EgressResult:
+        """The result ``_follow`` continues from: the original frame is the first entry of
+        ``recirculate`` (made only when the packet leaves the fast path)."""
+        res = EgressResult()
+        res.recirculate.append((port, data))
+        return res
 
     def _follow(self, res: EgressResult, jobs: list[EgressJob], done: int, nxt: int,
                 now_us: int) -> list[tuple[int, bytes]]:

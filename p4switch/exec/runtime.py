@@ -118,11 +118,11 @@ class Context:
     # per pipeline: V1Pipeline makes a subclass that binds these two (no per-packet stores)
     rng: _random.Random
     logs: list
-
-    def __init__(self, sm: Any, nbytes: int, now: int) -> None:
-        self.sm = sm
-        self.nbytes = nbytes
-        self.now = now
+    # per packet, stored by the pipeline right after creation (three stores in the caller
+    # cost less than an ``__init__`` frame)
+    sm: Any
+    nbytes: int
+    now: int
 
     def random(self, lo: int, hi: int) -> int:
         return lo if hi <= lo else self.rng.randint(lo, hi)

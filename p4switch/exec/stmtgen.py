@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from p4switch.exec import hashes
-from p4switch.exec.codegen import attr, is_aggregate, scalar_width, underlying
+from p4switch.exec.codegen import attr, is_aggregate, raw_kept, raw_patch, scalar_width, underlying
 from p4switch.exec.compile_base import (
     PARSER_LOOP_LIMIT,
     STABLE,
@@ -27,6 +27,7 @@ from p4switch.frontend.pretty import expr_text
 
 # generated code naming a local directly (no attribute walk to cache)
 _SIMPLE_NAME = re.compile(r"[A-Za-z_]\w*")
+_PURE = re.compile(r"[A-Za-z_][\w.]*")  # a local or attribute chain: reading it again is free
 
 
 class StmtGen(ExprGen):
@@ -372,6 +373,11 @@ class StmtGen(ExprGen):
             self.o(f"assign_into({target}, {value})")
             return
         self.o(f"{target} = {value}")
+        if isinstance(lhs, A.Member) and lhs.kind == "field":
+            ht = underlying(lhs.expr.type)
+            if raw_kept(ht):  # the header's bytes follow the field
+                owner, a = target.rsplit(".", 1)
+                self.o(raw_patch(ht, owner, a) if _PURE.fullmatch(owner) else f"{owner}.r_ = None")
 
     def lvalue(self, e: A.Expression) -> str:
         if isinstance(e, A.NameRef):
