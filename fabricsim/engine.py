@@ -7,10 +7,12 @@ order) and runs as fast as the CPU allows, whatever the simulated line rate.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 from collections.abc import Callable
+from heapq import heappop, heappush
 from typing import Any
+
+_NEVER = 1 << 80  # later than any time a run is given (ns): "no until_ns" without a test per event
 
 
 class Simulator:
@@ -31,7 +33,7 @@ class Simulator:
         when_ns = int(when_ns)
         if when_ns < self.now:
             when_ns = self.now
-        heapq.heappush(self._heap, (when_ns, next(self._seq), callback, args))
+        heappush(self._heap, (when_ns, next(self._seq), callback, args))
 
     def after(self, delay_ns: int, callback: Callable[..., Any], *args: Any) -> None:
         self.at(self.now + int(delay_ns), callback, *args)
@@ -50,19 +52,19 @@ class Simulator:
         Returns the number of events run by this call."""
         ran = 0
         heap = self._heap
-        pop = heapq.heappop
+        pop = heappop
+        horizon = _NEVER if until_ns is None else until_ns
+        checked = stop is not None or max_events is not None  # per event, only when asked for
         while heap:
             when = heap[0][0]
-            if until_ns is not None and when > until_ns:
+            if when > horizon:
                 self.now = until_ns
                 break
             _, _, callback, args = pop(heap)
             self.now = when
             callback(*args)
             ran += 1
-            if stop is not None and stop():
-                break
-            if max_events is not None and ran >= max_events:
+            if checked and ((stop is not None and stop()) or (max_events is not None and ran >= max_events)):
                 break
         else:
             if until_ns is not None and self.now < until_ns:

@@ -55,15 +55,15 @@ class SimHost:
         nic, ep, link = self.nic, self.endpoint, self.link
         wake: int | None = None
         if link is not None:
-            if link.idle_at(now):
+            busy = link.busy_until
+            if now >= busy:  # the uplink is idle
                 frame = nic.poll_transmit(now)
                 if frame is None and self.background:
                     frame = self._background_frame(now)
                 if frame is not None:
-                    link.transmit(frame)
-                    wake = link.busy_until  # the port is ours again then: look again
+                    wake = link.transmit(frame)  # the port is ours again then: look again
             else:
-                wake = link.busy_until
+                wake = busy
         if ep is not None:
             # completions of received frames and of timers fired above; new posts are
             # picked up by next_wakeup below

@@ -3,7 +3,7 @@ impairments experiments need (loss, reordering, duplication, corruption, the lin
 and up), all drawn from a seeded RNG so that every run sees the same frames hit.
 
 One ``Link`` is one direction; a cable is two. The transmitter decides when a frame starts:
-a NIC driver (``SimHost``) only when ``idle_at(now)``, a P4 switch port when its traffic
+a NIC driver (``SimHost``) only once ``busy_until`` has passed, a P4 switch port when its traffic
 manager's serializer lets the frame go (p4switch/switch/tm.py paces the port at the link
 rate with the same wire time, ``netbase.ethernet.wire_time_ns``). The link adds the
 serialization and propagation time and delivers the frame to the far end's
@@ -110,7 +110,7 @@ class Link:
         now = self.sim.now
         busy = self._busy_until
         start = now if now >= busy else busy
-        ser = self.serialization_ns(len(frame))
+        ser = self._ser.get(len(frame)) or self.serialization_ns(len(frame))
         end = self._busy_until = start + ser
         c = self.counters
         c.frames += 1

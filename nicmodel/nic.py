@@ -108,6 +108,7 @@ class Nic:
         self._cq: deque[Completion] = deque()
         self._ctrl: deque[QueuePair] = deque()
         self._port_free_ns = 0
+        self._wire_ns: dict[int, int] = {}  # frame length -> its time on the port: a few sizes
         self._pause_until = [0] * pfc.PRIORITIES
         self._pause_start = [0] * pfc.PRIORITIES
         self._pause_acc = [0] * pfc.PRIORITIES
@@ -194,6 +195,8 @@ class Nic:
     def poll_cq(self, max_entries: int | None = None) -> list[Completion]:
         """Take up to ``max_entries`` completions (all when None), oldest first."""
         cq = self._cq
+        if not cq:
+            return []  # most polls (a driver polls after every frame)
         n = len(cq) if max_entries is None else min(max_entries, len(cq))
         return [cq.popleft() for _ in range(n)]
 
@@ -337,13 +340,21 @@ class Nic:
     def poll_transmit(self, now_ns: int) -> bytes | None:
         """The next frame to put on the wire at ``now_ns``, or None (port busy, nothing
         allowed to go). Call it repeatedly until None."""
-        self.on_timer(now_ns)
+        timers = self._timer_heap
+        if timers and timers[0][0] <= now_ns:
+            self.on_timer(now_ns)
+        else:
+            self.now_ns = now_ns  # what on_timer does when nothing is due (most calls)
         if now_ns < self._port_free_ns:
             return None
         frame = self._next_control(now_ns) or self._next_data(now_ns)
         if frame is not None:
             self.counters.frames_sent += 1
-            self._port_free_ns = now_ns + int(wire_time_ns(len(frame), self.line_rate_bps))
+            n = len(frame)
+            wire = self._wire_ns.get(n)
+            if wire is None:
+                wire = self._wire_ns[n] = int(wire_time_ns(n, self.line_rate_bps))
+            self._port_free_ns = now_ns + wire
         return frame
 
     def _next_control(self, now_ns: int) -> bytes | None:

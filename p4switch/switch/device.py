@@ -233,23 +233,26 @@ class Device:
         fabric time of the next thing due, or None when idle."""
         with self.lock:
             now = self.clock.now_ns()
-            for _ in range(min(len(self._inject), POLL_BUDGET)):  # packet-outs, recirculations
-                port, frame = self._inject.popleft()
-                self._ingress(port, frame, now)
+            inject, links, tm = self._inject, self.links, self.tm
+            if inject:
+                for _ in range(min(len(inject), POLL_BUDGET)):  # packet-outs, recirculations
+                    port, frame = inject.popleft()
+                    self._ingress(port, frame, now)
             departures = 0
             while departures < POLL_BUDGET:  # a budget of its own: recirculation cannot starve queues
-                dep = self.tm.pop(now)
+                dep = tm.pop(now)
                 if dep is None:
                     break
                 self._egress(dep, now)
                 departures += 1
-            for port, lk in self.links.items():
-                for frame in lk.due(now):
-                    self._wire_send(port, frame)
-            if self._inject or departures == POLL_BUDGET:
+            if links:  # the live switch's delay/loss model (set_link); the simulator has none
+                for port, lk in links.items():
+                    for frame in lk.due(now):
+                        self._wire_send(port, frame)
+            if inject or departures == POLL_BUDGET:
                 return now
-            nxt = self.tm.next_event_ns(now)
-            for lk in self.links.values():
+            nxt = tm.next_event_ns(now)
+            for lk in links.values():
                 t = lk.next_due()
                 if t is not None and (nxt is None or t < nxt):
                     nxt = t

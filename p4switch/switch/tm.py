@@ -52,24 +52,10 @@ class Departure:
     deq_ns: int
     deq_qdepth: int
     deq_qbytes: int  # bytes left in the port's queues behind this packet (frame lengths)
-
-    unit_ns: int = 1000  # the timestamps' unit (the device's timestamp_unit_ns)
-
-    @property
-    def enq_timestamp(self) -> int:
-        return self.enq_ns // self.unit_ns
-
-    @property
-    def deq_timedelta(self) -> int:
-        return (self.deq_ns - self.enq_ns) // self.unit_ns
-
-
-@dataclass(slots=True)
-class _Queued:
-    item: Any
-    length: int
-    enq_ns: int
-    enq_qdepth: int
+    # enq_ns and the queueing time in the timestamps' unit (the device's timestamp_unit_ns);
+    # fields, not properties: egress reads both for every packet
+    enq_timestamp: int
+    deq_timedelta: int
 
 
 def _pace(next_allowed: int, now: int, interval_ns: int) -> int:
@@ -101,7 +87,7 @@ class EgressPort:
     """A port's queues and transmitter; ``backlog`` is kept up to date because BMv2's queue
     depth metadata is the port's occupancy and is read for every packet."""
 
-    queues: list[EgressQueue]
+    queues: list[EgressQueue]  # each holds (item, length, enq_ns, enq_qdepth) tuples
     rate_bps: float | None = None
     busy_until: int = 0
     pfc: PfcPort = field(default_factory=PfcPort)
@@ -135,6 +121,10 @@ class TrafficManager:
         # them returned True, so only this switch-wide count makes them show up in the totals.
         self.dropped_watchdog_flush = 0
         self._rr: list[int] = []  # port service order, rotated for fairness between ports
+        # Packets queued on all ports, and ports with a PFC watchdog armed: with neither,
+        # pop and next_event_ns have nothing to look at (most calls, in a lightly loaded fabric).
+        self._backlog = 0
+        self._armed_ports = 0
 
     # ---- configuration -------------------------------------------------------------------
     def port(self, port: int) -> EgressPort:
@@ -192,6 +182,7 @@ class TrafficManager:
             if config is None:
                 st.storm = False
         p.armed = any(st.watchdog is not None for st in classes)
+        self._armed_ports = sum(other.armed for other in self.ports.values())
 
     # ---- data path -----------------------------------------------------------------------
     def enqueue(self, port: int, priority: int, item: Any, length: int, now: int) -> bool:
@@ -208,56 +199,60 @@ class TrafficManager:
         if st.storm and st.watchdog is not None and st.watchdog.action == "drop":
             q.dropped_watchdog += 1
             return False
-        if len(q.items) >= q.capacity:
+        items = q.items
+        depth = len(items)
+        if depth >= q.capacity:
             q.dropped_full += 1
             return False
-        q.items.append(_Queued(item, length, now, p.backlog))
+        items.append((item, length, now, p.backlog))
         p.backlog += 1
         p.backlog_bytes += length
+        self._backlog += 1
         if q.nonempty_since is None:
             q.nonempty_since = now
         q.enqueued += 1
-        q.max_depth = max(q.max_depth, len(q.items))
+        if depth >= q.max_depth:
+            q.max_depth = depth + 1
         return True
 
-    def _eligible(self, p: EgressPort, now: int) -> int | None:
-        """Highest-priority queue of ``p`` that may send at ``now``, or None."""
-        if p.busy_until > now:
-            return None
-        classes = p.pfc.classes
-        queues = p.queues
-        for pr in range(self.priority_queues - 1, -1, -1):
-            q = queues[pr]
-            if q.items and q.next_allowed <= now:
-                st = classes[pr]
-                if st.paused_until <= now or st.storm:  # ClassState.blocks, inline (per packet)
-                    return pr
-        return None
-
     def pop(self, now: int) -> Departure | None:
-        """One packet that may leave now (ports served round-robin), or None."""
+        """One packet that may leave now (ports served round-robin), or None. A port sends
+        from its highest-priority queue that has a packet, is not rate-limited now and whose
+        class PFC does not pause (a storm the watchdog declared ignores the pause)."""
+        if not self._backlog and not self._armed_ports:
+            return None
         rr, ports = self._rr, self.ports
+        top = self.priority_queues - 1
         for i, port in enumerate(rr):
             p = ports[port]
             if p.armed:
                 self._watchdog(p, now)
             if not p.backlog or p.busy_until > now:
                 continue
-            pr = self._eligible(p, now)
-            if pr is None:
+            classes = p.pfc.classes
+            queues = p.queues
+            for pr in range(top, -1, -1):
+                q = queues[pr]
+                if q.items and q.next_allowed <= now:
+                    st = classes[pr]
+                    if st.paused_until <= now or st.storm:  # ClassState.blocks, inline (per packet)
+                        break
+            else:
                 continue
             rr.append(rr.pop(i))
-            q = p.queues[pr]
-            e = q.items.popleft()
+            items = q.items
+            item, length, enq_ns, enq_qdepth = items.popleft()
             p.backlog -= 1
-            p.backlog_bytes -= e.length
+            p.backlog_bytes -= length
+            self._backlog -= 1
             q.dequeued += 1
-            if not q.items:
+            if not items:
                 q.nonempty_since = None
             if q.rate_pps:
                 q.next_allowed = _pace(q.next_allowed, now, int(1e9 / q.rate_pps))
-            return Departure(port, pr, e.item, e.length, e.enq_ns, e.enq_qdepth, now, p.backlog,
-                             p.backlog_bytes, self.timestamp_unit_ns)
+            unit = self.timestamp_unit_ns
+            return Departure(port, pr, item, length, enq_ns, enq_qdepth, now, p.backlog,
+                             p.backlog_bytes, enq_ns // unit, (now - enq_ns) // unit)
         return None
 
     def transmitted(self, port: int, nbytes: int, now: int) -> None:
@@ -287,12 +282,15 @@ class TrafficManager:
                 q.dropped_watchdog += len(q.items)
                 self.dropped_watchdog_flush += len(q.items)
                 p.backlog -= len(q.items)
-                p.backlog_bytes -= sum(e.length for e in q.items)
+                self._backlog -= len(q.items)
+                p.backlog_bytes -= sum(e[1] for e in q.items)
                 q.items.clear()
                 q.nonempty_since = None
 
     def next_event_ns(self, now: int) -> int | None:
         """Earliest fabric time at which :meth:`pop` may return something or a watchdog acts."""
+        if not self._backlog and not self._armed_ports:
+            return None
         best: int | None = None
         for p in self.ports.values():
             if not p.backlog and not p.armed:
@@ -324,4 +322,5 @@ class TrafficManager:
                 q.nonempty_since = None
             p.backlog = 0
             p.backlog_bytes = 0
+        self._backlog = 0
         return n

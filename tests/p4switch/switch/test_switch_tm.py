@@ -231,3 +231,23 @@ def test_watchdog_counts_a_new_storm_from_the_restoration() -> None:
     assert tm.pop(200 * MS) is None and not st.storm  # still paused; detection restarts
     assert tm.next_event_ns(200 * MS) == 300 * MS
     assert [d.item for d in drain(tm, 300 * MS)] == ["b"] and st.storms_detected == 2
+
+
+def test_other_ports_keep_sending_after_a_watchdog_flush_and_the_switch_goes_idle() -> None:
+    tm = TrafficManager(priority_queues=4)
+    tm.set_port_rate(1, 1e6)
+    tm.set_watchdog(1, 2, WatchdogConfig(detection_ns=10 * MS, restoration_ns=10 * MS))
+    for i in range(3):
+        tm.enqueue(1, 2, f"stormed{i}", 100, 0)
+        tm.enqueue(2, 0, f"p2-{i}", 100, 0)
+    pause(tm, 1, 0, c2_enabled=1, c2_pause_time=0xFFFF)
+    out = drain(tm, 10 * MS)  # the storm flushes port 1; port 2 (no rate) sends all it holds
+    assert [d.item for d in out] == ["p2-0", "p2-1", "p2-2"] and tm.dropped_watchdog_flush == 3
+    assert out[-1].deq_qdepth == 0 and out[-1].deq_qbytes == 0
+    tm.set_watchdog(1, None, None)
+    assert tm.next_event_ns(10 * MS) is None and tm.pop(10 * MS) is None  # nothing left to do
+    assert tm.enqueue(2, 1, "late", 64, 11 * MS)
+    assert tm.next_event_ns(11 * MS) == 11 * MS
+    assert tm.flush() == 1 and tm.next_event_ns(11 * MS) is None and tm.pop(11 * MS) is None
+    assert tm.enqueue(2, 3, "after flush", 64, 12 * MS)
+    assert [(d.item, d.enq_qdepth) for d in drain(tm, 12 * MS)] == [("after flush", 0)]
