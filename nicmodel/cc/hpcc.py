@@ -24,12 +24,25 @@ clock the switches stamp with (BMv2's wall clock runs D times faster than a dila
   ``deq_qdepth``) it is converted as ``qdepth_pkts * mtu_bytes`` (an upper bound: packets in
   the queue are at most one MTU).
 * txBytes/ts: ``egress_tx_bytes`` (wraps at 2^32) and ``egress_timestamp`` (wraps at 2^32).
-  In nanoseconds the rate is measured between consecutive records of a hop, as the paper
-  does. In microseconds consecutive ACKs often carry the same timestamp, and a 1 us delta
-  can be anything from just above 0 to 2 us: a rate from it would be off by up to 100 %. So
-  txRate is then measured against an older record of the hop, kept until a newer one is
-  ``min_ts_delta_us`` (4 us: at most 25 % quantisation error) apart, and held between such
-  measurements; the queue term uses the previous ACK's record as the paper does.
+  The paper measures between consecutive records of a hop. Both counters are quantised,
+  so txRate is measured against an older record of the hop, kept until a newer one is far
+  enough apart for at most 25 % quantisation error, and held between such measurements;
+  the queue term uses the previous record as the paper does. Time: in microseconds
+  consecutive ACKs often carry the same timestamp and a 1 us delta can be anything from
+  just above 0 to 2 us, so records must be ``min_ts_delta_us`` (4 us) apart. Bytes: the
+  counter steps by whole frames, and egress timestamps of one port can be closer than a
+  frame's wire time (a pipeline stamps before the serializer; our traffic manager lets a
+  port that idled for less than a frame's wire time catch up, p4switch/switch/tm.py): one
+  frame in 7 ns reads as 1.4 Tb/s, u = 14 on a 100 Gb/s link. So records must also span
+  ``min_rate_frames`` (4) MTU frames at the hop's link rate.
+* Several paths (per-packet spraying, flowlet switching): the state is per link, keyed by
+  (switch, egress port), not by the hop's position on the path, so each record is compared
+  with this flow's previous record of the same link, however many ACKs of other paths came
+  between: the bytes the link sent in that interval over its length is the link's rate, as
+  on one path. (Per position, as the paper's single path and the HPCC ns-3 model keep it,
+  a sprayed flow's hops change on most ACKs and every change restarted the measurement:
+  only the shared last hop was ever measured.) A record older than the link's previous one
+  (its ACK overtook by another path) is old news and skipped.
 * tau: the EWMA weight comes from the sender's own clock (ACK arrival spacing, ns) rather
   than from the microsecond INT timestamps, so that every ACK contributes its share and U
   really averages over a base RTT. (Weighting whole-microsecond gaps instead lets each
@@ -64,6 +77,7 @@ class HpccParams:
     min_rate_bps: float = 100e6
     mtu_bytes: int = 1024
     min_ts_delta_us: int = 4
+    min_rate_frames: int = 4
 
     def validate(self, line_rate_bps: float) -> None:
         if self.base_rtt_ns <= 0:
@@ -72,8 +86,8 @@ class HpccParams:
             raise ValueError(f"hpcc eta must be in (0, 1], got {self.eta}")
         if self.max_stage < 0:
             raise ValueError("hpcc max_stage must be >= 0")
-        if self.mtu_bytes <= 0 or self.min_ts_delta_us <= 0:
-            raise ValueError("hpcc mtu_bytes and min_ts_delta_us must be positive")
+        if self.mtu_bytes <= 0 or self.min_ts_delta_us <= 0 or self.min_rate_frames <= 0:
+            raise ValueError("hpcc mtu_bytes, min_ts_delta_us and min_rate_frames must be positive")
         if not 0 < self.min_rate_bps <= line_rate_bps:
             raise ValueError("hpcc min_rate_bps must be in (0, line rate]")
 
@@ -99,22 +113,24 @@ class Hpcc(NoOpEvents):
         self.inc_stage = 0
         self.last_update_seq: int | None = None  # None: the first ACK updates Wc
         self.reference_updates = 0
-        self._hops: dict[int, _HopState] = {}  # by hop index, source side first
+        self._links: dict[tuple[int, int], _HopState] = {}  # by (switch id, egress port)
+        self._path: tuple[HopInt, ...] = ()  # the newest ACK's records
         self._last_sample_ns: int | None = None
 
     @property
     def hops_seen(self) -> int:
         """How many switch hops the echoed INT of this flow's path carries."""
-        return len(self._hops)
+        return len(self._path)
 
     @property
     def last_int(self) -> tuple[HopInt, ...]:
-        """The newest INT record of each hop, source side first."""
-        return tuple(self._hops[i].last for i in sorted(self._hops))
+        """The newest ACK's INT records, source side first."""
+        return self._path
 
     def on_ack(self, ack: AckInfo) -> None:
         if not ack.hops:
             return  # no telemetry on this path: nothing to react to
+        self._path = ack.hops
         if not self._measure_inflight(ack.hops, ack.now_ns):
             return  # no hop gave a sample yet; the RTT boundary waits for one that does
         # The packet sent when Wc last moved (PSN = recorded snd_nxt) is now acknowledged:
@@ -131,16 +147,21 @@ class Hpcc(NoOpEvents):
         """Update U from one ACK's INT; False when no hop gave a usable sample yet."""
         p = self.params
         best_u: float | None = None
-        for index, hop in enumerate(hops):
-            st = self._hops.get(index)
-            if st is None or st.last.switch_id != hop.switch_id or st.last.egress_port != hop.egress_port:
-                self._hops[index] = _HopState(hop)  # new path: the first record is a reference
+        for hop in hops:
+            st = self._links.get((hop.switch_id, hop.egress_port))
+            if st is None:
+                self._links[(hop.switch_id, hop.egress_port)] = _HopState(hop)  # first record: a reference
                 continue
+            if (hop.egress_ts_us - st.last.egress_ts_us) % _WRAP32 >= _WRAP32 // 2:
+                continue  # older than the link's previous record: its ACK came by a faster path
+            rate_bps = hop.link_rate_mbps * 1e6
             dt_ns = ((hop.egress_ts_us - st.rate_ref.egress_ts_us) % _WRAP32) * hop.ts_unit_ns
-            if dt_ns >= (p.min_ts_delta_us * 1000 if hop.ts_unit_ns > 1 else 1):
+            min_dt_ns = p.min_ts_delta_us * 1000 if hop.ts_unit_ns > 1 else 1
+            if rate_bps > 0:
+                min_dt_ns = max(min_dt_ns, p.min_rate_frames * p.mtu_bytes * 8e9 / rate_bps)
+            if dt_ns >= min_dt_ns:
                 st.tx_bps = ((hop.tx_bytes - st.rate_ref.tx_bytes) % _WRAP32) * 8 / (dt_ns * 1e-9)
                 st.rate_ref = hop
-            rate_bps = hop.link_rate_mbps * 1e6
             prev_qdepth = st.last.qdepth_pkts
             st.last = hop
             if st.tx_bps is None or rate_bps <= 0:
@@ -177,8 +198,8 @@ class Hpcc(NoOpEvents):
 
 
 class _HopState:
-    """What the sender remembers of one hop: the record of the previous ACK (for the queue
-    term, min(qlen', qlen)) and the older record the transmit rate is measured from."""
+    """What the sender remembers of one link: its previous record (for the queue term,
+    min(qlen', qlen)) and the older record the transmit rate is measured from."""
 
     __slots__ = ("last", "rate_ref", "tx_bps")
 

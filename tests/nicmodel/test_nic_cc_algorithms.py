@@ -185,6 +185,59 @@ def test_hpcc_measures_in_fabric_time_when_the_switch_clock_runs_d_times_faster(
     cc.on_ack(ack(8_000, (wall_hop(108, 100_000, 10),), 1, 20))
     assert cc.utilization == pytest.approx(10 * 1024 * 8 / (100e9 * 8e-6) + 1.0)
 
+def link(switch_id: int, egress_port: int, ts: int, tx_bytes: int, qdepth: int, ts_unit_ns: float = 1000) -> HopInt:
+    return HopInt(switch_id, 1, egress_port, 0, 0, qdepth, ts, ts, tx_bytes, 100_000, ts_unit_ns)
+
+
+def test_hpcc_sprayed_flow_measures_every_link_of_its_paths() -> None:
+    """Per-packet spraying over two spines: consecutive ACKs echo different uplinks and
+    spines, and the shared last hop. Each link is measured against this flow's previous
+    record of the same link (8 us earlier): the congested spines (100 packets queued, half
+    the line rate sent) give u = 1.52, above the last hop's 0.8, and the window shrinks.
+    Keyed by position on the path, hops 1 and 2 changed on every ACK and were never measured."""
+    cc = Hpcc(G100)
+    spine_u = 100 * 1024 * 8 / (100e9 * 8e-6) + 0.5
+    for k in range(12):
+        t_us, leg = 4 * k, k % 2  # path A on even ACKs, path B on odd ones
+        visits = k // 2  # earlier ACKs that crossed this path's uplink and spine
+        hops = (link(1, 3 + leg, t_us, visits * 50_000, 0),  # uplink: 50 Gb/s over 8 us
+                link(10 + leg, 2, t_us, visits * 50_000, 100),  # spine egress: 100 packets queued
+                link(2, 1, t_us, k * 40_000, 0))  # last hop: 80 Gb/s over 4 us
+        cc.on_ack(ack(t_us * 1000, hops, k, k + 1))
+    assert cc.utilization == pytest.approx(spine_u, rel=0.01)
+    assert cc.window_bytes < 100_000 * 0.95 / 1.4
+    assert cc.hops_seen == 3 and cc.last_int[1].switch_id == 11
+
+
+def test_hpcc_rate_is_measured_over_whole_frames_not_nanoseconds_between_them() -> None:
+    """Nanosecond stamps whose spacing alternates 7 ns and 180 ns (a port catching up after a
+    short idle gap, as our traffic manager and pipelines that stamp before the serializer do)
+    around a line-rate average of one 1,170-byte frame per 93.5 ns. One frame over 7 ns reads
+    1.3 Tb/s; the rate is measured over at least 4 MTU frames, so U stays near the link's
+    real use (about 1.0) instead of averaging the spikes (about 7)."""
+    cc = Hpcc(G100)
+    ts = tx = 0
+    for k in range(400):
+        ts += 7 if k % 2 else 180
+        tx += 1_170
+        cc.on_ack(ack(k * 94, (link(2, 1, ts, tx, 0, ts_unit_ns=1),), k, k + 1))
+    assert 0.9 < cc.utilization < 1.15
+
+
+def test_hpcc_skips_a_record_older_than_the_links_previous_one() -> None:
+    """With several paths an ACK can overtake another: its record of a shared link is older
+    than the one already seen. It is old news: U and the window stay as they were (taken as a
+    new sample, its negative time delta wraps to 4,295 s and reads an idle link)."""
+    cc = Hpcc(G100)
+    for k in range(4):  # 50 Gb/s on the link: U = 0.5
+        cc.on_ack(ack(8_000 * k, (link(2, 1, 8 * k, 50_000 * k, 0),), k, k + 1))
+    before = (cc.utilization, cc.window_bytes, cc.reference_updates)
+    cc.on_ack(ack(25_000, (link(2, 1, 20, 125_000, 0),), 4, 5))
+    assert (cc.utilization, cc.window_bytes, cc.reference_updates) == before
+    cc.on_ack(ack(32_000, (link(2, 1, 32, 200_000, 0),), 5, 6))  # the next record measures from 24 us
+    assert cc.utilization == pytest.approx(0.5)
+
+
 # --------------------------------------------------------------------------- TIMELY
 # Algorithm 1 by hand with the paper's 10 Gb/s thresholds and a light EWMA (alpha 0.02)
 TEN_G = TimelyParams(t_low_ns=50_000, t_high_ns=500_000, delta_bps=10e6, alpha=0.02)
