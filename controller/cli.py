@@ -295,7 +295,7 @@ def _format_action(ctl, action) -> str:
 
 
 def cmd_counters(args, state_path: Path) -> int:
-    with attached(state_path) as (_, ctl):
+    with attached(state_path, with_nics=True) as (_, ctl):
         if args.switch in ctl.nics:  # a host: its NIC's counters under the names RDMA NICs use
             print(f"NIC statistics of {args.switch}:")
             print(format_hw(ctl.nics[args.switch].status()["counters"], args.all))

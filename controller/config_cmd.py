@@ -62,14 +62,21 @@ def _current(state_dir: Path, state, topo) -> tuple[cf.NodeSettings, list[str] |
     return cf.uniform(topo, current_settings(state)), None
 
 
-def nic_settings(state_path: Path) -> dict | None:
-    """Each NIC's settings while a canary is pending (applied, neither promoted nor rolled
-    back), for runs that must not push the fabric-wide settings over the canary's; None otherwise."""
+def pending_canary(state_path: Path) -> tuple[list[str], cf.NodeSettings] | None:
+    """The canary set and every node's settings while a canary is pending (applied, neither
+    promoted nor rolled back); None otherwise."""
     path = state_path.parent / CURRENT_FILE
     if not path.exists():
         return None
     rec = json.loads(path.read_text())
-    return cf.NodeSettings.from_dict(rec["nodes"]).nics if rec["canary"] is not None else None
+    return (rec["canary"], cf.NodeSettings.from_dict(rec["nodes"])) if rec["canary"] is not None else None
+
+
+def nic_settings(state_path: Path) -> dict | None:
+    """Each NIC's settings while a canary is pending, for runs that must not push the
+    fabric-wide settings over the canary's; None otherwise."""
+    pending = pending_canary(state_path)
+    return pending[1].nics if pending is not None else None
 
 
 def _save_current(state_dir: Path, ns: cf.NodeSettings, canary: list[str] | None) -> None:

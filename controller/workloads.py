@@ -29,8 +29,10 @@ KINDS = {"all-reduce": "allreduce", "all-to-all": "alltoall", "incast": "incast"
 
 
 def workload_specs(topo, workload: str, hosts: list[str], *, size: int, cdf: str = "websearch",
-                   load: float = 0.3, flows: int = 40, seed: int = 1) -> dict[str, dict[str, Any]]:
-    """The spec each host's NIC gets: same workload, its own rank, everyone's address."""
+                   load: float = 0.3, flows: int = 40, seed: int = 1,
+                   qp_per_flow: bool = False) -> dict[str, dict[str, Any]]:
+    """The spec each host's NIC gets: same workload, its own rank, everyone's address.
+    ``qp_per_flow``: poisson flows each on a queue pair of their own (so ECMP hashes each)."""
     if workload not in KINDS:
         raise ValueError(f"unknown workload {workload!r} (workloads: {', '.join(KINDS)})")
     if len(hosts) < 2:
@@ -45,18 +47,19 @@ def workload_specs(topo, workload: str, hosts: list[str], *, size: int, cdf: str
         if workload == "incast":
             spec["dst"] = 0  # everyone else sends to the first host
         if workload == "poisson":
-            spec.update(cdf=cdf, load=load, flows_per_host=flows, seed=seed)
+            spec.update(cdf=cdf, load=load, flows_per_host=flows, seed=seed, qp_per_flow=qp_per_flow)
         specs[name] = spec
     return specs
 
 
 def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf: str = "websearch",
                  load: float = 0.3, flows: int = 40, timeout_s: float = 300.0, progress: bool = True,
-                 telemetry: Telemetry | None = None, nic_settings=None) -> tuple[RunResult, Path]:
+                 telemetry: Telemetry | None = None, nic_settings=None,
+                 qp_per_flow: bool = False) -> tuple[RunResult, Path]:
     """Run to completion (or timeout) and save the result; returns it and its file.
     ``nic_settings``: host -> Settings for NICs that run their own (a canary's)."""
     topo = ctl.topo
-    specs = workload_specs(topo, workload, hosts, size=size, cdf=cdf, load=load, flows=flows)
+    specs = workload_specs(topo, workload, hosts, size=size, cdf=cdf, load=load, flows=flows, qp_per_flow=qp_per_flow)
     nics = {h: ctl.nics[h] for h in hosts}
     for nic in nics.values():
         nic.reset()

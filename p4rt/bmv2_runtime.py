@@ -237,11 +237,19 @@ class Bmv2Runtime:
         self.cxt_id = cxt_id
 
     def _open(self) -> None:
-        self._sock = socket.create_connection(self._address, timeout=self._timeout)
+        self._sock: socket.socket | None = socket.create_connection(self._address, timeout=self._timeout)
         self._reader = Reader(self._sock.makefile("rb"))
 
+    def _drop(self) -> None:
+        """Forget a connection that broke (the switch's process died, or a reply timed out and
+        the stream is out of step): the next call opens a new one, so a client kept across a
+        switch restart talks to the new process instead of failing for good."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
     def close(self) -> None:
-        self._sock.close()
+        self._drop()
 
     def __enter__(self) -> Bmv2Runtime:
         return self
@@ -258,16 +266,22 @@ class Bmv2Runtime:
         if any(f.name == "cxt_id" for f in m.args):
             args.setdefault("cxt_id", self.cxt_id)
         with self._lock:
+            if self._sock is None:  # the last one broke: a new connection (raises while the switch is down)
+                self._open()
             self._seqid = (self._seqid + 1) & 0x7FFFFFFF
-            self._sock.sendall(encode_message(f"{service}:{name}", MessageType.CALL, self._seqid, m.args_struct, args))
             try:
+                self._sock.sendall(encode_message(f"{service}:{name}", MessageType.CALL, self._seqid,
+                                                  m.args_struct, args))
                 value, error = decode_reply(self._reader, m, self._seqid)
             except EOFError:
+                self._drop()
                 raise ConnectionError(f"{name}: the switch closed the connection") from None
+            except OSError:
+                self._drop()
+                raise
             except ApplicationError as e:
                 if e.kind == AppErrorType.PROTOCOL_ERROR:  # e.g. an unknown service: the server hung up
-                    self._sock.close()
-                    self._open()
+                    self._drop()
                 raise
         if error is not None:
             exc, fields = error

@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from controller.config_cmd import pending_canary
 from controller.drills import congestion, live, sim
 from controller.drills.timeline import Timeline, save
 from controller.pipeline import compile_fabric
@@ -42,7 +43,7 @@ DEFAULTS = {
 # and a workload takes wall seconds to start: the fault comes later and lasts longer.
 LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
                  "pfc-storm": (100_000, 300_000_000, "incast", 256 * 1024, 0.0),
-                 "congestion": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
+                 "congestion": (150_000, 300_000, "poisson", 256 * 1024, 0.0),
                  "switch-restart": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0)}
 HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000,
            "congestion": 50_000}  # kept running after the fault ends
@@ -132,29 +133,49 @@ def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
         print(f"fabricctl: error: {args.name} runs with --sim only so far (live: {', '.join(LIVE_DEFAULTS)})",
               file=sys.stderr)
         return 2
+    canary = pending_canary(state_path)
+    if canary is not None and (refused := canary_conflict(args, canary[0])):
+        print(f"fabricctl: error: a canary is pending on {','.join(canary[0])} ({refused}); "
+              "run `fabricctl apply FILE --promote` or `--rollback` first", file=sys.stderr)
+        return 2
     with attached(state_path, with_nics=True) as (state, ctl):
         try:
             tl, _, opts = prepare(args, ctl.topo, live=True)
         except ValueError as e:
             print(f"fabricctl: error: {e}", file=sys.stderr)
             return 2
+        # each NIC runs the workload with its own settings (the reroutes' switch updates do not
+        # depend on the settings a canary changes: routes, groups and members only)
+        nics = canary[1].nics if canary is not None else None
         ctl.connect(timeout=10)  # primary while the drill lasts: its reroutes are written
         if args.name == "congestion":
             return _congestion(args, ctl.topo, ctl.settings.classes.data_priority,
                                lambda mode, tl, fault, opts: _live_mode(state, ctl, args, mode, tl, opts), live=True)
         if args.name == "link-down":
             switch, _, port = args.target.partition(":")
-            tel = live.run_link_down(state, ctl, tl, switch, int(port), workload=opts["workload"], size=opts["size"])
+            tel = live.run_link_down(state, ctl, tl, switch, int(port), workload=opts["workload"], size=opts["size"],
+                                     nic_settings=nics)
         elif args.name == "switch-restart":
             try:
-                tel = live.run_restart(state, ctl, tl, args.target, workload=opts["workload"], size=opts["size"])
+                tel = live.run_restart(state, ctl, tl, args.target, workload=opts["workload"], size=opts["size"],
+                                       nic_settings=nics)
             except ValueError as e:
                 print(f"fabricctl: error: {e}", file=sys.stderr)
                 return 2
         else:
             tel = live.run_storm(state, ctl, tl, args.target, args.prio, action=args.action, detect_ms=args.detect,
-                                 workload=opts["workload"], size=opts["size"])
+                                 workload=opts["workload"], size=opts["size"], nic_settings=nics)
     return _show(tl, tel, args.out)
+
+
+def canary_conflict(args: argparse.Namespace, canary: list[str]) -> str:
+    """Why this live drill cannot run beside a pending canary (``canary``: its nodes), or "".
+    The others run with each switch's and NIC's own settings."""
+    if args.name == "congestion":
+        return "the congestion drill sets the load-balancing mode of every switch and NIC"
+    if args.name == "switch-restart" and args.target in canary:
+        return f"the fabric's controller restores a restarted {args.target} with the fabric-wide settings"
+    return ""
 
 
 def _live_mode(state, ctl, args: argparse.Namespace, mode: str, tl: Timeline, opts: dict):
@@ -164,7 +185,7 @@ def _live_mode(state, ctl, args: argparse.Namespace, mode: str, tl: Timeline, op
     ctl.apply(original.with_overrides({"lb": {"data_mode": mode}}))
     try:
         return live.run_congestion(state, ctl, tl, congestion.plan(ctl.topo, args.into, args.load),
-                                   workload=opts["workload"], size=opts["size"])
+                                   workload=opts["workload"], size=opts["size"], cdf=opts["cdf"], load=opts["load"])
     finally:
         ctl.apply(original)
 

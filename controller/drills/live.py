@@ -45,12 +45,13 @@ def set_interface(name: str, up: bool) -> None:
     subprocess.run(["ip", "link", "set", name, "up" if up else "down"], check=True, capture_output=True)
 
 
-def run_link_down(state, ctl, tl: Timeline, switch: str, port: int, *, workload: str, size: int) -> Telemetry:
+def run_link_down(state, ctl, tl: Timeline, switch: str, port: int, *, workload: str, size: int,
+                  nic_settings=None) -> Telemetry:
     """Run ``workload`` on every host, take ``switch:port`` down from ``tl.start_us`` to
     ``tl.end_us`` (fabric time from the workload's start) and record it in ``tl``."""
     iface = f"{switch}-eth{port}"
     return run(state, ctl, tl, lambda clis, monitor: set_interface(iface, False), lambda monitor: set_interface(iface, True),
-               workload=workload, size=size)
+               workload=workload, size=size, nic_settings=nic_settings)
 
 
 def start_sender(state, host: str, frame: bytes, interval_s: float, duration_s: float) -> subprocess.Popen:
@@ -77,7 +78,7 @@ def wait_senders(procs: list[subprocess.Popen], timeout_s: float, tl: Timeline) 
 
 
 def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, detect_ms: float,
-              workload: str, size: int) -> Telemetry:
+              workload: str, size: int, nic_settings=None) -> Telemetry:
     """Every switch's watchdog armed on ``prio`` (fabric ms); ``host`` sends XOFF on ``prio``
     from its interface from ``tl.start_us`` to ``tl.end_us``."""
     dilation = float(ctl.topo.time_dilation)
@@ -91,13 +92,15 @@ def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, de
         proc.append(start_sender(state, host, frame, interval_s, (tl.end_us - tl.start_us) * 1e-6 * dilation))
 
     return run(state, ctl, tl, begin, lambda monitor: wait_senders(proc, interval_s + 5, tl), workload=workload, size=size,
-               hold_us=tl.end_us + detect_ms * 1e3 * 1.2)
+               hold_us=tl.end_us + detect_ms * 1e3 * 1.2, nic_settings=nic_settings)
 
 
-def run_congestion(state, ctl, tl: Timeline, cong: Congestion, *, workload: str, size: int) -> Telemetry:
+def run_congestion(state, ctl, tl: Timeline, cong: Congestion, *, workload: str, size: int, cdf: str,
+                   load: float) -> Telemetry:
     """``cong``'s background (its destination pinned to the congested port) from
-    ``tl.start_us`` to ``tl.end_us`` while ``workload`` runs on ``cong.hosts``; the switch's
-    queues are sampled for the per-uplink table."""
+    ``tl.start_us`` to ``tl.end_us`` while ``workload`` runs on ``cong.hosts`` (a poisson
+    workload: flow sizes from ``cdf`` at ``load``, each flow on a queue pair of its own, as
+    in the simulator); the switch's queues are sampled for the per-uplink table."""
     dilation = float(ctl.topo.time_dilation)
     interval_s = congestion.interval_ns(ctl.topo, cong) * 1e-9 * dilation
     proc: list[subprocess.Popen] = []
@@ -113,13 +116,15 @@ def run_congestion(state, ctl, tl: Timeline, cong: Congestion, *, workload: str,
         congestion.pin(ctl, cong, False, monitor)
 
     return run(state, ctl, tl, begin, end, workload=workload, size=size, hosts=list(cong.hosts),
-               queues=cong.switch)
+               queues=cong.switch, cdf=cdf, load=load, qp_per_flow=True)
 
 
-def run_restart(state, ctl, tl: Timeline, switch: str, *, workload: str, size: int) -> Telemetry:
+def run_restart(state, ctl, tl: Timeline, switch: str, *, workload: str, size: int, nic_settings=None) -> Telemetry:
     """``switch``'s process is killed (SIGKILL, by the PID the state file names) at
     ``tl.start_us``; the drill runs on until the workload is over, the controller's restore
-    of the switch included."""
+    of the switch included. The new process's queues are read through the drill's runtime
+    connection to it (reopened once the new process listens): what it forwarded after its
+    restore is the drill's last event."""
     info = state.switches[switch]
     cmdline = Path(f"/proc/{info.pid}/cmdline").read_bytes().split(b"\0") if info.pid else []
     if str(info.thrift_port).encode() not in cmdline:  # not (any more) that switch's process
@@ -132,17 +137,27 @@ def run_restart(state, ctl, tl: Timeline, switch: str, *, workload: str, size: i
         tl.events.append(Event(time.monotonic() * 1e6 / dilation - tl.t0_us, "switch-restart", switch,
                                detail=f"process {info.pid} killed (kill -9): program, entries and queues lost"))
 
-    return run(state, ctl, tl, kill, lambda monitor: None, workload=workload, size=size)
+    tel = run(state, ctl, tl, kill, lambda monitor: None, workload=workload, size=size, nic_settings=nic_settings,
+              queues=switch)
+    restored = [e.t_us for e in tl.events if e.kind == "restore" and e.switch == switch]
+    after = [(t, sum(n for _, n in q.values())) for t, q in tl.queue_samples if restored and t >= restored[0]]
+    if len(after) > 1:
+        tl.events.append(Event(after[-1][0], "forwarding", switch,
+                               detail=f"{after[-1][1] - after[0][1]} packets through it since its restore "
+                                      "(queue_stats of the new process)"))
+    return tel
 
 
 STORM_INTERVAL_US = 100.0  # fabric time between a stuck host's XOFFs (each pauses 335 us at 100G)
 
 
 def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_us: float = 0.0,
-        hosts: list[str] | None = None, queues: str | None = None) -> Telemetry:
+        hosts: list[str] | None = None, queues: str | None = None, **options: Any) -> Telemetry:
     """The workload on ``hosts`` (default: every host) with ``begin(clis, monitor)`` at
     ``tl.start_us`` and ``end(monitor)`` at ``tl.end_us``; polls and records (the queues of switch ``queues`` too)
-    until both happened, the workload is over and ``hold_us`` of fabric time passed."""
+    until both happened, the workload is over and ``hold_us`` of fabric time passed.
+    ``options`` go to ``run_workload`` (a pending canary's ``nic_settings``, a poisson
+    workload's ``cdf``, ``load``, ``qp_per_flow``)."""
     missing = [name for name, info in state.switches.items() if not info.thrift_port]
     if missing:
         raise ValueError(f"no runtime CLI port for {', '.join(missing)} (the state file predates it)")
@@ -158,7 +173,8 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
 
     def work() -> None:
         try:
-            result["run"] = run_workload(state, ctl, workload, hosts, size=size, progress=False, telemetry=tel)
+            result["run"] = run_workload(state, ctl, workload, hosts, size=size, progress=False, telemetry=tel,
+                                         **options)
         except Exception as e:  # noqa: BLE001 - reported with the drill
             result["error"] = str(e)
 

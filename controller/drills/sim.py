@@ -36,12 +36,12 @@ class DrillRun:
 
 def _specs(topo, workload: str, hosts: list[str], size: int, load: float, duration_ns: int,
            seed: int, cdf: str) -> dict[str, dict[str, Any]]:
-    specs = workload_specs(topo, workload, hosts, size=size, load=load, seed=seed, cdf=cdf)
+    specs = workload_specs(topo, workload, hosts, size=size, load=load, seed=seed, cdf=cdf, qp_per_flow=True)
     for spec in specs.values():
         spec["seed"] = seed
-        if workload == "poisson":  # for the drill's length, a queue pair per flow (so ECMP hashes each)
+        if workload == "poisson":  # for the drill's length
             spec.pop("flows_per_host")
-            spec.update(duration_ns=duration_ns, qp_per_flow=True)
+            spec["duration_ns"] = duration_ns
     return specs
 
 

@@ -14,7 +14,9 @@ Listens on loopback only, like the P4Runtime server unless told otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import socketserver
 import threading
 from collections.abc import Callable
@@ -223,6 +225,18 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def __init__(self, address: tuple[str, int], handler: type[_Handler]) -> None:
+        super().__init__(address, handler)
+        self.clients: set[socket.socket] = set()  # connections being served, dropped on close
+
+    def process_request(self, request, client_address) -> None:
+        self.clients.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request) -> None:
+        self.clients.discard(request)
+        super().shutdown_request(request)
+
 
 class ThriftServer:
     """Serves BMv2's runtime API for a device on ``host:port`` in a background thread."""
@@ -237,5 +251,10 @@ class ThriftServer:
         self._thread.start()
 
     def close(self) -> None:
+        """Stop serving and drop every client, as the switch's process exit would: a client
+        kept open finds its connection closed, not a server that answers for a stopped device."""
         self._server.shutdown()
         self._server.server_close()
+        for conn in list(self._server.clients):
+            with contextlib.suppress(OSError):  # its handler may have just closed it
+                conn.shutdown(socket.SHUT_RDWR)

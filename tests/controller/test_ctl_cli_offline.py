@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import COMMANDS, build_parser, main, parse_set
+from controller.config_cmd import CURRENT_FILE
+from controller.config_file import uniform
 from controller.profiles import settings_for
 from controller.results import Message, RunResult
 from controller.state import FabricState, NicInfo, SwitchInfo
@@ -87,6 +89,20 @@ def test_bad_settings_rejected_before_contacting_switches(state_file, capsys):
         assert main(["--state", str(state_file), *argv]) == 2, argv
         assert message in capsys.readouterr().err
     assert state_file.read_text() == before  # nothing recorded as applied
+
+
+def test_drills_that_would_overwrite_a_pending_canary_refuse_before_touching_the_fabric(state_file, capsys):
+    """A canary pending on leaf1 and h1_1: the congestion drill (the LB mode of every node) and
+    restarting a canary switch are refused, naming the way out; other drills go ahead (and
+    here find no fabric)."""
+    ns = uniform(leaf_spine(), settings_for("ai-fabric"))
+    (state_file.parent / CURRENT_FILE).write_text(json.dumps({"nodes": ns.to_dict(), "canary": ["h1_1", "leaf1"]}))
+    for argv in (["congestion", "--into", "leaf2:3"], ["switch-restart", "leaf1"]):
+        assert main(["--state", str(state_file), "drill", *argv]) == 2
+        err = capsys.readouterr().err
+        assert "a canary is pending on h1_1,leaf1" in err and "--promote" in err and "--rollback" in err, err
+    main(["--state", str(state_file), "drill", "switch-restart", "spine1"])
+    assert "canary" not in capsys.readouterr().err
 
 
 def test_unknown_switch_for_shell(state_file, capsys):

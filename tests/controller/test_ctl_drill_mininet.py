@@ -1,6 +1,8 @@
-"""The link-down drill against a live Mininet fabric (as root): the veth goes down, both
+"""Drills against a live Mininet fabric (as root). Link-down: the veth goes down, both
 switches report it through their runtime CLI, the controller takes the cable out of the
-routes and groups and back in when it returns, and every byte of the workload arrives."""
+routes and groups and back in when it returns, and every byte of the workload arrives.
+PFC storm: the leaf's watchdog finds the stuck queue and restores it. Congestion: spraying
+and DLB take the workload off the flooded uplink, ECMP leaves it there."""
 
 from __future__ import annotations
 
@@ -50,3 +52,42 @@ def test_live_pfc_storm_drill_watchdog_detects_and_restores(tmp_path, capsys) ->
         assert [(e["switch"], e["port"], e["prio"]) for e in restored] == [(f"{prefix}leaf1", 1, 3)], out
         assert storms[0]["t_us"] >= record["start_us"] + 400
         assert restored[0]["t_us"] >= record["end_us"]
+        # the baseline's microburst alert (over 100 pauses/s on a port) was raised before the watchdog acted
+        bursts = [a for a in record["alerts"] if a["kind"] == "microburst"]
+        assert bursts and all(a["prio"] == 3 and a["peak"] > 100 for a in bursts), record["alerts"]
+        assert min(a["start_us"] for a in bursts) < storms[0]["t_us"], record["alerts"]
+
+
+@pytest.mark.timeout(1200)
+def test_live_congestion_drill_dlb_and_spraying_leave_the_congested_uplink_ecmp_does_not(tmp_path, capsys) -> None:
+    """h1_2 floods leaf1's uplink 4 (pinned there) at 80 % best effort while h1_1 and h2_1 run
+    short RoCE flows, each on a queue pair of its own. Shares of packets, not times: DLB and
+    spraying used both uplinks before and put (almost) none of the workload on the flooded
+    one during the fault; ECMP's hash does not look and leaves a good part there (measured:
+    DLB 49 % -> 5 % and 62 % -> 0 %, spraying 28 % -> 2 % and 50 % -> 1 %, ECMP 14 % -> 44 %
+    and 9 % -> 77 %). The modes that weigh the
+    uplinks' load run first, before any background has loaded the fabric."""
+    with live_fabric(tmp_path, "c", "ai-fabric", DILATION) as live:
+        prefix, state_path = live.prefix, live.state_path
+        leaf = f"{prefix}leaf1"
+        out_dir = tmp_path / "drills"
+        rc = main(["--state", str(state_path), "drill", "congestion", "--into", f"{leaf}:4", "--load", "0.8",
+                   "--modes", "dlb,spray,ecmp", "--out", str(out_dir)])  # live defaults: poisson, 150 us + 300 us
+        out = capsys.readouterr().out
+        assert rc == 0, out
+        record = json.loads((out_dir / "drill_congestion.json").read_text())
+        share = {mode: {phase: m["4"][phase]["share"] for phase in ("before", "during")}
+                 for mode, m in record["modes"].items()}
+        # Completion is not asserted here: on a busy machine a flow left on the flooded uplink
+        # (ECMP; once spraying) has stayed unfinished past the run's 300 s wall timeout, resending
+        # after the fault ended (2 of 6 runs; open). What is asserted is where the packets went.
+        for m in record["modes"].values():
+            assert m["4"]["during"]["other_packets"] > 500, out  # the background went through the uplink
+            assert m["3"]["during"]["packets"] + m["4"]["during"]["packets"] > 0, out  # and the workload ran beside it
+        for mode in ("dlb", "spray"):
+            assert share[mode]["before"] > 0.2 and share[mode]["during"] < 0.1, (mode, share)
+        assert share["ecmp"]["during"] > 0.2, share
+        rows = {line.split()[0]: line for line in record["table"].splitlines()[3:]}
+        assert rows["dlb"].endswith("steers around it") and rows["spray"].endswith("steers around it"), record["table"]
+        events = json.loads((out_dir / "drill_congestion-dlb.json").read_text())["events"]
+        assert [(e["kind"], e["switch"], e["port"]) for e in events] == [("pin", leaf, 4), ("unpin", leaf, 4)]

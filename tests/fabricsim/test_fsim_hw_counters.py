@@ -34,7 +34,8 @@ def test_incast_moves_the_ecn_and_cnp_counters_under_their_operator_names(fabric
                and a["end_us"] is not None for a in alerts), alerts
 
     @contextmanager
-    def attached(_state):
+    def attached(_state, with_nics: bool = False):
+        assert with_nics  # the live command asks for the NIC connections
         yield None, run.controller
 
     monkeypatch.setattr(cli, "attached", attached)

@@ -294,3 +294,31 @@ def test_clients_carry_on_after_a_switch_without_our_service_hangs_up(switch) ->
     finally:
         cli.close()
     assert device.tm.port(1).queues[0].rate_pps == 77 and device.tm.port(1).queues[0].capacity == 9
+
+
+def test_a_client_kept_across_a_switch_restart_reads_the_new_switch(eth_program, make_switch) -> None:
+    """A switch restarted on the same runtime port (a drill's kill -9, the supervisor's new
+    process): the client's call while it is gone fails, the next one, after the switch is
+    back, reaches the new switch over a new connection and returns its live values."""
+    old, _ = make_switch(eth_program(STATEFUL_INGRESS))
+    server = ThriftServer(old, port=0)
+    port = server.port
+    cli = CliClient(port, timeout=5)
+    try:
+        send(old, 3, b"\x86\xdd")
+        assert cli.run("register_read I.last_type 3").endswith("= 34525")
+        server.close()  # the process died: its connections with it
+        with pytest.raises(OSError):
+            cli.run("register_read I.last_type 3")
+        with pytest.raises(OSError):  # nothing listens yet: refused, and tried again next time
+            cli.run("register_read I.last_type 3")
+        new, _ = make_switch(eth_program(STATEFUL_INGRESS))
+        server = ThriftServer(new, port=port)
+        assert cli.run("register_read I.last_type 3").endswith("= 0")  # the new switch's state, not the old one's
+        send(new, 3, b"\x08\x06")
+        assert cli.run("register_read I.last_type 3").endswith("= 2054")
+        cli.run("register_write I.last_type 5 7")
+        assert new.program.registers["I.last_type"].cells[5] == 7
+    finally:
+        cli.close()
+        server.close()
