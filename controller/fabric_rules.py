@@ -262,6 +262,12 @@ def _ecn(topo: Topology, st: Settings, r: Rules, name: str, it: Intent) -> None:
         it.add_entry(*r.entry("ecn_thresholds", [Exact(port), Exact(st.classes.data_priority)], action))
 
 
+def pfc_refresh_us(link: Link) -> int:
+    """How often a pause is re-sent while its port stays at or above XOFF (fabric us): half
+    the pause it sends (PFC_QUANTA quanta of 512 bit times at the port's rate)."""
+    return max(1, int(PFC_QUANTA * 512 / (link.rate_gbps * 1e3) / 2))
+
+
 def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int, units: TargetUnits) -> None:
     for port in sorted(topo.ports_of(name)):
         it.add_clone_session(CloneSession(PFC_SESSION_BASE + port, [Replica(port, 0)], cos=cos))
@@ -272,10 +278,9 @@ def _pfc(topo: Topology, st: Settings, r: Rules, name: str, it: Intent, cos: int
     for port, (_, _, link) in sorted(topo.ports_of(name).items()):
         st.pfc.check_fits(topo.queue_depth_pkts, xoff, pfc_headroom_pkts(topo, link),
                           f"{name} port {port} ({link.rate_gbps:g} Gb/s, {link.delay_us:g} us cable)")
-        pause_us = PFC_QUANTA * 512 / (link.rate_gbps * 1e3)  # quanta of 512 bit times at the port rate
         it.add_entry(*r.entry("pfc_port", [Exact(port)], r.action(
             "set_pfc_port", enable_mask_value=1 << st.classes.data_priority, xoff_pkts=xoff, xon_pkts=max(0, xon),
-            pause_quanta=PFC_QUANTA, refresh_us=units.ticks(max(1, int(pause_us / 2))),
+            pause_quanta=PFC_QUANTA, refresh_us=units.ticks(pfc_refresh_us(link)),
             stale_us=units.ticks(st.pfc.stale_us))))
 
 

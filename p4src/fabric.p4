@@ -60,11 +60,27 @@ control FabricIngress(inout headers_t hdr,
         meta.ingress_port = standard_metadata.ingress_port;
         meta.ingress_tstamp = now;
         time_unit.apply();
+        /* PFC runs once, after the branches (BMv2 applies each table from one place only):
+         * for a routed packet, or for a refresh tick (which is not counted). */
+        bool pfc_arrival = false;
+        bool pfc_refresh = false;
 
         if (hdr.packet_out.isValid()) {
-            /* From the controller: straight out of the port it names. */
-            standard_metadata.egress_spec = hdr.packet_out.egress_port;
-            meta.out_port = hdr.packet_out.egress_port;
+            if (hdr.pfc_refresh.isValid()) {
+                /* The control plane's PFC refresh tick for (the port it names, prio): the
+                 * pause path of an arrival from that port, not counted; the tick itself goes
+                 * nowhere. */
+                standard_metadata.ingress_port = hdr.packet_out.egress_port;
+                meta.ingress_port = hdr.packet_out.egress_port;
+                meta.prio = hdr.pfc_refresh.prio;
+                meta.port_mac = hdr.ethernet.dst_addr;
+                pfc_refresh = true;
+                mark_to_drop(standard_metadata);
+            } else {
+                /* From the controller: straight out of the port it names. */
+                standard_metadata.egress_spec = hdr.packet_out.egress_port;
+                meta.out_port = hdr.packet_out.egress_port;
+            }
             hdr.packet_out.setInvalid();
         } else {
             if (standard_metadata.parser_error != error.NoError) {
@@ -94,7 +110,7 @@ control FabricIngress(inout headers_t hdr,
                             }
                             next_hop.apply(hdr, meta, standard_metadata);
                             int_ingress.apply(hdr, meta, standard_metadata);
-                            pfc.apply(meta, standard_metadata);
+                            pfc_arrival = true;
                         }
                     }
                 }
@@ -105,18 +121,21 @@ control FabricIngress(inout headers_t hdr,
             } else if (meta.drop_reason != 0 || meta.routed == 0) {
                 mark_to_drop(standard_metadata);
             }
-            if (meta.drop_reason == 0) {
-                if (meta.clone_kind == CLONE_PFC) {
-                    /* The session id is computed into a variable first: every p4c version
-                     * passes a plain variable to BMv2's clone primitive. */
-                    bit<32> pfc_session = PFC_SESSION_BASE + (bit<32>)standard_metadata.ingress_port;
-                    clone_preserving_field_list(CloneType.I2E, pfc_session, CLONE_FIELD_LIST);
-                } else if (meta.clone_kind == CLONE_INT_REPORT) {
-                    clone_preserving_field_list(CloneType.I2E, INT_REPORT_SESSION,
-                        CLONE_FIELD_LIST);
-                }
-            }
             counters.apply(meta, standard_metadata);
+        }
+        if (pfc_arrival || pfc_refresh) {
+            pfc.apply(meta, standard_metadata, pfc_refresh);
+        }
+        if (meta.drop_reason == 0) {
+            if (meta.clone_kind == CLONE_PFC) {
+                /* The session id is computed into a variable first: every p4c version
+                 * passes a plain variable to BMv2's clone primitive. */
+                bit<32> pfc_session = PFC_SESSION_BASE + (bit<32>)standard_metadata.ingress_port;
+                clone_preserving_field_list(CloneType.I2E, pfc_session, CLONE_FIELD_LIST);
+            } else if (meta.clone_kind == CLONE_INT_REPORT) {
+                clone_preserving_field_list(CloneType.I2E, INT_REPORT_SESSION,
+                    CLONE_FIELD_LIST);
+            }
         }
     }
 }

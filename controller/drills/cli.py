@@ -3,13 +3,17 @@
     fabricctl drill link-down leaf1:3 --at 20us --for 60us --sim --topology leafspine:2x2x2
     fabricctl drill pfc-storm h1_1 --prio 3 --sim --topology leafspine:2x2x2
     fabricctl drill congestion --into leaf1:3 --load 0.8 --modes ecmp,dlb,spray --sim
+    fabricctl drill pfc-deadlock leaf1:3 --sim --topology leafspine:2x2x2
 
 With ``--sim`` the drill runs in the virtual-time fabric (nothing else needs to be up); the
 table (before / during / after), the events with their fabric times, ``drill_NAME.json`` and
 the heat map with the fault marked are written under ``--out``. Without it the drill acts on
-the running Mininet fabric (live.py; link-down, pfc-storm, congestion and switch-restart). The
+the running Mininet fabric (live.py; link-down, pfc-storm, congestion, switch-restart and
+pfc-deadlock, whose own part is deadlock.py). The
 congestion drill runs once per load-balancing mode of ``--modes`` (congestion.py) and ends
-with a table of what each mode did with the workload's packets on the congested port.
+with a table of what each mode did with the workload's packets on the congested port. The
+pfc-deadlock drill (deadlock.py) loops a route over a leaf uplink and adds a table of the
+loop's two queues per stage.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import sys
 from pathlib import Path
 
 from controller.config_cmd import pending_canary
-from controller.drills import congestion, live, sim
+from controller.drills import congestion, deadlock, live, sim
 from controller.drills.timeline import Timeline, save
 from controller.pipeline import compile_fabric
 from controller.profiles import PROFILES, settings_for
@@ -29,7 +33,7 @@ from controller.settings import LB_MODES
 from controller.sim_cmd import _duration_ns, _size, parse_topology
 from controller.textfmt import shown_path
 
-DRILLS = ("link-down", "pfc-storm", "switch-restart", "congestion")
+DRILLS = ("link-down", "pfc-storm", "switch-restart", "congestion", "pfc-deadlock")
 WATCHDOG_ACTIONS = ("drop", "forward")  # the switch's (p4switch/switch/pfc.py)
 # Defaults per drill: fault start, fault length, workload, bytes per host, telemetry interval (us).
 # A storm must outlast the watchdog's 200 ms detection, so that drill samples coarsely.
@@ -38,23 +42,28 @@ DEFAULTS = {
     "pfc-storm": (20_000, 300_000_000, "incast", 256 * 1024, 20_000.0),
     "switch-restart": (20_000, 50_000, "all-to-all", 256 * 1024, 5.0),
     "congestion": (50_000, 200_000, "poisson", 256 * 1024, 5.0),
+    "pfc-deadlock": (20_000, 300_000_000, "poisson", 256 * 1024, 10_000.0),
 }
+LOOP_SAMPLE_NS = 1_000_000  # pfc-deadlock: the loop's queues, sampled every fabric ms in simulation
+DEADLOCK_LOAD = 0.002  # pfc-deadlock: the workload's load, low enough to simulate a fabric second
 # Live, the fabric runs time-dilated (a few wall seconds are a few hundred fabric us at D=20000)
 # and a workload takes wall seconds to start: the fault comes later and lasts longer.
 LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
                  "pfc-storm": (100_000, 300_000_000, "incast", 256 * 1024, 0.0),
                  "congestion": (150_000, 300_000, "poisson", 256 * 1024, 0.0),
-                 "switch-restart": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0)}
+                 "switch-restart": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
+                 "pfc-deadlock": (100_000, 1_000_000, "all-to-all", 64 * 1024, 0.0)}
 HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000,
-           "congestion": 50_000}  # kept running after the fault ends
+           "congestion": 50_000, "pfc-deadlock": 700_000_000}  # kept running after the fault ends
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("drill", help="rehearse a failure: link-down, pfc-storm, switch-restart",
+    p = sub.add_parser("drill", help="rehearse a failure: link-down, pfc-storm, switch-restart, congestion, pfc-deadlock",
                        description="Run a workload, inject a fault at a chosen time and print the fabric's "
                                    "reaction before / during / after it.")
     p.add_argument("name", choices=DRILLS, metavar="NAME", help=" | ".join(DRILLS))
-    p.add_argument("target", nargs="?", help="link-down: SW:PORT; pfc-storm: HOST; switch-restart: SW")
+    p.add_argument("target", nargs="?",
+                   help="link-down: SW:PORT; pfc-storm: HOST; switch-restart: SW; pfc-deadlock: LEAF:PORT (the looped uplink)")
     p.add_argument("--into", metavar="HOST|SW:PORT", help="congestion: the port the background goes into")
     p.add_argument("--load", type=float, default=0.8, help="congestion: background load, of the port's rate (default 0.8)")
     p.add_argument("--modes", type=_modes, default=list(LB_MODES),
@@ -63,10 +72,12 @@ def add_parser(sub) -> None:
                    help="switch-restart: how long the switch takes to start again (default: --for)")
     p.add_argument("--at", type=_duration_ns, default=None, help="fault start after the workload's start (e.g. 20us)")
     p.add_argument("--for", dest="length", type=_duration_ns, default=None, help="how long the fault lasts (e.g. 60us, 300ms)")
-    p.add_argument("--prio", type=int, default=3, help="pfc-storm: the paused priority (default 3, the lossless class)")
-    p.add_argument("--action", choices=WATCHDOG_ACTIONS, default="drop", help="pfc-storm: watchdog action (default drop)")
+    p.add_argument("--prio", type=int, default=3,
+                   help="pfc-storm, pfc-deadlock: the paused priority (default 3, the lossless class)")
+    p.add_argument("--action", choices=WATCHDOG_ACTIONS, default="drop",
+                   help="pfc-storm, pfc-deadlock: watchdog action (default drop)")
     p.add_argument("--detect", type=float, default=200.0,
-                   help="pfc-storm: watchdog detection and restoration, fabric ms (default 200, SONiC's)")
+                   help="pfc-storm, pfc-deadlock: watchdog detection and restoration, fabric ms (default 200, SONiC's)")
     p.add_argument("--sim", action="store_true", help="in the virtual-time fabric (no running fabric needed)")
     p.add_argument("--topology", default="leafspine:2x2x2", help="--sim: FILE, leafspine:NxMxK or fattree:K")
     p.add_argument("--profile", choices=list(PROFILES), default="ai-fabric")
@@ -113,12 +124,19 @@ def prepare(args: argparse.Namespace, topo, live: bool = False) -> tuple[Timelin
         fault = sim.restart_fault(args.target, at, args.boot if args.boot is not None else length)
         what = f"{args.target} restarts"
     else:
-        if args.target not in {h.name for h in topo.hosts}:
-            raise ValueError(f"pfc-storm: no host {args.target!r} in {topo.name}")
         if not 0 <= args.prio < 8:
             raise ValueError("--prio must be 0..7")
         if args.detect <= 0:
             raise ValueError("--detect must be positive")
+    if args.name == "pfc-deadlock":
+        loop = deadlock.plan(topo, args.target)
+        fault = deadlock.SimFault(loop, args.prio, at, length, args.action, args.detect, LOOP_SAMPLE_NS)
+        what = f"{loop.describe()} (watchdog action {args.action})"
+        # short flows (Alibaba storage sizes) all along, a few per fabric ms, on the other hosts
+        extra = {"hosts": list(loop.hosts), "cdf": "alistorage", "load": DEADLOCK_LOAD}
+    elif args.name == "pfc-storm":
+        if args.target not in {h.name for h in topo.hosts}:
+            raise ValueError(f"pfc-storm: no host {args.target!r} in {topo.name}")
         fault = sim.storm_fault(args.target, args.prio, at, length, args.action, args.detect, args.detect)
         what = f"{args.target} sends PFC XOFF on prio {args.prio} (watchdog action {args.action})"
     tl = Timeline(args.name, what, at / 1e3, (at + length) / 1e3)
@@ -162,6 +180,13 @@ def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
             except ValueError as e:
                 print(f"fabricctl: error: {e}", file=sys.stderr)
                 return 2
+        elif args.name == "pfc-deadlock":
+            tel, watch = deadlock.run_live(state, ctl, tl, deadlock.plan(ctl.topo, args.target), args.prio,
+                                           action=args.action, detect_ms=args.detect, workload=opts["workload"],
+                                           size=opts["size"], nic_settings=nics)
+            _show(tl, tel, args.out)
+            deadlock.report(watch, tl, args.out)
+            return 0
         else:
             tel = live.run_storm(state, ctl, tl, args.target, args.prio, action=args.action, detect_ms=args.detect,
                                  workload=opts["workload"], size=opts["size"], nic_settings=nics)
@@ -235,4 +260,7 @@ def cmd_drill(args: argparse.Namespace, state_path: Path) -> int:
                            lambda mode, tl, fault, opts: sim.run(topo, pipe, args.profile, tl, fault,
                                                                  overrides={"lb": {"data_mode": mode}}, **opts).telemetry)
     run = sim.run(topo, pipe, args.profile, tl, fault, **opts)
-    return _show(tl, run.telemetry, args.out)
+    rc = _show(tl, run.telemetry, args.out)
+    if args.name == "pfc-deadlock":
+        deadlock.report(fault.watch, tl, args.out)
+    return rc

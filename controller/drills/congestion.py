@@ -94,12 +94,12 @@ def interval_ns(topo, cong: Congestion) -> float:
     return wire_time_ns(BACKGROUND_FRAME_BYTES, rate_bps * cong.load / len(cong.senders))
 
 
-def background_frame(topo, sender: str, dst: str, index: int) -> bytes:
-    """One background frame: UDP over IPv4, DSCP 0 (best effort), to the sender's gateway."""
+def background_frame(topo, sender: str, dst: str, index: int, dscp: int = 0) -> bytes:
+    """One background frame: UDP over IPv4, DSCP ``dscp`` (0: best effort), to the sender's gateway."""
     src_h, dst_h = topo.host(sender), topo.host(dst)
     payload = bytes(BACKGROUND_FRAME_BYTES - 14 - 20 - 8)
     udp = struct.pack("!HHHH", BACKGROUND_SPORT + index, BACKGROUND_UDP_PORT, 8 + len(payload), 0)
-    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(payload), 0, 0, 64, 17, 0,
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, dscp << 2, 20 + len(udp) + len(payload), 0, 0, 64, 17, 0,
                                bytes(map(int, src_h.ip.split("."))), bytes(map(int, dst_h.ip.split(".")))))
     struct.pack_into("!H", ip, 10, checksum(ip))
     eth = bytes.fromhex(topo.switch(src_h.leaf).mac.replace(":", "") + src_h.mac.replace(":", "")) + b"\x08\x00"

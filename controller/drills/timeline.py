@@ -23,6 +23,7 @@ from controller.report import _pyplot
 from controller.textfmt import table
 
 PHASES = ("before", "during", "after")
+SHOWN_ERRORS = 10  # workload errors printed with the table (all are in the JSON record)
 
 
 @dataclass
@@ -131,8 +132,9 @@ class Timeline:
         if self.alerts:
             out.append("alerts (fabric us):")
             out += [f"  {format_record(a)}" for a in self.alerts]
-        if self.errors:
-            out.append("errors: " + "; ".join(self.errors))
+        if self.errors:  # every one is in the JSON record; a screenful here
+            more = f"; ... {len(self.errors) - SHOWN_ERRORS} more" if len(self.errors) > SHOWN_ERRORS else ""
+            out.append(f"errors ({len(self.errors)}): " + "; ".join(self.errors[:SHOWN_ERRORS]) + more)
         return "\n".join(out)
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,6 +15,9 @@ const bit<32> CPU_HEADER_BYTES = 2;           /* packet_in / packet_out header *
 const bit<32> ETHERNET_BYTES = 14;
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_MAC_CONTROL = 0x8808;
+/* A PFC refresh tick from the control plane (IEEE 802 Local Experimental EtherType 1; only
+ * honoured in a packet-out, p4src/README.md "PFC refresh"). */
+const bit<16> ETHERTYPE_PFC_REFRESH = 0x88B5;
 const bit<16> PFC_OPCODE = 0x0101;
 const bit<48> PFC_DST_MAC = 0x0180C2000001;
 const bit<32> PFC_FRAME_BYTES = 60;          /* minimum frame without FCS */

@@ -46,6 +46,13 @@ header pfc_pad_t {
     bit<208> zeros;
 }
 
+/* Body of a PFC refresh packet-out (EtherType ETHERTYPE_PFC_REFRESH): re-send the pause of
+ * (the packet_out's egress_port, prio) if that ingress port is still paused (pfc.p4). */
+header pfc_refresh_t {
+    bit<5> _reserved;
+    bit<3> prio;
+}
+
 header ipv4_t {
     bit<4>  version;
     bit<4>  ihl;
@@ -146,6 +153,7 @@ struct headers_t {
     ethernet_t    ethernet;
     pfc_t         pfc;
     pfc_pad_t     pfc_pad;
+    pfc_refresh_t pfc_refresh;
     ipv4_t        ipv4;
     udp_t         udp;
     int_shim_t    int_shim;

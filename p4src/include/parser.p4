@@ -34,8 +34,15 @@ parser FabricParser(packet_in packet,
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_MAC_CONTROL: parse_mac_control;
+            ETHERTYPE_PFC_REFRESH: parse_pfc_refresh;
             default: accept;
         }
+    }
+
+    /* A PFC refresh tick; from a front port it is dropped as non-IPv4 like any other. */
+    state parse_pfc_refresh {
+        packet.extract(hdr.pfc_refresh);
+        transition accept;
     }
 
     /* Any MAC control frame (PAUSE or PFC): MyIngress drops it. */

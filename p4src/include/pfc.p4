@@ -19,7 +19,15 @@
  * is older than 2 x stale_us): their packets were admitted more than stale_us ago and are
  * taken as lost. If that brings the count to XON or below while paused, this arrival
  * resumes the sender. A lost packet is thus forgotten between stale_us and 2 x stale_us
- * after it was counted, also under continuous traffic (p4src/README.md, "PFC frames sent"). */
+ * after it was counted, also under continuous traffic (p4src/README.md, "PFC frames sent").
+ *
+ * Refresh from buffer state. Arrivals alone keep a pause up only while the paused sender
+ * still gets packets through; in a deadlock (a cyclic buffer dependency) nothing arrives, each
+ * pause would expire and leak a few packets. Switch MMUs refresh XOFF on a timer; here the
+ * timer is the control plane's: a packet-out of EtherType ETHERTYPE_PFC_REFRESH for (port,
+ * prio) every refresh interval runs the same accounting as an arrival from that port (new
+ * generation when due, resume at XON) without being counted, re-sends the pause while the
+ * port is paused and above XON, and is then dropped. */
 #ifndef _FABRIC_PFC_P4_
 #define _FABRIC_PFC_P4_
 
@@ -34,7 +42,8 @@ register<bit<1>>(NUM_PORT_PRIOS) pfc_paused;
 register<bit<48>>(NUM_PORT_PRIOS) pfc_last_pause;
 
 control PfcIngress(inout fabric_metadata_t meta,
-                   in standard_metadata_t standard_metadata) {
+                   in standard_metadata_t standard_metadata,
+                   in bool is_refresh) {
 
     /* Pause frames sent, by ingress port * 8 + priority. */
     counter(NUM_PORT_PRIOS, CounterType.packets) pfc_pauses_sent;
@@ -95,16 +104,21 @@ control PfcIngress(inout fabric_metadata_t meta,
                     pfc_epoch_start.write(index, now);
                     pfc_buffered_old.write(index, buffered);
                 }
-                buffered = buffered + 1;
+                if (!is_refresh) {
+                    buffered = buffered + 1;
+                    meta.pfc_counted = 1;
+                    meta.pfc_epoch = epoch;
+                }
                 pfc_buffered.write(index, buffered);
-                meta.pfc_counted = 1;
-                meta.pfc_epoch = epoch;
                 bit<1> paused;
                 pfc_paused.read(paused, index);
-                if (buffered >= (bit<32>)xoff) {
+                /* A refresh tick keeps a paused port paused until it falls to XON (the XOFF
+                 * state of an MMU), and comes once per interval: it always re-pauses. */
+                if (buffered >= (bit<32>)xoff
+                        || (is_refresh && paused == 1 && buffered > (bit<32>)meta.pfc_xon)) {
                     bit<48> last;
                     pfc_last_pause.read(last, index);
-                    if (paused == 0 || now - last >= (bit<48>)refresh) {
+                    if (is_refresh || paused == 0 || now - last >= (bit<48>)refresh) {
                         pfc_paused.write(index, 1);
                         pfc_last_pause.write(index, now);
                         meta.clone_kind = CLONE_PFC;
@@ -151,6 +165,7 @@ control PfcEgress(inout headers_t hdr,
             hdr.int_hops[6].setInvalid();
             hdr.int_hops[7].setInvalid();
             hdr.bth.setInvalid();
+            hdr.pfc_refresh.setInvalid();
             hdr.ethernet.setValid();
             hdr.ethernet.dst_addr = PFC_DST_MAC;
             hdr.ethernet.src_addr = meta.port_mac;

@@ -81,7 +81,8 @@ def test_pfc_storm_watchdog_detects_in_200ms_and_restores(fabric_pipeline) -> No
 def test_drill_targets_are_checked_before_anything_runs() -> None:
     topo = parse_topology(TOPO)
     for argv in (("link-down", "leaf9:3"), ("link-down", "leaf1:99"), ("pfc-storm", "h9_9"),
-                 ("pfc-storm", "h1_1", "--prio", "8")):
+                 ("pfc-storm", "h1_1", "--prio", "8"), ("pfc-deadlock", "leaf1:1"), ("pfc-deadlock", "spine1:1"),
+                 ("pfc-deadlock", "leaf1:9"), ("pfc-deadlock", "h1_1")):
         with pytest.raises(ValueError):
             prepare(_args(*argv), topo)
 
@@ -125,3 +126,66 @@ def test_congestion_targets_are_checked_before_anything_runs() -> None:
                  ("congestion",), ("congestion", "h1_1", "--into", "leaf1:3")):
         with pytest.raises(ValueError):
             prepare(_args(*argv), topo)
+
+
+def _deadlock(pipe, *argv: str):
+    args = _args("pfc-deadlock", "leaf1:3", *argv)
+    topo = parse_topology(TOPO)
+    tl, fault, opts = prepare(args, topo)
+    return sim.run(topo, pipe, args.profile, tl, fault, **opts), fault.watch
+
+
+@pytest.mark.timeout(900)  # a fabric second with the refresh ticks: ~1.5 CPU minutes, more on a loaded machine
+def test_pfc_deadlock_forms_the_watchdog_breaks_it_and_the_queues_are_restored(fabric_pipeline) -> None:
+    """The routing loop over leaf1:3 <-> spine1:1 fills both lossless queues, each switch
+    pauses the other and nothing moves (kept paused by the PFC refresh timer, not by
+    arrivals); 200 ms later both watchdogs find their queue stuck and drop it, the monitor
+    reports it, and once the loop is gone and no pause came for 200 ms the queues honour PFC
+    again and the workload's flows cross the cable again."""
+    run, watch = _deadlock(fabric_pipeline)
+    tl = run.timeline
+    stages = watch.stage_bounds(tl)
+    rows = {r[0]: r[1:] for r in watch.rows(tl)}
+    # the deadlock: both queues full, paused all the time, nothing dequeued
+    assert watch.deadlock_us is not None and watch.deadlock_us <= tl.start_us + 5_000
+    for end in ("leaf1:3", "spine1:1"):
+        assert rows[f"{end} queue depth (max)"][1] == 128
+        assert rows[f"{end} paused (% of time)"][1] == "100"
+        assert rows[f"{end} dequeued (pkt/ms)"][1] == "0.0"
+    # the watchdog acts 200 ms into the uninterrupted pause (seen by the 1 ms samples) ...
+    acted = watch.storm_us(tl.start_us)
+    assert tl.start_us + 200_000 <= acted <= tl.start_us + 202_000
+    assert stages["watchdog acting"][0] == acted - 1_000  # the sample interval it acted in
+    assert rows["leaf1:3 watchdog drops"][1] == 0 and rows["spine1:1 watchdog drops"][1] == 0
+    assert rows["leaf1:3 watchdog drops"][1] + rows["leaf1:3 watchdog drops"][2] >= 128
+    assert rows["spine1:1 watchdog drops"][1] + rows["spine1:1 watchdog drops"][2] >= 128
+    # ... and the controller hears of it at its next poll (10 ms telemetry samples)
+    storms = {(e.switch, e.port, e.prio): e.t_us for e in tl.events if e.kind == "watchdog-storm"}
+    restored = {(e.switch, e.port, e.prio) for e in tl.events if e.kind == "watchdog-restored"}
+    for end in (("leaf1", 3, 3), ("spine1", 1, 3)):
+        assert acted <= storms[end] <= acted + 10_000
+        assert end in restored
+    # the loop removed, the queues restored: the workload's flows cross the cable again
+    assert [(e.kind, e.switch) for e in tl.events if e.kind in ("pin", "unpin")] == [
+        ("pin", "leaf1"), ("pin", "spine1"), ("unpin", "leaf1"), ("unpin", "spine1")]
+    assert stages["restored"][0] > tl.end_us
+    assert float(rows["leaf1:3 dequeued (pkt/ms)"][3]) > 0 and float(rows["spine1:1 dequeued (pkt/ms)"][3]) > 0
+    assert rows["workload messages done"][3] > 0
+    assert {r[0]: r[1:] for r in tl.rows()}["watchdog events"][1] >= 2
+    text = watch.format(tl)
+    assert "deadlocked" in text and "watchdog acting" in text
+
+
+@pytest.mark.timeout(900)
+def test_pfc_deadlock_without_the_refresh_timer_leaks_and_the_watchdog_never_fires(fabric_pipeline) -> None:
+    """Without the refresh ticks the pauses only come with arrivals: each one runs out, a few
+    packets leak round the loop, and the watchdog (an uninterrupted pause) never acts."""
+    args = _args("pfc-deadlock", "leaf1:3")
+    topo = parse_topology(TOPO)
+    tl, fault, opts = prepare(args, topo)
+    fault.refresh = False
+    sim.run(topo, fabric_pipeline, args.profile, tl, fault, **{**opts, "until_ns": 260_000_000})
+    rows = {r[0]: r[1:] for r in fault.watch.rows(tl)}
+    assert fault.watch.deadlock_us is None and fault.watch.storm_us() is None
+    assert not [e for e in tl.events if e.kind == "watchdog-storm"]
+    assert float(rows["leaf1:3 dequeued (pkt/ms)"][1]) > 0  # the leak

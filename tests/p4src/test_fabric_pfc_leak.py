@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.pfc_refresh import refresh_frame
 from netbase.clock import ManualClock
 from p4rt.entries import ActionCall, CloneSession, Exact, Lpm, Replica, TableEntry, Ternary
 from p4switch.exec import LoadedProgram
@@ -155,3 +156,72 @@ def test_packets_younger_than_stale_time_stay_counted(checked) -> None:
         later += pauses
     assert later == [0] and sent + more == XOFF + 3  # one resume once the queue drained to XON
     assert leaf.register("pfc_buffered") == 0 and leaf.resumes() == 1
+
+
+def refresh(leaf: Leaf, port: int = 1) -> list[int]:
+    """The controller's PFC refresh tick for (``port``, priority 3) as a packet-out (the
+    packet_out header names the port; controller/pfc_refresh.py builds the frame); returns the
+    pause times of priority 3 sent out of port 1."""
+    before = len(leaf.ports[1].sent)
+    leaf.dev.packet_out((port << 7).to_bytes(2, "big") + refresh_frame("02:00:00:00:00:01", PRIO))
+    leaf.dev.poll()
+    return [times[PRIO] for _, times in (parse_pfc(f) for f in leaf.ports[1].sent[before:])]
+
+
+def test_refresh_tick_keeps_a_port_paused_without_arrivals(checked) -> None:
+    """A deadlocked sender sends nothing: only the refresh tick re-sends its pause, as long as
+    the port stays at or above XOFF; the tick itself goes nowhere and is not counted."""
+    leaf = Leaf(checked, stale_us=1_000_000)
+    leaf.dev.tm.set_queue_rate(100, 2)  # one packet every 10 ms: the queue holds them
+    sent, pauses = leaf.send(XOFF + 2)
+    assert pauses == [QUANTA]
+    buffered = leaf.register("pfc_buffered")
+    for k in range(1, 4):  # every refresh interval, nothing arriving
+        leaf.at_us(1000 + k * REFRESH_US)
+        assert refresh(leaf) == [QUANTA]
+    assert leaf.register("pfc_buffered") == buffered  # ticks are not counted
+    assert len(leaf.ports[2].sent) == sent  # nor forwarded
+    assert refresh(leaf, port=2) == []  # a port without PFC: nothing
+
+
+def test_refresh_tick_below_xoff_sends_nothing_and_from_a_host_is_dropped(checked) -> None:
+    leaf = Leaf(checked)
+    assert leaf.send(XOFF - 2)[1] == []
+    leaf.at_us(1000 + REFRESH_US)
+    assert refresh(leaf) == []
+    # the same frame from the wire (a host forging ticks) is dropped as non-IPv4
+    leaf.dev.tm.set_queue_rate(100, 2)
+    leaf.send(XOFF + 2)
+    before = len(leaf.ports[1].sent)
+    leaf.at_us(1000 + 3 * REFRESH_US)
+    leaf.dev.receive(1, refresh_frame("02:00:00:00:00:01", PRIO))
+    leaf.dev.poll()
+    assert leaf.ports[1].sent[before:] == []
+
+
+def test_refresh_tick_forgets_lost_packets_and_resumes_without_arrivals(checked) -> None:
+    """Lost packets (tail drops) are forgotten on the tick as on an arrival: the sender that
+    stopped altogether gets its resume within two stale times."""
+    leaf = Leaf(checked)
+    burst_with_tail_drops(leaf)
+    leaf.at_us(1000 + STALE_US + 1)
+    assert refresh(leaf) == [QUANTA]  # new generation; the lost ones are still in the old one
+    leaf.at_us(1000 + 2 * STALE_US + 2)
+    assert refresh(leaf) == [0]
+    assert leaf.register("pfc_buffered") == 0 and leaf.register("pfc_paused") == 0 and leaf.resumes() == 1
+
+
+def test_refresh_tick_keeps_the_pause_between_xon_and_xoff_until_xon(checked) -> None:
+    """Paused, the port drains below XOFF but stays above XON (the hysteresis band): the tick
+    still re-pauses (an MMU's XOFF state); at XON egress resumes and ticks send nothing."""
+    leaf = Leaf(checked, stale_us=1_000_000)
+    leaf.dev.tm.set_queue_rate(100, 2)  # one packet every 10 ms
+    sent, pauses = leaf.send(XOFF + 2)
+    assert pauses == [QUANTA]
+    while leaf.register("pfc_buffered") > XON + 1:  # XON < count < XOFF
+        leaf.at_us(leaf.clock.now_ns() // 1000 + 10_000)
+        leaf.send(0)
+    assert refresh(leaf) == [QUANTA]
+    leaf.at_us(leaf.clock.now_ns() // 1000 + 10_000)
+    assert leaf.send(0)[1] == [0]  # the count fell to XON: egress resumed
+    assert refresh(leaf) == []
