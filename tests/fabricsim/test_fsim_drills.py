@@ -176,15 +176,15 @@ def test_pfc_deadlock_forms_the_watchdog_breaks_it_and_the_queues_are_restored(f
     assert "deadlocked" in text and "watchdog acting" in text
 
 
-@pytest.mark.timeout(900)
 def test_pfc_deadlock_without_the_refresh_timer_leaks_and_the_watchdog_never_fires(fabric_pipeline) -> None:
     """Without the refresh ticks the pauses only come with arrivals: each one runs out, a few
-    packets leak round the loop, and the watchdog (an uninterrupted pause) never acts."""
-    args = _args("pfc-deadlock", "leaf1:3")
+    packets leak round the loop, and the watchdog (an uninterrupted pause, here of 20 ms) never
+    acts in three times its detection time."""
+    args = _args("pfc-deadlock", "leaf1:3", "--detect", "20")
     topo = parse_topology(TOPO)
     tl, fault, opts = prepare(args, topo)
     fault.refresh = False
-    sim.run(topo, fabric_pipeline, args.profile, tl, fault, **{**opts, "until_ns": 260_000_000})
+    sim.run(topo, fabric_pipeline, args.profile, tl, fault, **{**opts, "until_ns": tl.start_us * 1_000 + 60_000_000})
     rows = {r[0]: r[1:] for r in fault.watch.rows(tl)}
     assert fault.watch.deadlock_us is None and fault.watch.storm_us() is None
     assert not [e for e in tl.events if e.kind == "watchdog-storm"]
