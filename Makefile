@@ -42,7 +42,7 @@ lint: setup
 
 # Everything: lint, unit, STF, PTF, live and Mininet tests (the `net` ones need root).
 test: lint
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=15 tests
 
 # The fast subset: no root, veths, Mininet or switch processes, no corpora (markers in pyproject.toml).
 test-unit: setup
