@@ -16,6 +16,7 @@ from nicmodel.nic import parse_ip
 from p4rt.entries import Exact
 from p4switch.exec import QueueMeta
 from p4switch.switch.device import Device
+from tests.ports import MemoryPort
 
 MAC_A = bytes.fromhex("02000000a001")
 MAC_B = bytes.fromhex("02000000b002")
@@ -107,21 +108,10 @@ def test_pause_from_fabric_p4_is_read_by_nic_and_scapy(make_switch):
     assert a.pause_ns(PRIO_ROCE, now + 5000) == 1000
 
 
-class MemPort:
-    """An in-memory switch port: remembers what the switch sends."""
-
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def send(self, frame: bytes) -> bool:
-        self.sent.append(frame)
-        return True
-
-
-def device_with_fabric(make_switch) -> tuple[Device, ManualClock, dict[int, MemPort]]:
+def device_with_fabric(make_switch) -> tuple[Device, ManualClock, dict[int, MemoryPort]]:
     clock = ManualClock()
     dev = Device(device_id=1, cpu_port=255, priority_queues=8, clock=clock)
-    ports = {1: MemPort(), 2: MemPort()}
+    ports = {1: MemoryPort(), 2: MemoryPort()}
     for n, io in ports.items():
         dev.add_port(n, io, f"p{n}")
     sw = make_switch()

@@ -17,6 +17,7 @@ from scapy.packet import Raw
 
 from lab.veth import VethPairs
 from netbase.packet_socket import PacketSocketPort
+from tests.ports import receive
 
 pytestmark = pytest.mark.net  # veths, as root
 
@@ -33,15 +34,6 @@ def ports() -> Iterator[tuple[PacketSocketPort, PacketSocketPort, VethPairs]]:
         finally:
             a.close()
             b.close()
-
-
-def receive(port: PacketSocketPort, count: int, timeout: float = 5.0) -> list[bytes]:
-    got: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    while len(got) < count and (left := deadline - time.monotonic()) > 0:
-        if select.select([port], [], [], left)[0]:
-            got += port.recv_frames(count - len(got))
-    return got
 
 
 def tagged(pcp: int, vid: int, payload: bytes) -> bytes:

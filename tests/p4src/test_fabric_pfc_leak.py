@@ -22,6 +22,7 @@ from p4switch.exec import LoadedProgram
 from p4switch.frontend import compile_file
 from p4switch.switch.device import Device
 from ptf_tests.fabric.fabric_packets import parse_pfc, roce
+from tests.ports import MemoryPort
 
 FABRIC = Path(__file__).resolve().parents[2] / "p4src" / "fabric.p4"
 PRIO = 3
@@ -31,15 +32,6 @@ BURST = 20
 REFRESH_US, STALE_US = 100, 1000
 QUANTA = 0xFFFF
 SW_MAC = 0x020000000001
-
-
-class MemPort:
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def send(self, frame: bytes) -> bool:
-        self.sent.append(frame)
-        return True
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +46,7 @@ class Leaf:
         self.prog = LoadedProgram.from_checked(checked)
         self.clock = ManualClock(1_000_000)
         self.dev = Device(device_id=1, cpu_port=255, priority_queues=8, clock=self.clock)
-        self.ports = {1: MemPort(), 2: MemPort()}
+        self.ports = {1: MemoryPort(), 2: MemoryPort()}
         for n, io in self.ports.items():
             self.dev.add_port(n, io, f"leak{n}")
         t = self.prog.tables

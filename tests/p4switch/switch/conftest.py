@@ -20,6 +20,7 @@ from p4switch.exec import LoadedProgram
 from p4switch.frontend import compile_file
 from p4switch.switch.device import Device
 from p4switch.switch.thrift_server import ThriftServer
+from tests.ports import MemoryPort
 
 # An Ethernet-only v1model program; the tests fill in the ingress and egress controls.
 ETH_PROGRAM = """
@@ -42,17 +43,6 @@ control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
 control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
 V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 """
-
-
-class MemoryPort:
-    """A port that keeps every frame the switch sends on it."""
-
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def send(self, frame: bytes) -> bool:
-        self.sent.append(frame)
-        return True
 
 
 @pytest.fixture(scope="session")

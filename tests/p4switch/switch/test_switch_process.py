@@ -23,21 +23,12 @@ from lab.veth import VethPairs
 from netbase.packet_socket import PacketSocketPort
 from p4rt.runtime_cli import CliClient
 from p4switch.switch.pcap import read_pcap
+from tests.ports import receive
 
 pytestmark = pytest.mark.net  # switch processes on veths, as root
 
 H1_MAC, H2_MAC = "00:00:00:00:01:01", "00:00:00:00:02:02"
 JUMBO_MTU = 9100
-
-
-def receive(port: PacketSocketPort, count: int, timeout: float = 10.0) -> list[bytes]:
-    """Up to ``count`` frames from a host-side port, waiting at most ``timeout`` seconds."""
-    got: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    while len(got) < count and (left := deadline - time.monotonic()) > 0:
-        if select.select([port], [], [], left)[0]:
-            got += port.recv_frames(count - len(got))
-    return got
 
 
 def until(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:

@@ -5,7 +5,6 @@ them (too short to untag) are counted on the port. Needs root (veths)."""
 
 from __future__ import annotations
 
-import select
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from p4switch.exec import LoadedProgram
 from p4switch.switch.commands import Commands
 from p4switch.switch.device import Device
 from p4switch.switch.loop import SwitchLoop
+from tests.ports import receive
 
 pytestmark = pytest.mark.net  # veths, as root
 
@@ -73,15 +73,6 @@ def switch(tmp_path: Path) -> Iterator[tuple[Device, list[PacketSocketPort]]]:
             for p in [*ports.values(), *hosts]:
                 p.close()
             device.close()
-
-
-def receive(port: PacketSocketPort, count: int, timeout: float = 5.0) -> list[bytes]:
-    got: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    while len(got) < count and (left := deadline - time.monotonic()) > 0:
-        if select.select([port], [], [], left)[0]:
-            got += port.recv_frames(count - len(got))
-    return got
 
 
 def wait_until(condition, timeout: float = 5.0) -> bool:
