@@ -19,6 +19,7 @@ import threading
 import time
 
 from controller.fabric_rules import pfc_refresh_us
+from nicmodel.verbs import parse_mac
 from p4rt.bytestrings import canonical
 
 ETHERTYPE_PFC_REFRESH = 0x88B5  # IEEE 802 Local Experimental EtherType 1 (p4src/include/defines.p4)
@@ -27,7 +28,7 @@ ETHERTYPE_PFC_REFRESH = 0x88B5  # IEEE 802 Local Experimental EtherType 1 (p4src
 def refresh_frame(switch_mac: str, prio: int) -> bytes:
     """The tick's frame: to and from the switch's MAC (the pause's source, as for an arrival),
     EtherType 0x88B5, one byte whose low 3 bits are the priority."""
-    mac = bytes.fromhex(switch_mac.replace(":", ""))
+    mac = parse_mac(switch_mac)
     return mac + mac + ETHERTYPE_PFC_REFRESH.to_bytes(2, "big") + bytes([prio & 7])
 
 

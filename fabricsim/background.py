@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass, field
 
 from netbase.ipv4 import set_checksum
+from nicmodel.verbs import parse_mac
 
 ETH_HLEN = 14
 IP_HLEN = 20
@@ -34,10 +35,6 @@ IPERF_PORT = 5201
 
 def _ip(text: str) -> bytes:
     return bytes(int(x) for x in text.split("."))
-
-
-def _mac(text: str) -> bytes:
-    return bytes.fromhex(text.replace(":", ""))
 
 
 def is_background(frame: bytes) -> bool:
@@ -71,7 +68,7 @@ class BackgroundFlow:
             raise ValueError("a background flow needs a positive rate and must stop after it starts")
         self._next_ns = self.start_ns
         total = IP_HLEN + TCP_HLEN + SEGMENT_BYTES
-        eth = _mac(self.gateway_mac) + _mac(self.src_mac) + b"\x08\x00"
+        eth = parse_mac(self.gateway_mac) + parse_mac(self.src_mac) + b"\x08\x00"
         ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0x4000, 64, IP_PROTO_TCP, 0,
                          _ip(self.src_ip), _ip(self.dst_ip))
         tcp = struct.pack("!HHIIBBHHH", self.sport, IPERF_PORT, 0, 0, TCP_HLEN // 4 << 4, 0x18, 65535, 0, 0)
