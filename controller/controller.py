@@ -72,7 +72,7 @@ class FabricController:
         # report says which source each switch figure came from
         self.read_via: dict[str, str] = {}
         self.installed: dict[str, Intent] = {s.name: Intent() for s in topo.switches}
-        self.restores = 0  # switches given their pipeline and state back after a restart
+        self.restores = 0  # times a switch was given back its pipeline or missing entries (resync)
         self.restore_failures = 0  # restore attempts that failed (and were retried)
         # (switch, port) ends the switches report operationally down: their cables carry no
         # route, ECMP group, DLB or spraying member until they come back (port_status)
@@ -192,45 +192,63 @@ class FabricController:
         return written
 
     def _restore(self, conn: SwitchConnection) -> None:
-        """After a session came back: a switch that lost its pipeline (it restarted) gets the
-        pipeline and its full state again; one that kept it is left alone.
+        """After a session came back: bring the switch back to what this controller intends
+        (``resync``): a switch that restarted gets its pipeline and every entry again, one that
+        kept them is left alone.
 
-        A failed attempt (another client was primary for a moment, the settings file was being
-        rewritten, the switch was still loading) would leave the switch empty until its stream
-        broke again, so it is retried with backoff until it succeeds, the session is closed, or
-        the stream broke again (that reconnect runs its own restore)."""
+        A failed attempt (the settings file was being rewritten, the switch was still loading)
+        must not leave the switch empty, so it is retried with backoff until it succeeds, the
+        session is closed, or the stream broke again (that reconnect runs its own restore).
+        While another client holds primary (an operator's ``fabricctl``, itself a controller
+        that restores), writes are refused: the attempt waits until this session is primary
+        again and then reconciles with whatever the other client left."""
         session = conn.reconnects
         delay = RESTORE_BACKOFF[0]
-        force = False
+
+        def abandoned() -> bool:
+            return conn.wait_closed(0) or conn.reconnects != session
+
         while True:
             try:
-                self._restore_once(conn, force)
+                self.resync(conn.name)
                 return
             except Exception as e:  # noqa: BLE001 - whatever failed, the switch must not stay empty
                 self.restore_failures += 1
                 log.warning("%s: restoring the switch failed, retrying in %.1f s: %s", conn.name, delay, e)
-            if conn.wait_closed(delay) or conn.reconnects != session:
+            while not conn.wait_primary(delay):
+                if abandoned():
+                    return
+            if conn.wait_closed(delay) or abandoned():
                 return
             delay = min(delay * 2, RESTORE_BACKOFF[1])
-            force = True  # a pipeline may have gone in without its state: its cookie proves nothing
 
-    def _restore_once(self, conn: SwitchConnection, force: bool) -> None:
-        """One restore attempt; ``force`` skips the "pipeline still there" check. Raises on failure."""
+    def resync(self, switch: str) -> int:
+        """Make ``switch`` hold what this controller intends, whatever it holds now: its
+        pipeline if it has another or none (it restarted), then the difference between the
+        entries it holds (read back) and the intended ones. A matching pipeline proves
+        nothing about the entries: another controller may have pushed it and lost primary
+        before writing them. Returns the number of updates written; raises on failure."""
+        conn = self.conns[switch]
         with self._lock:
-            if not force:
-                try:
-                    cookie = conn.get_pipeline().cookie.cookie
-                except Exception:  # noqa: BLE001 - no pipeline, or no answer: push it
-                    cookie = None
-                if cookie == self.pipeline.cookie:
-                    return
+            try:
+                cookie = conn.get_pipeline().cookie.cookie
+            except Exception:  # noqa: BLE001 - no pipeline, or no answer: push it
+                cookie = None
             if self.settings_source is not None:
                 self.adopt(*self.settings_source())
-            log.info("%s: switch restarted, re-pushing pipeline and %d objects", conn.name,
-                     self.installed[conn.name].size())
-            conn.set_pipeline(self.pipeline.p4info, self.pipeline.device_config, self.pipeline.cookie)
-            conn.write(diff(self.p4, Intent(), self.installed[conn.name]))
+            intended = self.installed[switch]
+            if cookie == self.pipeline.cookie:
+                updates = diff(self.p4, self.read_intent(switch, intended.defaults), intended)
+                if not updates:
+                    return 0
+                log.info("%s: %d updates missing from the switch, writing them", switch, len(updates))
+            else:
+                log.info("%s: switch restarted, re-pushing pipeline and %d objects", switch, intended.size())
+                conn.set_pipeline(self.pipeline.p4info, self.pipeline.device_config, self.pipeline.cookie)
+                updates = diff(self.p4, Intent(), intended)
+            conn.write(updates)
             self.restores += 1
+            return len(updates)
 
     def _packet_in_handler(self, switch: str) -> Callable[[p4runtime_pb2.PacketIn], None]:
         def handle(pkt: p4runtime_pb2.PacketIn) -> None:

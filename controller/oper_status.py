@@ -107,7 +107,7 @@ class FabricMonitor:
             if conn.reconnects > self._sessions.get(switch, 0):
                 self._sessions[switch] = conn.reconnects
                 self._emit(Event(self.fabric_us(), "restore", switch,
-                                 detail=f"session back; pipeline and state re-pushed ({self.ctl.restores} restores)"))
+                                 detail="session back; its primary controller resyncs pipeline and entries"))
         for switch, run in self.cli.items():
             try:
                 ports = parse_show_ports(run("show_ports"))

@@ -183,9 +183,13 @@ def test_live_alerts_and_operator_counters_of_an_incast(live, capsys) -> None:
     fabricctl = [sys.executable, "-m", "controller.cli", "--state", str(state_path)]
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     follow = subprocess.Popen([*fabricctl, "alerts", "--follow"], stdout=subprocess.PIPE, text=True, env=env)
-    telemetry = subprocess.Popen([*fabricctl, "telemetry", "--interval", "0.5", "--json"], stdout=subprocess.DEVNULL,
-                                 env=env)
+    samples = tmp / "telemetry.jsonl"
+    with samples.open("w") as sink:
+        telemetry = subprocess.Popen([*fabricctl, "telemetry", "--interval", "0.5", "--json"], stdout=sink, env=env)
     try:
+        # the incast lasts about a second of wall time: start it once the telemetry samples (on a busy
+        # machine its start-up, attaching to every switch and NIC, can take longer than that)
+        _until(lambda: samples.read_text().count("\n") >= 1, "the telemetry printed its first sample")
         rc = main(["--state", str(state_path), "run", "incast", "--size", "131072"])
         out = capsys.readouterr().out
         assert rc == 0, out

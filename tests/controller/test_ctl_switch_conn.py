@@ -166,8 +166,8 @@ def test_digests_are_delivered_and_acked(one_switch, tmp_path):
 def test_failed_restore_is_retried(one_switch, fabric_pipeline):
     """A switch restarts while an operator's `fabricctl` session (higher election id) holds
     primary: the controller's first restore is refused by the switch (PERMISSION_DENIED). It
-    must not leave the switch empty: the restore is retried until the switch has its pipeline
-    and every entry back."""
+    must not leave the switch empty: once the operator's session leaves and the controller is
+    primary again, the restore is retried until the switch has its pipeline and every entry back."""
     sw, spine, addr = one_switch
     ctl = FabricController(sw.topo, fabric_pipeline, settings_for("baseline"), profile="baseline")
     ctl.start()
@@ -176,12 +176,11 @@ def test_failed_restore_is_retried(one_switch, fabric_pipeline):
 
     def settings_source():
         """The state file read at each restore attempt; the operator's session takes primary
-        just before the first attempt's pipeline push and leaves before the second."""
+        just before the first attempt's pipeline push and leaves a moment later."""
         calls.append(1)
         if len(calls) == 1:
             cli.connect(10)
-        elif len(calls) == 2:
-            cli.close()
+            threading.Timer(1.0, cli.close).start()
         return settings_for("baseline"), "baseline"
 
     try:
@@ -198,6 +197,27 @@ def test_failed_restore_is_retried(one_switch, fabric_pipeline):
         assert ctl.read_intent("spine1") == before
     finally:
         cli.close()
+        ctl.close()
+
+
+def test_resync_writes_what_a_switch_with_the_right_pipeline_lacks(one_switch, fabric_pipeline):
+    """Two controllers restore a restarted switch (the fabric's, and an operator's `fabricctl`
+    with a higher election id): one pushes the pipeline and loses primary before writing its
+    entries. The other, primary now, finds the right pipeline: that proves nothing about the
+    entries, so it reads back what the switch holds and writes the difference."""
+    sw, spine, addr = one_switch
+    ctl = FabricController(sw.topo, fabric_pipeline, settings_for("baseline"), profile="baseline")
+    ctl.start()
+    try:
+        before = ctl.read_intent("spine1")
+        assert before.size() > 0
+        conn = ctl.conns["spine1"]
+        conn.set_pipeline(fabric_pipeline.p4info, fabric_pipeline.device_config, fabric_pipeline.cookie)
+        assert not ctl.read_intent("spine1").entries  # the same program, and none of its entries
+        assert ctl.resync("spine1") >= len(before.entries)
+        assert ctl.read_intent("spine1") == before
+        assert ctl.resync("spine1") == 0  # in sync: nothing written, the pipeline left alone
+    finally:
         ctl.close()
 
 
