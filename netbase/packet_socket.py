@@ -15,7 +15,7 @@ Ethernet frames in and out, exactly as they were on the wire:
   whose ``tp_vlan_tci``/``tp_vlan_tpid`` (valid when TP_STATUS_VLAN_VALID /
   TP_STATUS_VLAN_TPID_VALID) are put back at offset 12.
 - Non-blocking batch receive (:meth:`recv_frames`: many frames per ``recvmmsg`` call), and
-  send that never raises.
+  send that never raises, one frame (:meth:`send`) or many per ``sendmmsg`` call (:meth:`send_frames`).
 - Every frame the kernel loses is counted, by reason (:meth:`kernel_drops`):
   ``rx_buffer_full``: dropped because our receive buffer was full (``PACKET_STATISTICS``
   tp_drops); ``rx_not_delivered``: received by the interface but never handed to any packet
@@ -39,7 +39,7 @@ import threading
 from collections import Counter
 from collections.abc import Mapping
 
-from netbase.mmsg import BatchReceiver
+from netbase.mmsg import BatchReceiver, BatchSender
 
 ETH_P_ALL = 0x0003
 ETH_P_8021Q = 0x8100
@@ -68,6 +68,7 @@ SO_RCVBUFFORCE = 33
 SOCKET_BUFFER = 4 << 20  # bytes of kernel buffer per direction: bursts wait, not drop
 MAX_FRAME = 1 << 18  # bytes asked of each receive: more than any MTU, so no frame is cut
 RECV_BATCH = 64  # frames one receive call takes at most
+SEND_BATCH = 64  # frames one send call carries at most
 _ANC_SPACE = socket.CMSG_SPACE(_AUXDATA.size)
 
 TX_REASONS = {
@@ -157,6 +158,7 @@ class PacketSocketPort:
             self.sock.close()
             raise ValueError(f"cannot open interface {ifname!r}: {e}") from e
         self._rx = BatchReceiver(RECV_BATCH, MAX_FRAME, _ANC_SPACE)
+        self._tx = BatchSender(SEND_BATCH, MAX_FRAME)
         self.rx_errors = 0  # receive failures (interface down or gone): counted, the owner goes on
         self._tx_drops: Counter[str] = Counter()
         self._stats_lock = threading.Lock()  # reading the statistics resets them in the kernel
@@ -199,6 +201,14 @@ class PacketSocketPort:
             self._tx_drops[TX_REASONS.get(e.errno or 0, "tx_other")] += 1
             return False
         return True
+
+    def send_frames(self, frames: list[bytes]) -> int:
+        """Send ``frames`` in order, up to SEND_BATCH per system call (``netbase.mmsg``); how
+        many left. Each refused frame is lost alone and counted by reason, as :meth:`send` does."""
+        refused = self._tx.send(self.sock.fileno(), frames)
+        for err in refused:
+            self._tx_drops[TX_REASONS.get(err, "tx_other")] += 1
+        return len(frames) - len(refused)
 
     def _read_socket_stats(self) -> None:
         """Fold the kernel's per-socket counts (reset by every read) into our totals, and work
@@ -245,3 +255,4 @@ class PacketSocketPort:
         self._read_socket_stats()
         self.sock.close()
         self._rx.close()
+        self._tx.close()
