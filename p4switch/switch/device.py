@@ -38,6 +38,9 @@ log = logging.getLogger("p4switch.device")
 
 # Work done per poll before returning to the I/O loop, so receiving is never starved.
 POLL_BUDGET = 256
+# Frames a batching port is handed at once at most: a long poll's first frames do not wait for
+# all of its egress passes (64: what the packet-socket port sends per system call).
+TX_BATCH = 64
 
 
 def check_device_config(device_config: bytes) -> Any:
@@ -52,10 +55,11 @@ class PortIO(Protocol):
 
 class BatchPortIO(PortIO, Protocol):
     """A port that carries many frames per call (the packet-socket port: one ``sendmmsg``).
-    The device hands it every frame one poll sends on it at once, in order, when the poll ends:
-    what leaves and in which order is the traffic manager's decision as before; only the number
-    of system calls changes. Ports without it (the simulator's links, whose effects are ordered
-    events in virtual time) get each frame when it is sent."""
+    The device hands it the frames one poll sends on it together, in order, when the poll ends
+    (or as soon as TX_BATCH of them are waiting): what leaves and in which order is the traffic
+    manager's decision as before; only the number of system calls changes. Ports without it
+    (the simulator's links, whose effects are ordered events in virtual time) get each frame
+    when it is sent."""
 
     def send_frames(self, frames: list[bytes]) -> int: ...
 
@@ -339,6 +343,9 @@ class Device:
                 self._tx_pending[port] = [frame]
             else:
                 pending.append(frame)
+                if len(pending) >= TX_BATCH:
+                    del self._tx_pending[port]
+                    self._send_batch(port, pending)
             return
         io = self.ports.get(port)
         if io is None:
@@ -347,11 +354,15 @@ class Device:
             self._count_tx(port, 1 if io.send(frame) else 0, 1)
 
     def _flush_tx(self) -> None:
-        """Hand each batching port the frames of this poll, in the order they were sent."""
+        """Hand each batching port the frames of this poll it has not had yet, in the order
+        they were sent."""
         pending, self._tx_pending = self._tx_pending, {}
         for port, frames in pending.items():
-            io = cast(BatchPortIO, self.ports[port])
-            self._count_tx(port, io.send_frames(frames), len(frames))
+            self._send_batch(port, frames)
+
+    def _send_batch(self, port: int, frames: list[bytes]) -> None:
+        io = cast(BatchPortIO, self.ports[port])
+        self._count_tx(port, io.send_frames(frames), len(frames))
 
     def _count_tx(self, port: int, sent: int, frames: int) -> None:
         """Of ``frames`` handed to ``port``, ``sent`` left; the kernel refused the others (the

@@ -11,6 +11,7 @@ from scapy.contrib.mac_control import MACControlClassBasedFlowControl
 from scapy.layers.l2 import Ether
 
 from lab.basic_program import udp_frame
+from p4switch.switch.device import TX_BATCH
 from tests.ports import BatchMemoryPort, MemoryPort
 
 MS = 1_000_000
@@ -59,6 +60,19 @@ def test_a_poll_hands_its_frames_over_at_once_and_nothing_leaves_otherwise(make_
     assert batched[0] == (0, [frame(7, b"p7-0"), frame(3, b"p3-0"), frame(3, b"p3-1"), frame(3, b"p3-2")])
     assert batched[1] == (335_540, [frame(0, b"p0-0"), frame(0, b"p0-1"), frame(0, b"p0-2")])
     assert batched[2:] == [(MS, [frame(7, b"p7-1")]), (2 * MS, [frame(7, b"p7-2")])]
+
+
+def test_a_long_poll_hands_its_frames_over_tx_batch_at_a_time(make_switch, eth_program) -> None:
+    """A poll that sends more than TX_BATCH frames on a port hands them over as soon as TX_BATCH
+    are waiting (its first frames do not wait for all of its egress passes), the rest at its end."""
+    device, ports = make_switch(eth_program(PRIORITY_INGRESS), (1, 2), port_class=BatchMemoryPort)
+    device.tm.set_queue_depth(200, port=2)
+    frames = [frame(0, b"%03d" % i) for i in range(TX_BATCH * 2 + 10)]
+    for f in frames:
+        device.receive(1, f)
+    device.poll()
+    assert [len(b) for b in ports[2].batches] == [TX_BATCH, TX_BATCH, 10]
+    assert ports[2].sent == frames
 
 
 def test_frames_a_batching_port_refuses_are_counted_as_tx_errors(make_switch, eth_program) -> None:
