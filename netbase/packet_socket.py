@@ -210,7 +210,9 @@ class PacketSocketPort:
 
     def send_frames(self, frames: list[bytes]) -> int:
         """Send ``frames`` in order, up to SEND_BATCH per system call (``netbase.mmsg``); how
-        many left. Each refused frame is lost alone and counted by reason, as :meth:`send` does."""
+        many left. Each refused frame is lost alone and counted by reason, as :meth:`send` does.
+        One caller at a time (the frames are copied into the port's one set of send slots; the
+        switch sends from its I/O loop only, under the device's lock)."""
         refused = self._tx.send(self.sock.fileno(), frames)
         for err in refused:
             self._tx_drops[TX_REASONS.get(err, "tx_other")] += 1
