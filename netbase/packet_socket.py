@@ -15,7 +15,7 @@ Ethernet frames in and out, exactly as they were on the wire:
   whose ``tp_vlan_tci``/``tp_vlan_tpid`` (valid when TP_STATUS_VLAN_VALID /
   TP_STATUS_VLAN_TPID_VALID) are put back at offset 12.
 - Non-blocking batch receive (:meth:`recv_frames`: many frames per ``recvmmsg`` call), and
-  send that never raises.
+  send that never raises, one frame (:meth:`send`) or many per ``sendmmsg`` call (:meth:`send_frames`).
 - Every frame the kernel loses is counted, by reason (:meth:`kernel_drops`):
   ``rx_buffer_full``: dropped because our receive buffer was full (``PACKET_STATISTICS``
   tp_drops); ``rx_not_delivered``: received by the interface but never handed to any packet
@@ -39,7 +39,7 @@ import threading
 from collections import Counter
 from collections.abc import Mapping
 
-from netbase.mmsg import BatchReceiver
+from netbase.mmsg import BatchReceiver, BatchSender
 
 ETH_P_ALL = 0x0003
 ETH_P_8021Q = 0x8100
@@ -62,13 +62,16 @@ _AUXDATA = struct.Struct("=IIIHHHH")
 _VLAN_TAG = struct.Struct("!HH")
 _CMSG = struct.Struct("@Nii")  # struct cmsghdr: cmsg_len, cmsg_level, cmsg_type
 _CMSG_DATA = socket.CMSG_LEN(0)  # where a control message's data starts
+_AUX_STATUS = struct.Struct("=I")  # tpacket_auxdata.tp_status, its first field
 
 SO_SNDBUFFORCE = 32  # Linux: SO_SNDBUF/SO_RCVBUF beyond wmem_max/rmem_max (root)
 SO_RCVBUFFORCE = 33
 SOCKET_BUFFER = 4 << 20  # bytes of kernel buffer per direction: bursts wait, not drop
 MAX_FRAME = 1 << 18  # bytes asked of each receive: more than any MTU, so no frame is cut
 RECV_BATCH = 64  # frames one receive call takes at most
+SEND_BATCH = 64  # frames one send call carries at most
 _ANC_SPACE = socket.CMSG_SPACE(_AUXDATA.size)
+_AUX_CMSG_HEAD = _CMSG.pack(socket.CMSG_LEN(_AUXDATA.size), SOL_PACKET, PACKET_AUXDATA)
 
 TX_REASONS = {
     errno.EMSGSIZE: "tx_too_big",
@@ -93,6 +96,10 @@ def kernel_drop_totals(drops: Mapping[str, int]) -> dict[str, int]:
 def restore_vlan_tag(frame: bytes, control: bytes) -> bytes:
     """``frame`` with the 802.1Q/802.1ad tag the kernel stripped put back at offset 12, if its
     auxiliary data (the control messages of a PACKET_AUXDATA socket, as received) says it had one."""
+    # Nearly every frame: the auxiliary data alone, no tag. Told at a glance (0.3 us a frame
+    # where the walk over the control messages below takes 0.75).
+    if control.startswith(_AUX_CMSG_HEAD) and not _AUX_STATUS.unpack_from(control, _CMSG_DATA)[0] & TP_STATUS_VLAN_VALID:
+        return frame
     pos, end = 0, len(control)
     while pos + _CMSG.size <= end:
         length, level, kind = _CMSG.unpack_from(control, pos)
@@ -157,6 +164,7 @@ class PacketSocketPort:
             self.sock.close()
             raise ValueError(f"cannot open interface {ifname!r}: {e}") from e
         self._rx = BatchReceiver(RECV_BATCH, MAX_FRAME, _ANC_SPACE)
+        self._tx = BatchSender(SEND_BATCH, MAX_FRAME)
         self.rx_errors = 0  # receive failures (interface down or gone): counted, the owner goes on
         self._tx_drops: Counter[str] = Counter()
         self._stats_lock = threading.Lock()  # reading the statistics resets them in the kernel
@@ -199,6 +207,16 @@ class PacketSocketPort:
             self._tx_drops[TX_REASONS.get(e.errno or 0, "tx_other")] += 1
             return False
         return True
+
+    def send_frames(self, frames: list[bytes]) -> int:
+        """Send ``frames`` in order, up to SEND_BATCH per system call (``netbase.mmsg``); how
+        many left. Each refused frame is lost alone and counted by reason, as :meth:`send` does.
+        One caller at a time (the frames are copied into the port's one set of send slots; the
+        switch sends from its I/O loop only, under the device's lock)."""
+        refused = self._tx.send(self.sock.fileno(), frames)
+        for err in refused:
+            self._tx_drops[TX_REASONS.get(err, "tx_other")] += 1
+        return len(frames) - len(refused)
 
     def _read_socket_stats(self) -> None:
         """Fold the kernel's per-socket counts (reset by every read) into our totals, and work
@@ -245,3 +263,4 @@ class PacketSocketPort:
         self._read_socket_stats()
         self.sock.close()
         self._rx.close()
+        self._tx.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import select
 import time
+from collections.abc import Callable
 
 from netbase.packet_socket import PacketSocketPort
 
@@ -18,6 +19,22 @@ class MemoryPort:
     def send(self, frame: bytes) -> bool:
         self.sent.append(frame)
         return True
+
+
+class BatchMemoryPort(MemoryPort):
+    """A MemoryPort that also takes many frames per call, as the packet-socket port does
+    (``send_frames``); keeps each call's frames, and refuses the frames ``refuse`` picks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[bytes]] = []
+        self.refuse: Callable[[bytes], bool] = lambda frame: False
+
+    def send_frames(self, frames: list[bytes]) -> int:
+        self.batches.append(list(frames))
+        taken = [f for f in frames if not self.refuse(f)]
+        self.sent += taken
+        return len(taken)
 
 
 def receive(port: PacketSocketPort, count: int, timeout: float = 10.0) -> list[bytes]:

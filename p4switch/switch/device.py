@@ -21,7 +21,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from netbase.clock import Clock, DilatedClock
 from netbase.lag import SchedulingLag
@@ -38,6 +38,9 @@ log = logging.getLogger("p4switch.device")
 
 # Work done per poll before returning to the I/O loop, so receiving is never starved.
 POLL_BUDGET = 256
+# Frames a batching port is handed at once at most: a long poll's first frames do not wait for
+# all of its egress passes (64: what the packet-socket port sends per system call).
+TX_BATCH = 64
 
 
 def check_device_config(device_config: bytes) -> Any:
@@ -48,6 +51,17 @@ def check_device_config(device_config: bytes) -> Any:
 
 class PortIO(Protocol):
     def send(self, frame: bytes) -> bool: ...
+
+
+class BatchPortIO(PortIO, Protocol):
+    """A port that carries many frames per call (the packet-socket port: one ``sendmmsg``).
+    The device hands it the frames one poll sends on it together, in order, when the poll ends
+    (or as soon as TX_BATCH of them are waiting): what leaves and in which order is the traffic
+    manager's decision as before; only the number of system calls changes. Ports without it
+    (the simulator's links, whose effects are ordered events in virtual time) get each frame
+    when it is sent."""
+
+    def send_frames(self, frames: list[bytes]) -> int: ...
 
 
 class Device:
@@ -91,6 +105,8 @@ class Device:
         self.link_seed = link_seed
         self.links: dict[int, Link] = {}
         self.ports: dict[int, PortIO] = {}
+        self._batch_ports: set[int] = set()  # ports that are BatchPortIO
+        self._tx_pending: dict[int, list[bytes]] = {}  # their frames sent in the running poll
         self.port_names: dict[int, str] = {}
         self.program: LoadedProgram | None = None
         self.p4info: Any = None  # p4.config.v1.p4info_pb2.P4Info
@@ -116,6 +132,8 @@ class Device:
         if name is not None and name in self.port_names.values():
             raise ValueError(f"interface {name} is given twice")
         self.ports[port] = io
+        if hasattr(io, "send_frames"):
+            self._batch_ports.add(port)
         self.port_names[port] = name or f"port{port}"
         self.tm.port(port)
 
@@ -192,18 +210,31 @@ class Device:
     def receive(self, port: int, frame: bytes) -> None:
         """A frame arrived on ``port`` from the wire."""
         with self.lock:
-            now = self.clock.now_ns()
             self.stats["rx"] += 1
             self.port_rx[port] += 1
-            if self._trace:
-                log.debug("port %d: received %d bytes", port, len(frame))
-            if self._pcap:
-                self._capture(port, "in", frame, now)
-            if is_mac_control(frame):  # consumed by the MAC, never seen by P4
-                self.stats["rx_mac_control"] += 1
-                self.tm.receive_pause(port, frame, now)
-                return
-            self._ingress(port, frame, now)
+            self._receive(port, frame, self.clock.now_ns())
+
+    def receive_frames(self, port: int, frames: list[bytes]) -> None:
+        """Frames that arrived on ``port``, in order (what one read of the port gave): as many
+        :meth:`receive` calls, with the lock taken and the counters updated once. Each frame
+        still reads the clock when its turn comes, as it would alone."""
+        with self.lock:
+            self.stats["rx"] += len(frames)
+            self.port_rx[port] += len(frames)
+            clock = self.clock
+            for frame in frames:
+                self._receive(port, frame, clock.now_ns())
+
+    def _receive(self, port: int, frame: bytes, now: int) -> None:
+        if self._trace:
+            log.debug("port %d: received %d bytes", port, len(frame))
+        if self._pcap:
+            self._capture(port, "in", frame, now)
+        if is_mac_control(frame):  # consumed by the MAC, never seen by P4
+            self.stats["rx_mac_control"] += 1
+            self.tm.receive_pause(port, frame, now)
+            return
+        self._ingress(port, frame, now)
 
     def _ingress(self, port: int, frame: bytes, now: int) -> None:
         if self.pipe is None:
@@ -230,33 +261,41 @@ class Device:
 
     def poll(self) -> int | None:
         """Run what is due now (injected frames, departures, link deliveries); return the
-        fabric time of the next thing due, or None when idle."""
+        fabric time of the next thing due, or None when idle. The frames it sends on batching
+        ports leave when it is done (BatchPortIO)."""
         with self.lock:
-            now = self.clock.now_ns()
-            inject, links, tm = self._inject, self.links, self.tm
-            if inject:
-                for _ in range(min(len(inject), POLL_BUDGET)):  # packet-outs, recirculations
-                    port, frame = inject.popleft()
-                    self._ingress(port, frame, now)
-            departures = 0
-            while departures < POLL_BUDGET:  # a budget of its own: recirculation cannot starve queues
-                dep = tm.pop(now)
-                if dep is None:
-                    break
-                self._egress(dep, now)
-                departures += 1
-            if links:  # the live switch's delay/loss model (set_link); the simulator has none
-                for port, lk in links.items():
-                    for frame in lk.due(now):
-                        self._wire_send(port, frame)
-            if inject or departures == POLL_BUDGET:
-                return now
-            nxt = tm.next_event_ns(now)
-            for lk in links.values():
-                t = lk.next_due()
-                if t is not None and (nxt is None or t < nxt):
-                    nxt = t
-            return nxt
+            try:
+                return self._run_due()
+            finally:
+                if self._tx_pending:
+                    self._flush_tx()
+
+    def _run_due(self) -> int | None:
+        now = self.clock.now_ns()
+        inject, links, tm = self._inject, self.links, self.tm
+        if inject:
+            for _ in range(min(len(inject), POLL_BUDGET)):  # packet-outs, recirculations
+                port, frame = inject.popleft()
+                self._ingress(port, frame, now)
+        departures = 0
+        while departures < POLL_BUDGET:  # a budget of its own: recirculation cannot starve queues
+            dep = tm.pop(now)
+            if dep is None:
+                break
+            self._egress(dep, now)
+            departures += 1
+        if links:  # the live switch's delay/loss model (set_link); the simulator has none
+            for port, lk in links.items():
+                for frame in lk.due(now):
+                    self._wire_send(port, frame)
+        if inject or departures == POLL_BUDGET:
+            return now
+        nxt = tm.next_event_ns(now)
+        for lk in links.values():
+            t = lk.next_due()
+            if t is not None and (nxt is None or t < nxt):
+                nxt = t
+        return nxt
 
     def _egress(self, dep: Any, now: int) -> None:
         if self.pipe is None:  # the pipeline was removed while the packet waited in a queue
@@ -298,11 +337,37 @@ class Device:
         self._wire_send(port, frame)
 
     def _wire_send(self, port: int, frame: bytes) -> None:
+        if port in self._batch_ports:
+            pending = self._tx_pending.get(port)
+            if pending is None:
+                self._tx_pending[port] = [frame]
+            else:
+                pending.append(frame)
+                if len(pending) >= TX_BATCH:
+                    del self._tx_pending[port]
+                    self._send_batch(port, pending)
+            return
         io = self.ports.get(port)
         if io is None:
             self.stats["drop_no_port"] += 1
-        elif io.send(frame):
-            self.stats["tx"] += 1
-            self.port_tx[port] += 1
-        else:  # refused by the kernel: the port counts it by reason (its kernel tx drops)
-            self.stats["tx_errors"] += 1
+        else:
+            self._count_tx(port, 1 if io.send(frame) else 0, 1)
+
+    def _flush_tx(self) -> None:
+        """Hand each batching port the frames of this poll it has not had yet, in the order
+        they were sent."""
+        pending, self._tx_pending = self._tx_pending, {}
+        for port, frames in pending.items():
+            self._send_batch(port, frames)
+
+    def _send_batch(self, port: int, frames: list[bytes]) -> None:
+        io = cast(BatchPortIO, self.ports[port])
+        self._count_tx(port, io.send_frames(frames), len(frames))
+
+    def _count_tx(self, port: int, sent: int, frames: int) -> None:
+        """Of ``frames`` handed to ``port``, ``sent`` left; the kernel refused the others (the
+        port counts them by reason: its kernel tx drops)."""
+        self.stats["tx"] += sent
+        self.port_tx[port] += sent
+        if sent < frames:
+            self.stats["tx_errors"] += frames - sent

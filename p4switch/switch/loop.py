@@ -1,8 +1,9 @@
 """The I/O loop of the switch process: packet-socket ports in, device, ports out.
 
 One thread waits on every port socket and on a wake-up pipe (poked when another thread, such
-as the P4Runtime server, gives the device work: a packet-out or a rate change), hands frames to
-:meth:`Device.receive` and calls :meth:`Device.poll` to run departures, sleeping exactly until
+as the P4Runtime server, gives the device work: a packet-out or a rate change), hands each
+port's frames to :meth:`Device.receive_frames` a read at a time and calls :meth:`Device.poll`
+to run departures (whose frames leave a port in one call per poll), sleeping exactly until
 the next fabric-time event converted to wall time by the clock. How late it gets to each
 event once due is the device's scheduling lag (``switch_stats`` shows it).
 """
@@ -76,8 +77,9 @@ class SwitchLoop:
                             pass
                         continue
                     num, port = key.data
-                    for frame in port.recv_frames(RX_BATCH):
-                        device.receive(num, frame)
+                    frames = port.recv_frames(RX_BATCH)
+                    if frames:
+                        device.receive_frames(num, frames)
         finally:
             sel.close()
             os.close(self._wake_r)

@@ -72,18 +72,20 @@ def eth_program(tmp_path: Path) -> Callable[..., Any]:
 
 @pytest.fixture()
 def make_switch() -> Iterator[Callable[..., tuple[Device, dict[int, MemoryPort]]]]:
-    """``make_switch(program, ports=(1, 2, 3), **device_options)``: a Device under a manual clock
-    with in-memory ports (named ``p<N>``, or as given in a {port: name} dict) and ``program``
-    installed (None: none); returns (device, {port: MemoryPort}). Devices are closed after the test."""
+    """``make_switch(program, ports=(1, 2, 3), port_class=MemoryPort, **device_options)``: a
+    Device under a manual clock with in-memory ports (named ``p<N>``, or as given in a {port: name}
+    dict; ``port_class`` BatchMemoryPort for ports that take a poll's frames at once) and
+    ``program`` installed (None: none); returns (device, {port: MemoryPort}). Devices are closed
+    after the test."""
     made: list[Device] = []
 
-    def make(program: Any, ports: Iterable[int] | dict[int, str] = (1, 2, 3),
+    def make(program: Any, ports: Iterable[int] | dict[int, str] = (1, 2, 3), port_class: type[MemoryPort] = MemoryPort,
              **options: Any) -> tuple[Device, dict[int, MemoryPort]]:
         options.setdefault("clock", ManualClock())
         device = Device(**options)
         made.append(device)
         names = ports if isinstance(ports, dict) else {p: f"p{p}" for p in ports}
-        ios = {p: MemoryPort() for p in names}
+        ios = {p: port_class() for p in names}
         for p, io in ios.items():
             device.add_port(p, io, names[p])
         if program is not None:
