@@ -34,9 +34,13 @@ class DigestBatcher:
     """Digest configuration and batching for one device (thread-safe: the data plane adds,
     the stream acks, a timer flushes)."""
 
-    def __init__(self, send: Callable[[p4runtime_pb2.DigestList], None], now_ns: Callable[[], int]) -> None:
+    def __init__(self, send: Callable[[p4runtime_pb2.DigestList], None], now_ns: Callable[[], int],
+                 on_waiting: Callable[[], None] | None = None) -> None:
+        """``on_waiting`` is called when a list starts waiting for its ``max_timeout_ns``: the
+        server's timer sleeps long while nothing waits and is woken by it."""
         self.send = send
         self.now_ns = now_ns
+        self.on_waiting = on_waiting
         self.lock = threading.Lock()
         self.configs: dict[int, p4runtime_pb2.DigestEntry.Config] = {}
         self.pending: dict[int, _Pending] = {}
@@ -88,19 +92,25 @@ class DigestBatcher:
             pending.items.append(data)
             if len(pending.items) >= max(1, self.configs[digest_id].max_list_size):
                 lists.append(self._take(digest_id, now))
+            waiting = len(pending.items) == 1 and not lists
         for lst in lists:
             self.send(lst)
+        if waiting and self.on_waiting is not None:
+            self.on_waiting()
 
-    def flush_due(self) -> None:
-        """Send lists whose ``max_timeout_ns`` has expired (called by the server's timer)."""
+    def flush_due(self) -> bool:
+        """Send lists whose ``max_timeout_ns`` has expired (called by the server's timer);
+        True while other lists still wait for theirs."""
         lists = []
         with self.lock:
             now = self.now_ns()
             for digest_id, pending in list(self.pending.items()):
                 if pending.items and now - pending.first_ns >= self.configs[digest_id].max_timeout_ns:
                     lists.append(self._take(digest_id, now))
+            waiting = any(p.items for p in self.pending.values())
         for lst in lists:
             self.send(lst)
+        return waiting
 
     def _take(self, digest_id: int, now: int) -> p4runtime_pb2.DigestList:
         pending = self.pending.pop(digest_id)

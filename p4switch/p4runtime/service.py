@@ -136,7 +136,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.state_lock = threading.Lock()
         self.control_lock = threading.Lock()  # one Write or pipeline change at a time
         self.keys = itertools.count(1)
-        self.digests = DigestBatcher(self._send_digest_list, self.now_ns)
+        # the server's timer sets this to its wake-up (it sleeps long while no time-driven work waits)
+        self.wake: Callable[[], None] = lambda: None
+        self.digests = DigestBatcher(self._send_digest_list, self.now_ns, on_waiting=lambda: self.wake())
         self.pipeline = PipelineManager(device, self.digests, self.control_lock)
         self.stats: dict[str, int] = {"packet_in_dropped": 0, "packet_in_short": 0, "digest_lists_dropped": 0,
                                       "idle_notifications_dropped": 0}
@@ -185,6 +187,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self.pipeline.set(request.action, request.config if request.HasField("config") else None)
         except P4RuntimeError as e:
             self._fail(context, e)
+        self.wake()  # a program with idle-timeout tables needs the timer's scans from now on
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
     def GetForwardingPipelineConfig(self, request: p4runtime_pb2.GetForwardingPipelineConfigRequest,
@@ -443,7 +446,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 return
             primary.send(p4runtime_pb2.StreamMessageResponse(idle_timeout_notification=msg))
 
-    def tick(self) -> None:
-        """Time-driven work: digest lists whose max_timeout passed, idle table entries."""
-        self.digests.flush_due()
+    def tick(self) -> bool:
+        """Time-driven work: digest lists whose max_timeout passed, idle table entries.
+        True while there is more of it to come (a list waits, the program has idle tables)."""
+        waiting = self.digests.flush_due()
         self._scan_idle()
+        schema = self.pipeline.schema
+        return waiting or (schema is not None and bool(schema.idle_tables))

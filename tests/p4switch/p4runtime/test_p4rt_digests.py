@@ -43,6 +43,25 @@ def test_list_size_one_sends_immediately_with_increasing_list_ids():
     assert sent[1].data[0] == _data(2)
 
 
+def test_the_timer_is_told_when_a_list_starts_waiting_and_while_one_does():
+    """The server's timer sleeps while no list waits for its max_timeout: the batcher wakes
+    it when a list starts waiting (not for a list sent at once, nor for a second item), and
+    ``flush_due`` says whether one still waits."""
+    woken: list[int] = []
+    sent, clock = [], Clock()
+    b = DigestBatcher(sent.append, clock, on_waiting=lambda: woken.append(clock.t))
+    b.configure(7, p4runtime_pb2.DigestEntry.Config(max_list_size=2, max_timeout_ns=500))
+    b.configure(8, p4runtime_pb2.DigestEntry.Config(max_list_size=1))
+    b.add(8, _data(9))  # sent at once: nothing waits
+    assert len(sent) == 1 and woken == [] and b.flush_due() is False
+    clock.t = 10
+    b.add(7, _data(1))
+    b.add(7, _data(1))  # the same data again: already waiting
+    assert woken == [10] and b.flush_due() is True
+    clock.t = 510
+    assert b.flush_due() is False and len(sent) == 2
+
+
 def test_batching_by_size_and_by_timeout():
     b, sent, clock = _setup(max_list_size=3, max_timeout_ns=500)
     b.add(7, _data(1))
