@@ -25,7 +25,7 @@ from typing import Any
 from controller.workloads import workload_specs
 from experiments import sim
 from experiments.base import Claim, ClaimCheck, Point, PointResult
-from experiments.report import Tabular, line_plot
+from experiments.report import Tabular, pyplot
 from topo.builder import fat_tree, leaf_spine
 
 NAME = "fct-slowdown"
@@ -100,23 +100,42 @@ class FctSlowdown(Tabular):
                            bool(holds) and all(holds))]
 
     def plots(self, results: list[PointResult], out: Path) -> list[Path]:
+        """One figure per CDF and load, as the HPCC paper draws them: slowdown against flow
+        size, a panel per percentile (p50, p95, p99), one line per profile."""
         pngs = []
         for cdf, load in sorted({(r.point.params["cdf"], r.point.params["load"]) for r in results if r.ok}):
-            series = {}
-            for r in results:
-                p = r.point.params
-                if r.ok and r.point.seed == 1 and (p["cdf"], p["load"]) == (cdf, load):
-                    for q in ("p50", "p95", "p99"):
-                        xs = [label for _, _, label in BUCKETS]
-                        ys = [r.metrics[f"slowdown[{label}]"][q] for label in xs]
-                        series[f"{p['profile']} {q}"] = (list(range(len(xs))), ys)
-            if series:
-                path = line_plot(out / f"{NAME}-{cdf}-{int(load * 100)}.png",
-                                 f"{cdf} at {load:.0%} load: FCT slowdown by flow size (buckets "
-                                 + ", ".join(label for _, _, label in BUCKETS) + ")",
-                                 "flow-size bucket", "slowdown", series, logy=True)
-                pngs.append(path)
+            rows = [r for r in results if r.ok and r.point.seed == 1
+                    and (r.point.params["cdf"], r.point.params["load"]) == (cdf, load)]
+            if rows:
+                pngs.append(_slowdown_figure(out / f"{NAME}-{cdf}-{int(load * 100)}.png",
+                                             f"{cdf} at {load:.0%} load: FCT slowdown by flow size", rows))
         return pngs
+
+
+def _slowdown_figure(path: Path, title: str, rows: list[PointResult]) -> Path:
+    plt = pyplot()
+    labels = [label for _, _, label in BUCKETS]
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.4), sharey=True)
+    for ax, q in zip(axes, ("p50", "p95", "p99")):
+        for r in rows:
+            ys = [r.metrics[f"slowdown[{label}]"][q] for label in labels]
+            ax.plot(range(len(labels)), ys, marker="o", markersize=3, linewidth=1, label=r.point.params["profile"])
+        ax.set_xticks(range(len(labels)), labels, fontsize=8)
+        ax.set_yscale("log")
+        plain = plt.FuncFormatter(lambda v, _: f"{v:g}")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
+        ax.tick_params(axis="y", which="both", labelsize=7)
+        ax.set_title(f"{q} slowdown", fontsize=9)
+        ax.set_xlabel("flow size")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("FCT / ideal FCT")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
 
 
 EXPERIMENT = FctSlowdown()
