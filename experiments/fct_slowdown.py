@@ -36,6 +36,8 @@ QUICK_FLOWS = 6  # flows per host in the quick form
 ARRIVALS_NS = 250_000  # the full form's arrival window per host
 ARRIVALS_NS_BY_CDF = {"websearch": 1_000_000}  # CDFs of long flows: a window that starts enough of them
 
+# "well below": HPCC's short-flow p95 at most this fraction of DCQCN's (15 % lower or more)
+WELL_BELOW = 0.85
 CLAIM = Claim("Li et al., 'HPCC: High Precision Congestion Control', SIGCOMM 2019, figures 11-12",
               "HPCC cuts the tail (p95/p99) FCT slowdown of short flows well below DCQCN's, at every load")
 
@@ -95,7 +97,7 @@ class FctSlowdown(Tabular):
                 d, h = sum(prof["baseline"]) / len(prof["baseline"]), sum(prof["ai-fabric"]) / len(prof["ai-fabric"])
                 parts.append(f"{cdf} {load:.0%}: short-flow p95 slowdown DCQCN (baseline) {d:.2f} vs HPCC "
                              f"(ai-fabric) {h:.2f}")
-                holds.append(h < d)
+                holds.append(h <= WELL_BELOW * d)
         return [ClaimCheck(CLAIM, "; ".join(parts) or "baseline and ai-fabric did not both run",
                            bool(holds) and all(holds))]
 

@@ -1,14 +1,14 @@
 """fct-slowdown, quick form (FB Hadoop at 50 % load, 8 hosts, DCQCN baseline vs HPCC
 ai-fabric): every flow completes, slowdowns are at least 1 and bucketed by size, the plot is
-drawn, and the claim line reports the measured direction (on this small fabric HPCC's short
-flows do not always beat DCQCN's: the verdict follows the numbers, it is not asserted)."""
+drawn, and the claim line reports whether HPCC's short-flow p95 is well (15 %) below DCQCN's
+(on this small fabric it is not always: the verdict follows the numbers, it is not asserted)."""
 
 from __future__ import annotations
 
 import pytest
 
 from experiments import runner
-from experiments.fct_slowdown import BUCKETS, CLAIM, EXPERIMENT, QUICK_FLOWS
+from experiments.fct_slowdown import BUCKETS, CLAIM, EXPERIMENT, QUICK_FLOWS, WELL_BELOW
 
 
 @pytest.mark.slow
@@ -21,6 +21,6 @@ def test_slowdown_by_flow_size_per_profile(tmp_path) -> None:
         assert sum(m[f"slowdown[{label}]"]["n"] for _, _, label in BUCKETS) == m["flows"]
         assert 1.0 <= m["short_p50"] <= m["short_p95"] <= m["short_p99"]
     check = EXPERIMENT.check(results)[0]
-    assert check.holds == (by["ai-fabric"]["short_p95"] < by["baseline"]["short_p95"])
+    assert check.holds == (by["ai-fabric"]["short_p95"] <= WELL_BELOW * by["baseline"]["short_p95"])
     assert f"[{'HOLDS' if check.holds else 'DOES NOT HOLD'}] {CLAIM.statement}" in text
     assert (tmp_path / "fct-slowdown-fbhdp-50.png").exists()
