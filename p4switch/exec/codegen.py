@@ -51,8 +51,7 @@ class _Indent:
 
 def attr(name: str) -> str:
     """Python attribute name of a P4 field (``v_`` is reserved for validity)."""
-    if keyword.iskeyword(name) or name in ("v_", "r_", "copy", "ext", "emit", "mk", "valid", "inval", "setv",
-                                           "shared_"):
+    if keyword.iskeyword(name) or name in ("v_", "r_", "copy", "ext", "emit", "mk", "valid", "inval", "setv"):
         return name + "_f"
     return name
 
@@ -91,19 +90,6 @@ def raw_kept(t: T.P4Type) -> bool:
     return total > 0 and total % 8 == 0
 
 
-def lazy_header(t: T.P4Type) -> bool:
-    """Whether headers of type ``t`` start as the type's shared invalid instance when they
-    are a field of a struct or an element of a stack (``runtime.SharedInvalid``): every
-    header but those with struct-typed fields (built in ``__init__``)."""
-    return isinstance(t, T.HeaderType) and not any(is_aggregate(underlying(f.type)) for f in t.fields)
-
-
-def lazy_stack(t: T.P4Type) -> bool:
-    """Whether a struct's field of type ``t`` starts as a shared invalid stack
-    (``runtime.SharedStack``): a stack of lazy headers."""
-    return isinstance(t, T.StackType) and lazy_header(underlying(t.elem))
-
-
 def raw_patch(t: T.HeaderType, h: str, a: str) -> str:
     """Statement keeping ``h.r_`` equal to the packed fields after field ``a`` of ``h`` (a pure
     expression) was assigned."""
@@ -132,7 +118,6 @@ class TypeClasses:
         self.names: dict[int, str] = {}
         self.keep: list[T.P4Type] = []
         self.err = error_codes
-        self.stacks: set[str] = set()  # shared invalid stacks emitted
 
     def default(self, t: T.P4Type) -> str:
         u = underlying(t) if not isinstance(t, T.EnumType) else t
@@ -149,8 +134,6 @@ class TypeClasses:
         if isinstance(u, T.StructLikeType):
             return f"{self.cls(u)}()"
         if isinstance(u, T.StackType):
-            if lazy_header(underlying(u.elem)):
-                return f"Stack([{self.shared(underlying(u.elem))}] * {u.size})"
             if u.size <= UNROLLED_STACK:  # a list display: no comprehension frame per packet
                 return "Stack([" + ", ".join([self.default(u.elem)] * u.size) + "])"
             return f"Stack([{self.default(u.elem)} for _ in range({u.size})])"
@@ -161,18 +144,6 @@ class TypeClasses:
         if isinstance(u, T.IntType):
             return "0"
         return "None"
-
-    def shared(self, t: T.P4Type) -> str:
-        """Name of the shared invalid instance of lazy header type ``t``, or of the shared
-        invalid stack of lazy stack type ``t`` (emitted on first use)."""
-        if not isinstance(t, T.StackType):
-            return self.cls(t) + "_inv"
-        elem = self.shared(underlying(t.elem))
-        name = f"{elem}_stack{t.size}"
-        if name not in self.stacks:
-            self.stacks.add(name)
-            self.out(f"{name} = SharedStack({elem}, {t.size})")
-        return name
 
     def cls(self, t: T.StructLikeType) -> str:
         name = self.names.get(id(t))
@@ -192,27 +163,17 @@ class TypeClasses:
 
     def _emit_class(self, t: T.StructLikeType, name: str) -> None:
         """Scalar fields (and a header's validity) are class-level defaults, so creating a
-        packet's headers costs one empty object each; a struct's lazy headers (and stacks
-        of them) default at class level to their type's shared invalid instance
-        (``runtime.SharedInvalid``, ``SharedStack``), so they cost nothing until written
-        (``StmtGen.owned``); only other nested aggregates are built in
+        packet's headers costs one empty object each; only nested aggregates are built in
         ``__init__``. ``copy`` duplicates the instance dict and deep-copies aggregates."""
         o = self.out
         fields = [(attr(f.name), f.type) for f in t.fields]
         is_header = isinstance(t, T.HeaderType)
-        lazy = [] if not isinstance(t, T.StructType) else [
-            (a, ft) for a, ft in fields if lazy_header(underlying(ft)) or lazy_stack(underlying(ft))]
-        aggregates = [(a, ft) for a, ft in fields if is_aggregate(underlying(ft)) and (a, ft) not in lazy]
-        shared = {a: self.shared(underlying(ft)) for a, ft in lazy}  # before the class: may emit a stack
+        aggregates = [(a, ft) for a, ft in fields if is_aggregate(underlying(ft))]
         o(f"class {name}:")
         with o.indent():
             for a, ft in fields:
                 if not is_aggregate(underlying(ft)):
                     o(f"{a} = {self.default(ft)}")
-            for a, _ in lazy:
-                o(f"{a} = {shared[a]}")
-            if is_header or isinstance(t, T.HeaderUnionType):
-                o("shared_ = False")
             if is_header:
                 o("v_ = False")
                 if raw_kept(t):
@@ -228,8 +189,6 @@ class TypeClasses:
                 o("c.__dict__.update(self.__dict__)")
                 for a, ft in aggregates:
                     o(f"c.{a} = self.{a}.copy()")
-                for a, _ in lazy:  # one of its own only once written
-                    o(f"if {a!r} in c.__dict__: c.{a} = c.{a}.copy()")
                 o("return c")
             o("def __eq__(self, x):")
             with o.indent():
@@ -270,9 +229,6 @@ class TypeClasses:
                     self._emit_varbit_header(t)
                 else:
                     self._emit_fixed_header(t)
-        if lazy_header(t):
-            o(f"class {name}_i(SharedInvalid, {name}): pass")
-            o(f"{name}_inv = {name}_i()")
         o("")
 
     def _emit_fixed_header(self, t: T.HeaderType) -> None:

@@ -43,8 +43,6 @@ class ProgramCompiler(RuntimeObjects):
             "ExitControl": runtime.ExitControl,
             "AssertionFailed": runtime.AssertionFailed,
             "Stack": runtime.Stack,
-            "SharedInvalid": runtime.SharedInvalid,
-            "SharedStack": runtime.SharedStack,
             "assign_into": runtime.assign_into,
             "pack_bits": bytes_of_bits,
             "_s": to_signed,

@@ -47,9 +47,6 @@ class ExprGen:
         self.exit_copy_outs: list[list[tuple[A.Expression, str]]] = []
         # id(ArrayIndex) -> temporary holding its index, read before the right-hand side
         self.fixed_index: dict[int, str] = {}
-        # header/stack slot code -> (buffer, line, depth) of the check that made it owned
-        # (StmtGen.owned)
-        self.owned_at: dict[str, tuple[Lines, int, int]] = {}
 
     def _flat_tuple(self, e: A.Expression) -> str:
         return "(" + "".join(f"{v}, " for v, _, _ in self.flatten(e)) + ")"

@@ -188,11 +188,7 @@ class V1Pipeline:
         for path, v in (preserved or {}).items():
             obj = meta
             for p in path[:-1]:
-                inner = getattr(obj, p)
-                if getattr(inner, "shared_", False):  # a header not written yet: its own now
-                    inner = inner.copy()
-                    setattr(obj, p, inner)
-                obj = inner
+                obj = getattr(obj, p)
             setattr(obj, path[-1], v.copy() if hasattr(v, "copy") else v)
 
     def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None) -> tuple:

@@ -39,49 +39,10 @@ class AssertionFailed(Exception):
     """v1model ``assert``/``assume`` with a false condition (BMv2 aborts; we drop the packet)."""
 
 
-class SharedHeaderWrite(RuntimeError):
-    """A store into a shared invalid header: generated code wrote through a path that did
-    not give the header an object of its own first (a bug of the code generator)."""
-
-
-class _NoStores(dict):
-    """The ``__dict__`` of a shared invalid header: empty, and every mutation refused
-    (``setValid``, ``assign_into`` and ``copy`` go through ``__dict__``, not ``__setattr__``)."""
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise SharedHeaderWrite("a store into the shared invalid instance of a header")
-
-    __setitem__ = __delitem__ = clear = update = setdefault = pop = popitem = __ior__ = _refuse
-
-
-_NO_STORES = _NoStores()
-
-
-class SharedInvalid:
-    """Mixed into one subclass per header type whose single instance stands for every
-    header of that type in a struct (or stack) that no path has written yet: building the
-    16 headers and the 8-deep stack of fabric.p4 per packet cost about 1.8 us, and the
-    routing path writes 4 of them. Reads see an invalid header with the class defaults,
-    exactly what a fresh header gives; every write path first replaces it by a fresh object
-    of the header class (``copy()`` of the shared instance gives one), and a store that
-    reaches it anyway raises instead of leaking into other packets."""
-
-    shared_ = True
-    __dict__ = _NO_STORES
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise SharedHeaderWrite(f"a store into field {name} of the shared invalid instance of "
-                                f"{type(self).__mro__[2].__name__}")
-
-
 class Stack:
-    """A header stack: ``h`` the element headers, ``nxt`` the P4 ``nextIndex``. An element
-    may be its type's shared invalid header (``SharedInvalid``) until something writes it:
-    ``own`` gives the element an object of its own, and every accessor a write can go
-    through (``at``, ``next_elem``, ``last_elem``) returns an owned one."""
+    """A header stack: ``h`` the element headers, ``nxt`` the P4 ``nextIndex``."""
 
     __slots__ = ("h", "nxt", "size")
-    shared_ = False
 
     def __init__(self, elems: list, nxt: int = 0) -> None:
         self.h = elems
@@ -89,36 +50,28 @@ class Stack:
         self.size = len(elems)
 
     def copy(self) -> "Stack":
-        return Stack([e if e.shared_ else e.copy() for e in self.h], self.nxt)
+        return Stack([e.copy() for e in self.h], self.nxt)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Stack) and list(self.h) == list(other.h)
+        return isinstance(other, Stack) and self.h == other.h
 
     def at(self, index: int) -> Any:
         """Element ``index`` chosen at run time; out of range gives a detached invalid header,
         so reads see an invalid header and writes have no effect (the spec leaves the value
         undefined; BMv2 would fail the packet)."""
         if 0 <= index < self.size:
-            return self.own(index)
-        e = self.h[0]
-        return e.copy() if e.shared_ else type(e)()
-
-    def own(self, index: int) -> Any:
-        """Element ``index``, made an object of its own if it was the shared invalid one."""
-        e = self.h[index]
-        if e.shared_:
-            e = self.h[index] = e.copy()
-        return e
+            return self.h[index]
+        return type(self.h[0])()
 
     def next_elem(self, code_oob: int) -> Any:
         if self.nxt >= self.size:
             raise ParserError(code_oob)
-        return self.own(self.nxt)
+        return self.h[self.nxt]
 
     def last_elem(self, code_oob: int) -> Any:
         if self.nxt == 0:
             raise ParserError(code_oob)
-        return self.own(self.nxt - 1)
+        return self.h[self.nxt - 1]
 
     def push_front(self, count: int) -> None:
         """Shift elements up by ``count``; the first ``count`` become invalid."""
@@ -136,33 +89,6 @@ class Stack:
             f.v_ = False
         self.h = self.h[count:] + fresh
         self.nxt = max(0, self.nxt - count)
-
-
-class SharedStack(Stack):
-    """The stack a struct's stack field stands for until written: its elements are the
-    shared invalid header (a tuple: no element can be replaced in place), ``nextIndex`` 0,
-    and every store refused. ``copy()`` gives a stack of its own; reads (``at``, ``last``,
-    the elements) see invalid headers."""
-
-    __slots__ = ()
-    shared_ = True
-
-    def __init__(self, elem: Any, size: int) -> None:
-        object.__setattr__(self, "h", (elem,) * size)
-        object.__setattr__(self, "nxt", 0)
-        object.__setattr__(self, "size", size)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise SharedHeaderWrite(f"a store into {name} of a shared invalid header stack")
-
-    def push_front(self, count: int) -> None:
-        raise SharedHeaderWrite("a shift of a shared invalid header stack")
-
-    pop_front = push_front
-
-    def own(self, index: int) -> Any:
-        """The shared element itself: a read; a write into it is refused by the element."""
-        return self.h[index]
 
 
 def assign_into(dst: Any, src: Any) -> None:

@@ -7,16 +7,7 @@ from __future__ import annotations
 import re
 
 from p4switch.exec import hashes
-from p4switch.exec.codegen import (
-    attr,
-    is_aggregate,
-    lazy_header,
-    lazy_stack,
-    raw_kept,
-    raw_patch,
-    scalar_width,
-    underlying,
-)
+from p4switch.exec.codegen import attr, is_aggregate, raw_kept, raw_patch, scalar_width, underlying
 from p4switch.exec.compile_base import (
     PARSER_LOOP_LIMIT,
     STABLE,
@@ -371,8 +362,6 @@ class StmtGen(ExprGen):
             self.pre.append(f"{t} = {value}")
             self.store(base, f"(({cur}) & {~m & ((1 << (scalar_width(base.type) or 0)) - 1)}) | ((({t}) << {lo}) & {m})")
             return
-        if is_aggregate(underlying(lhs.type)):
-            self.forget_owned()
         target = self.lvalue(lhs)
         self.flush()
         if target.endswith(")"):  # a stack element chosen at run time (`s[i]`, `s.next`)
@@ -398,64 +387,11 @@ class StmtGen(ExprGen):
             return n
         if isinstance(e, A.Member):
             if e.kind == "stack":
-                return self.owned(e)
-            return f"{self.owned(e.expr)}.{attr(e.name)}"
+                return self.expr(e)
+            return f"{self.expr(e.expr)}.{attr(e.name)}"
         if isinstance(e, A.ArrayIndex):
-            return self.owned(e)
+            return self.e_ArrayIndex(e)
         raise UnsupportedError(e, f"unsupported assignment target {type(e).__name__}")
-
-    def owned(self, e: A.Expression) -> str:
-        """Code of ``e`` for a path that writes into it or passes it by reference. A header
-        (or a stack of headers) in a struct slot, or a header at a constant stack index, may
-        still be its type's shared invalid instance (``runtime.SharedInvalid``,
-        ``SharedStack``): a pending statement replaces it by one of its own first. Stack
-        accessors chosen at run time (``at``, ``next``, ``last``) own their element
-        themselves once their stack is owned; any other expression is returned as ``expr``
-        gives it."""
-        t = underlying(e.type)
-        if not (lazy_header(t) or lazy_stack(t)):
-            return self.expr(e)
-        if isinstance(e, A.Member) and e.kind == "stack" and e.name in ("next", "last"):
-            method = "next_elem" if e.name == "next" else "last_elem"
-            return f"{self.owned(e.expr)}.{method}({self.pc.errors['StackOutOfBounds']})"
-        if isinstance(e, A.ArrayIndex) and isinstance(underlying(e.expr.type), T.StackType):
-            base = self.owned(e.expr)
-            if not (e.index.is_const and e.index.value is not None):
-                return f"{base}.at({self.fixed_index.get(id(e)) or self.expr(e.index)})"
-            owner, slot = base, f".h[{int(e.index.value)}]"
-        elif isinstance(e, A.Member) and e.kind == "field" and isinstance(underlying(e.expr.type), T.StructType):
-            owner, slot = self.expr(e.expr), f".{attr(e.name)}"
-        else:
-            return self.expr(e)
-        if not _PURE.fullmatch(owner):
-            tmp = self.scope.tmp("w")
-            self.pre.append(f"{tmp} = {owner}")
-            owner = tmp
-        code = owner + slot
-        if self._still_owned(code):
-            return code
-        fresh = f"{code}.copy()" if lazy_stack(t) else f"{self.pc.types.cls(t)}()"
-        self.pre.append(f"if {code} is {self.pc.types.shared(t)}: {code} = {fresh}")
-        self.owned_at[code] = (self.o, len(self.o.lines), self.o.depth)
-        return code
-
-    def _still_owned(self, code: str) -> bool:
-        """Whether ``code`` was made owned by a check that runs before this point on every
-        path: one emitted earlier in this block or one enclosing it (no line since then is
-        shallower, so no block was left and no branch taken around it), with nothing since
-        that could put a shared instance back (``forget_owned``). An action with several
-        stores into one header checks it once."""
-        at = self.owned_at.get(code)
-        if at is None or at[0] is not self.o:  # checked in statements captured elsewhere
-            return False
-        _, line, depth = at
-        indent = "    " * depth
-        return self.o.depth >= depth and all(x.startswith(indent) for x in self.o.lines[line:])
-
-    def forget_owned(self) -> None:
-        """A store of a whole aggregate, a call, a stack shift: slots may hold shared
-        instances again."""
-        self.owned_at.clear()
 
     # ---- calls -----------------------------------------------------------------------------
     def call_stmt(self, c: A.MethodCall) -> None:
@@ -491,10 +427,9 @@ class StmtGen(ExprGen):
             self.header_method(c, name)
             return
         if k == "stack_method":
-            st = self.owned(c.target.expr)
+            st = self.expr(c.target.expr)
             n = self.expr(args[0])
             self.flush()
-            self.forget_owned()
             o(f"{st}.{name}({n})")
             return
         if k == "extern_method":
@@ -526,7 +461,7 @@ class StmtGen(ExprGen):
     def header_method(self, c: A.MethodCall, name: str) -> None:
         o = self.o
         target = c.target.expr
-        h = self.owned(target) if name == "setValid" else self.expr(target)
+        h = self.expr(target)
         parent = target.expr if isinstance(target, A.Member) and target.kind == "field" else None
         in_union = parent is not None and isinstance(underlying(parent.type), T.HeaderUnionType)
         self.flush()
@@ -537,13 +472,6 @@ class StmtGen(ExprGen):
         elif name == "setInvalid":
             if isinstance(underlying(target.type), T.HeaderUnionType):
                 o(f"{h}.inval()")
-            elif lazy_header(underlying(target.type)):
-                # a valid header has an object of its own; the shared invalid one is left alone
-                if not _PURE.fullmatch(h):
-                    tmp = self.scope.tmp("h")
-                    o(f"{tmp} = {h}")
-                    h = tmp
-                o(f"if {h}.v_: {h}.v_ = False")
             else:
                 o(f"{h}.v_ = False")
         else:
@@ -557,7 +485,7 @@ class StmtGen(ExprGen):
             union = parent is not None and isinstance(underlying(parent.type), T.HeaderUnionType)
             elem = parent if union else target  # a header, or the union holding it
             stack_next = isinstance(elem, A.Member) and elem.kind == "stack" and elem.name == "next"
-            elem_code = self.expr(elem) if union else self.owned(elem)
+            elem_code = self.expr(elem)
             nbits = self.expr(args[1]) if len(args) > 1 else None
             self.flush()
             if stack_next:  # the element at nextIndex (StackOutOfBounds past the end)
@@ -630,7 +558,6 @@ class StmtGen(ExprGen):
             raise UnsupportedError(None, f"cannot emit a value of type {t}")
 
     def call_block(self, c: A.MethodCall, args: list[A.Expression]) -> None:
-        self.forget_owned()
         fname, decl = self.pc.applied_block(c, self.prefix)
         params = decl.params
         codes = []
@@ -651,7 +578,7 @@ class StmtGen(ExprGen):
             elif p.direction == "out":
                 codes.append(self.pc.types.default(p.type))
             else:
-                codes.append(self.owned(a) if p.direction == "inout" else self.expr(a))
+                codes.append(self.expr(a))
             if p.direction in ("out", "inout") and not agg:
                 outs.append(a)
         self.flush()
@@ -677,7 +604,6 @@ class StmtGen(ExprGen):
     def call_function(self, c: A.MethodCall, statement: bool) -> str:
         """Call a P4 function: scalar out/inout come back in the returned tuple; an ``out``
         aggregate starts as a fresh (invalid) value and is copied out after the call."""
-        self.forget_owned()
         fname, params, has_ret = self.pc.functions[id(c.decl)]
         args = [a.value for a in c.args]
         codes: list[str] = []
@@ -694,7 +620,7 @@ class StmtGen(ExprGen):
             elif p.direction == "out":
                 c = self.pc.types.default(p.type)
             else:
-                c = self.rvalue_copy(a) if p.direction in (None, "in") else self.owned(a)
+                c = self.rvalue_copy(a) if p.direction in (None, "in") else self.expr(a)
             self.keep_order(codes, kinds, mark)
             codes.append(c)
             kinds.append(None if agg and p.direction == "inout" else False)
@@ -743,15 +669,13 @@ class StmtGen(ExprGen):
                     if is_aggregate(underlying(p.type)):
                         outs.append((a, n))
                 elif p.direction == "inout":
+                    v = self.expr(a)
+                    self.flush()
                     r = id(root_decl(a))
                     if is_aggregate(underlying(p.type)) and (r in reached or roots.count(r) > 1):
-                        v = self.expr(a)
-                        self.flush()
                         o(f"{n} = {v}.copy()")
                         outs.append((a, n))
                     else:
-                        v = self.owned(a)
-                        self.flush()
                         o(f"{n} = {v}")
                 else:
                     v = self.rvalue_copy(a)

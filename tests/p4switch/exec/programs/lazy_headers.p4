@@ -1,12 +1,12 @@
-// Headers of a struct (and stack elements) that no path has written share one read-only
-// invalid instance per header type until written. Each op writes a header that is still
-// invalid through one write path (extract, a sub-parser, setValid, a field store, a slice,
-// a header copy, a struct initializer, an action's, a function's and an inlined
-// sub-control's inout parameter, copy-in/copy-out, stack push/constant/run-time index,
-// register read, hash, random, a struct of headers in metadata and in a local, a union
-// member, egress, the checksum update; a store after a branch that wrote the header, a
-// store after a stack shift): a path that did not make the header its own first
-// would hit the shared instance, which refuses the store, and the packet would be dropped.
+// Every way a header that is still invalid can be written first (extract, a sub-parser,
+// setValid, a field store, a slice, a header copy, a struct initializer, an action's, a
+// function's and an inlined sub-control's inout parameter, copy-in/copy-out, stack
+// push/constant/run-time index, register read, hash, random, a struct of headers in
+// metadata and in a local, a union member, egress, the checksum update; a store after a
+// branch that wrote the header, a store after a stack shift), one op each. Written for
+// lazy headers (a shared read-only invalid instance per header type until the first write,
+// measured in README "Speed", third round, and not adopted): a write path that a lazy
+// scheme missed would fail here, and nothing written may leak into the next packet.
 #include <core.p4>
 #include <v1model.p4>
 
