@@ -724,8 +724,9 @@ class StmtGen(ExprGen):
         self.flush()
         o = self.o
         table: Table = self.pc.ns[obj]
-        if table.plain:
-            # no direct counter/meter/profile: look the entry up inline, no apply() call
+        if table.plain or table.counted:
+            # no meter/profile/timeout: look the entry up inline, no apply() call; a direct
+            # counter counts the hit here
             r = self.scope.tmp("r")
             if table.exact_index is not None:
                 single = keys[0] if len(keys) == 1 else key
@@ -733,7 +734,11 @@ class StmtGen(ExprGen):
             else:
                 o(f"{r} = {obj}.find({key})")
             o(f"if {r} is None: {ai}, {ar} = {obj}.default_pair; {hit} = False")
-            o(f"else: {ai} = {r}.action; {ar} = {r}.args; {hit} = True")
+            count = ""
+            if table.counted:
+                c = self.scope.tmp("c")
+                count = f"; {c} = {r}.entry.counter; {c}.packets += 1; {c}.bytes += ctx.nbytes"
+            o(f"else: {ai} = {r}.action; {ar} = {r}.args; {hit} = True{count}")
         else:
             o(f"{ai}, {ar}, {hit} = {obj}_apply({key}, ctx.nbytes, ctx.now)")
         actions = self.pc.table_actions[id(tdecl)]

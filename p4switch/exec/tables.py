@@ -753,6 +753,9 @@ class Table:
         self.find = find
         # only plain tables get the inline lookup in generated code (no hit bookkeeping)
         self.plain = dcounter is None and dmeter is None and profile is None and not timed
+        # a hit's only bookkeeping is its direct counter: generated code looks the entry up
+        # inline too and counts the hit itself (``entry.counter``), as ``apply`` would
+        self.counted = dcounter is not None and dmeter is None and profile is None and not timed
         # an exact table keyed by all its fields: generated code may use the dict directly
         self.exact_index = self._exact if mode == "exact" and all_match and (
             single or len(self._match_fields) != 1) else None

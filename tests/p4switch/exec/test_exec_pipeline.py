@@ -90,6 +90,7 @@ def test_direct_counter_and_direct_meter_through_entries():
         assert port == 4
         colours.append(frame[6])
     assert colours == [0, 1, 2]  # 8-byte packets: 8 of 8 committed, 8 of 16 peak, none left
+    assert pipe.process(0, ctl(6), now_us=0)[0][0] == 1  # a miss: the default, not counted
     assert fwd.get({"hdr.ctl.op": Exact(5)}).counter == CounterData(3, 24)
     pol.set_meter({"hdr.ctl.idx": Exact(9)}, 0, None)
     assert pipe.process(0, ctl(5, 9), now_us=0)[0][1][6] == 0
