@@ -35,7 +35,7 @@ from controller.profiles import PROFILES, settings_for
 from controller.report import comparison_table, plot
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar, shown_path
-from controller.workloads import save_run, workload_errors, workload_specs
+from controller.workloads import save_run, stuck_detail, workload_errors, workload_specs
 from fabricsim.fabric import P4Fabric
 from fabricsim.link import LinkConfig
 from topo.builder import fat_tree, leaf_spine
@@ -312,6 +312,6 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
     statuses = {h: nics[h].workload_status() for h in hosts}
     errors = workload_errors(statuses)
     if not done:
-        errors += [f"{h}: not done at {fab.now_ns() / 1e3:.0f} us simulated (progress {s['progress']:.0%})"
-                   for h, s in statuses.items() if not s["done"]]
+        errors += [f"{h}: not done at {fab.now_ns() / 1e3:.0f} us simulated (progress {s['progress']:.0%}): "
+                   + stuck_detail(nics[h].stats()) for h, s in statuses.items() if not s["done"]]
     return SimRun(fab, ctl, tel, statuses, errors, done)

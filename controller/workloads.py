@@ -87,8 +87,8 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
             break
         if time.monotonic() - t0 > timeout_s:
             timed_out = True
-            errors = [f"{h}: not done after {timeout_s:.0f} s (progress {float(s.get('progress', 0)):.0%})"
-                      for h, s in statuses.items() if not s.get("done")]
+            errors = [f"{h}: not done after {timeout_s:.0f} s (progress {float(s.get('progress', 0)):.0%}): "
+                      + stuck_detail(nics[h].stats()) for h, s in statuses.items() if not s.get("done")]
             break
         time.sleep(POLL_INTERVAL_S)
     tel.sample()
@@ -100,6 +100,22 @@ def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf:
                             switch_lag=switch_lag(switch_before, switch_after),
                             time_dilation=float(topo.time_dilation))
     return result, path
+
+
+def stuck_detail(stats: dict[str, Any], shown: int = 3) -> str:
+    """Where a NIC that did not finish stood, from its statistics: the messages it started and
+    did not complete (peer, queue pair, size) and its transport's recovery counters, so a
+    timed-out run tells a flow that kept timing out from one that never got going."""
+    open_msgs = [m for m in stats.get("messages", []) if m.get("end_ns") is None]
+    counters = {k: sum(int(c.get(k, 0)) for c in stats.get("nic_counters", {}).values())
+                for k in ("timeouts", "retransmitted_pkts", "naks_received")}
+    recovery = (f"{counters['timeouts']} ack timeouts, {counters['retransmitted_pkts']} packets resent, "
+                f"{counters['naks_received']} NAKs")
+    if not open_msgs:
+        return f"every message it sent completed (waiting to receive); {recovery}"
+    listed = ", ".join(f"to {m['dst']} on QP {m['qpn']} ({m['size']} B)" for m in open_msgs[:shown])
+    more = f" and {len(open_msgs) - shown} more" if len(open_msgs) > shown else ""
+    return f"{len(open_msgs)} message(s) unfinished: {listed}{more}; {recovery}"
 
 
 def workload_errors(statuses: dict[str, dict[str, Any]]) -> list[str]:

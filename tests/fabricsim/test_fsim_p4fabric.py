@@ -137,3 +137,16 @@ def test_poisson_by_duration_from_the_command_line(tmp_path, capsys) -> None:
     run = json.loads(path.read_text())
     assert run["params"]["duration_ns"] == 10_000 and run["params"]["qp_per_flow"] is True
     assert run["ok"] and run["messages"]
+
+
+def test_a_run_stopped_before_the_end_says_where_each_nic_stood(fabric_pipeline) -> None:
+    """Stopped after 2 us of a 64 KiB all-to-all (nothing can finish): every host is reported
+    with the messages it had not completed (three peers each) and its recovery counters."""
+    topo = leaf_spine(2, 2, 2)
+    specs = workload_specs(topo, "all-to-all", [h.name for h in topo.hosts], size=64 * 1024)
+    run = simulate(topo, fabric_pipeline, settings_for("baseline"), "baseline", specs, until_ns=2_000)
+    assert not run.done
+    stuck = [e for e in run.errors if "not done at" in e]
+    assert sorted(e.split(":")[0] for e in stuck) == sorted(h.name for h in topo.hosts)
+    assert all("3 message(s) unfinished: to 10." in e and "(65536 B)" in e and "0 ack timeouts" in e
+               for e in stuck), stuck
