@@ -61,12 +61,14 @@ def test_live_pfc_storm_drill_watchdog_detects_and_restores(tmp_path, capsys) ->
 @pytest.mark.timeout(1200)
 def test_live_congestion_drill_dlb_and_spraying_leave_the_congested_uplink_ecmp_does_not(tmp_path, capsys) -> None:
     """h1_2 floods leaf1's uplink 4 (pinned there) at 80 % best effort while h1_1 and h2_1 run
-    short RoCE flows, each on a queue pair of its own. Shares of packets, not times: DLB and
-    spraying used both uplinks before and put (almost) none of the workload on the flooded
+    short RoCE flows, each on a queue pair of its own. Shares of packets, not times: DLB used
+    both uplinks before, and DLB and spraying put (almost) none of the workload on the flooded
     one during the fault; ECMP's hash does not look and leaves a good part there (measured:
-    DLB 49 % -> 5 %, 62 % -> 0 %, 49 % -> 3 %; spraying 28 % -> 2 %, 50 % -> 1 %, 13 % -> 0 %;
-    ECMP 14 % -> 44 %, 9 % -> 77 %, 9 % -> 37 %). The modes that weigh the uplinks' load run
-    first: the one after a flood starts with the flooded uplink's load estimate still high."""
+    DLB 49 % -> 5 %, 62 % -> 0 %, 49 % -> 3 %, 48 % -> 3 %; spraying 28 % -> 2 %, 50 % -> 1 %,
+    13 % -> 0 %, 7 % -> 4 %; ECMP 14 % -> 44 %, 9 % -> 77 %, 9 % -> 37 %, 9 % -> 72 %). The modes
+    that weigh the uplinks' load run first; spraying, after DLB's flood, can start with the
+    flooded uplink's load estimate still high and avoid it already before its own fault, so
+    its "before" is not a reference."""
     with live_fabric(tmp_path, "c", "ai-fabric", DILATION) as live:
         prefix, state_path = live.prefix, live.state_path
         leaf = f"{prefix}leaf1"
@@ -84,10 +86,12 @@ def test_live_congestion_drill_dlb_and_spraying_leave_the_congested_uplink_ecmp_
         for m in record["modes"].values():
             assert m["4"]["during"]["other_packets"] > 500, out  # the background went through the uplink
             assert m["3"]["during"]["packets"] + m["4"]["during"]["packets"] > 0, out  # and the workload ran beside it
+        assert share["dlb"]["before"] > 0.2, share  # DLB, on a fresh estimate, used the uplink before
         for mode in ("dlb", "spray"):  # the verdict "steers around it", and hardly any packet left there
-            assert share[mode]["during"] < min(0.1, share[mode]["before"] / 2), (mode, share)
-        assert share["ecmp"]["during"] > 0.2, share
+            assert share[mode]["during"] < 0.1, (mode, share)
+        assert share["ecmp"]["during"] > 0.25, share
         rows = {line.split()[0]: line for line in record["table"].splitlines()[3:]}
         assert rows["dlb"].endswith("steers around it") and rows["spray"].endswith("steers around it"), record["table"]
+        assert rows["ecmp"].endswith("stays"), record["table"]
         events = json.loads((out_dir / "drill_congestion-dlb.json").read_text())["events"]
         assert [(e["kind"], e["switch"], e["port"]) for e in events] == [("pin", leaf, 4), ("unpin", leaf, 4)]
