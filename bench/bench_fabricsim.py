@@ -63,10 +63,7 @@ def run() -> list[Result]:
 
         topo = fat_tree(4)
         hosts = [h.name for h in topo.hosts]
-        specs = workload_specs(topo, "poisson", hosts, size=1, load=0.5)
-        for s in specs.values():
-            s.pop("flows_per_host")
-            s.update(duration_ns=1_000_000, qp_per_flow=True)
+        specs = workload_specs(topo, "poisson", hosts, size=1, load=0.5, qp_per_flow=True, duration_ns=1_000_000)
         wall, r = _timed(pipe, topo, "ai-fabric", specs)
         flows = sum(len(n.run_stats.messages) for n in r.fabric.nics.values())
         out += _rates("fattree4 websearch 50%", wall, r, f"fat tree k=4, ai-fabric, {flows} flows")

@@ -202,12 +202,10 @@ def run_profile(topo, pipe, profile: str, args: argparse.Namespace, size: int, o
 
     hosts = [h.name for h in topo.hosts]
     specs = workload_specs(topo, args.workload, hosts, size=size, cdf=args.cdf, load=args.load or 0.3,
-                           flows=args.flows or 40, seed=args.seed, qp_per_flow=not args.qp_reuse)
+                           flows=args.flows or 40, seed=args.seed, qp_per_flow=not args.qp_reuse,
+                           duration_ns=args.duration)
     for spec in specs.values():
         spec["seed"] = args.seed  # also the data pattern and the Poisson arrivals
-        if args.workload == "poisson" and args.duration is not None:
-            spec.pop("flows_per_host")
-            spec["duration_ns"] = args.duration
     until = args.duration if args.workload != "poisson" else None
     bar = None if args.no_progress else ProgressBar(f"{args.workload} ({profile})")
     run = simulate(topo, pipe, settings_for(profile), profile, specs, seed=args.seed, loss=args.loss,

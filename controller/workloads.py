@@ -29,10 +29,11 @@ KINDS = {"all-reduce": "allreduce", "all-to-all": "alltoall", "incast": "incast"
 
 
 def workload_specs(topo, workload: str, hosts: list[str], *, size: int, cdf: str = "websearch",
-                   load: float = 0.3, flows: int = 40, seed: int = 1,
-                   qp_per_flow: bool = False) -> dict[str, dict[str, Any]]:
+                   load: float = 0.3, flows: int = 40, seed: int = 1, qp_per_flow: bool = False,
+                   duration_ns: int | None = None) -> dict[str, dict[str, Any]]:
     """The spec each host's NIC gets: same workload, its own rank, everyone's address.
-    ``qp_per_flow``: poisson flows each on a queue pair of their own (so ECMP hashes each)."""
+    Poisson flows: ``flows`` per host, or as many as arrive in ``duration_ns`` of fabric time
+    when given; ``qp_per_flow``: each on a queue pair of its own (so ECMP hashes each)."""
     if workload not in KINDS:
         raise ValueError(f"unknown workload {workload!r} (workloads: {', '.join(KINDS)})")
     if len(hosts) < 2:
@@ -47,7 +48,8 @@ def workload_specs(topo, workload: str, hosts: list[str], *, size: int, cdf: str
         if workload == "incast":
             spec["dst"] = 0  # everyone else sends to the first host
         if workload == "poisson":
-            spec.update(cdf=cdf, load=load, flows_per_host=flows, seed=seed, qp_per_flow=qp_per_flow)
+            arrivals = {"flows_per_host": flows} if duration_ns is None else {"duration_ns": duration_ns}
+            spec.update(cdf=cdf, load=load, **arrivals, seed=seed, qp_per_flow=qp_per_flow)
         specs[name] = spec
     return specs
 

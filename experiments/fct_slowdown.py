@@ -64,13 +64,9 @@ class FctSlowdown(Tabular):
         topo = sim.lossless_queues(leaf_spine(2, 2, 4) if point.quick else fat_tree(4), profile, overrides)
         hosts = [h.name for h in topo.hosts]
         cdf = own.get("cdf", "websearch")
-        specs = workload_specs(topo, "poisson", hosts, size=1, cdf=cdf,
-                               load=float(own.get("load", 0.5)), flows=QUICK_FLOWS, seed=point.seed)
-        for spec in specs.values():
-            spec["qp_per_flow"] = True
-            if not point.quick:
-                del spec["flows_per_host"]
-                spec["duration_ns"] = ARRIVALS_NS_BY_CDF.get(cdf, ARRIVALS_NS)
+        specs = workload_specs(topo, "poisson", hosts, size=1, cdf=cdf, load=float(own.get("load", 0.5)),
+                               flows=QUICK_FLOWS, seed=point.seed, qp_per_flow=True,
+                               duration_ns=None if point.quick else ARRIVALS_NS_BY_CDF.get(cdf, ARRIVALS_NS))
         m = sim.run(topo, profile, overrides, specs, seed=point.seed, workload=NAME)
         out = m.base_metrics()
         msgs = m.result.messages

@@ -36,12 +36,10 @@ class DrillRun:
 
 def _specs(topo, workload: str, hosts: list[str], size: int, load: float, duration_ns: int,
            seed: int, cdf: str) -> dict[str, dict[str, Any]]:
-    specs = workload_specs(topo, workload, hosts, size=size, load=load, seed=seed, cdf=cdf, qp_per_flow=True)
+    specs = workload_specs(topo, workload, hosts, size=size, load=load, seed=seed, cdf=cdf, qp_per_flow=True,
+                           duration_ns=duration_ns)  # poisson arrivals for the drill's length
     for spec in specs.values():
         spec["seed"] = seed
-        if workload == "poisson":  # for the drill's length
-            spec.pop("flows_per_host")
-            spec["duration_ns"] = duration_ns
     return specs
 
 

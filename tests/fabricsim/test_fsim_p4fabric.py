@@ -112,10 +112,8 @@ def test_poisson_flows_each_on_their_own_queue_pair(fabric_pipeline, tmp_path) -
     cdf = tmp_path / "small.txt"
     cdf.write_text("1000 0\n2000 50\n4000 100\n")
     topo = leaf_spine(2, 2, 2)
-    specs = workload_specs(topo, "poisson", [h.name for h in topo.hosts], size=1, cdf=str(cdf), load=0.5)
-    for spec in specs.values():
-        spec.pop("flows_per_host")
-        spec.update(duration_ns=20_000, qp_per_flow=True)
+    specs = workload_specs(topo, "poisson", [h.name for h in topo.hosts], size=1, cdf=str(cdf), load=0.5,
+                           qp_per_flow=True, duration_ns=20_000)
     run = simulate(topo, fabric_pipeline, settings_for("ai-fabric"), "ai-fabric", specs)
     assert run.done and run.errors == []
     flows = sum(len(nic.run_stats.messages) for nic in run.fabric.nics.values())
