@@ -9,6 +9,9 @@ traffic manager, egress, no sockets), to show what the I/O costs.
 Where the reference switch is installed (``simple_switch_grpc`` and ``p4c`` to compile for
 it), each veth figure is measured for BMv2 too, with the same sender and receiver, in
 alternating rounds (ours, BMv2, ours, BMv2; medians), and the ratio ours/BMv2 is printed.
+The BMv2 is the first ``simple_switch_grpc`` on PATH (its path is printed): for its
+performance build installed beside the default one, e.g. in /opt/bmv2-perf,
+``PATH=/opt/bmv2-perf/bin:$PATH LD_LIBRARY_PATH=/opt/bmv2-perf/lib python -m bench switch``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 from bench.result import Result
 from lab.basic_program import BASIC_P4, CPU_PORT, FORWARD, TABLE, udp_frame
 from lab.forwarding_rate import Route, forwarding_rate
-from lab.targets import TargetUnavailable, compile_program
+from lab.targets import TargetUnavailable, compile_program, tool
 from netbase.clock import DilatedClock
 from p4rt.entries import ActionCall, Lpm, TableEntry
 from p4switch.exec import LoadedProgram
@@ -60,7 +63,7 @@ def _side_by_side(name: str, program: Path, routes: list[Route], frame: bytes) -
         bmv2.append(_veth_rate("bmv2", program, routes, frame))
     o, b = statistics.median(ours), statistics.median(bmv2)
     return [Result(name, o, "packets/s", f"p4switch process, {detail}, median of {ROUNDS}"),
-            Result(f"{name} (BMv2)", b, "packets/s", "simple_switch_grpc, same sender, alternating rounds"),
+            Result(f"{name} (BMv2)", b, "packets/s", f"{tool('simple_switch_grpc')}, same sender, alternating rounds"),
             Result(f"{name}: ours / BMv2", o / b if b else 0.0, "x", "ratio of the medians")]
 
 

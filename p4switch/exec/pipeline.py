@@ -284,8 +284,9 @@ class V1Pipeline:
             if replicas is None:
                 self._stats["dropped_unknown_mc_group"] += 1
                 return None
-            for r in replicas:
-                st = (hdr.copy(), meta.copy(), sm.copy(), ctx.payload)
+            last = len(replicas) - 1
+            for i, r in enumerate(replicas):  # the last replica takes this pass's state itself
+                st = (hdr, meta, sm, ctx.payload) if i == last else (hdr.copy(), meta.copy(), sm.copy(), ctx.payload)
                 res.to_egress.append(EgressJob(r.port, prio, len(data), PKT_INSTANCE_TYPE_REPLICATION,
                                                r.instance, st))
             self._stats["replicated"] += len(replicas)
@@ -307,8 +308,9 @@ class V1Pipeline:
         keep = self._preserve(meta, ctx.clone_fl)
         chdr, _, _, cctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)  # keeps its headers
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
-        for r in sess.replicas:
-            st = (chdr.copy(), cmeta.copy(), csm.copy(), cctx.payload)
+        last = len(sess.replicas) - 1
+        for i, r in enumerate(sess.replicas):  # the last replica takes the fresh state itself
+            st = (chdr, cmeta, csm, cctx.payload) if i == last else (chdr.copy(), cmeta.copy(), csm.copy(), cctx.payload)
             res.to_egress.append(EgressJob(r.port, sess.cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE,
                                            r.instance, st, sess.truncate))
         self._stats["cloned"] += len(sess.replicas)

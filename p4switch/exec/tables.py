@@ -24,6 +24,7 @@ import bisect
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from operator import and_
 
 from p4rt.entries import (
     ActionCall,
@@ -712,7 +713,7 @@ class Table:
                 def find(key):
                     vals = [key[i] for i in match_pos]
                     for _, masks, d in levels:
-                        r = d.get(tuple(v & m for v, m in zip(vals, masks)))
+                        r = d.get(tuple(map(and_, vals, masks)))
                         if r is not None:
                             return r
                     return None
@@ -725,7 +726,7 @@ class Table:
                 for g in order:
                     if best is not None and g.top < best.prio:
                         break
-                    bucket = g.d.get(tuple([v & m for v, m in zip(vals, g.masks)]))
+                    bucket = g.d.get(tuple(map(and_, vals, g.masks)))
                     if bucket:
                         r = bucket[0]
                         if best is None or r.prio > best.prio or (r.prio == best.prio and r.seq < best.seq):
