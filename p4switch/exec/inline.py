@@ -17,26 +17,37 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import itertools
 import threading
 from collections.abc import Iterator
 
 # a callee body larger than this (statements) is inlined only where it has a single call site
 MAX_COPIED_STATEMENTS = 60
-# CPython 3.11 keeps the AST converter's recursion depth per interpreter, not per thread: two
-# threads in ast.parse at once fail with "AST constructor recursion depth mismatch" (fixed in
-# later CPython releases). Switches load pipelines in parallel (the controller's pool, the simulator's
-# in-process sessions), so the parse is serialised.
-_AST_LOCK = threading.Lock()
+# Switches load pipelines in parallel (the controller's pool, the simulator's in-process
+# sessions), so inlining is serialised: the first switch does the work and the others, waiting,
+# find its result. It also keeps ast.parse to one thread at a time, which CPython 3.11 needs (it
+# keeps the AST converter's recursion depth per interpreter, not per thread: two threads in
+# ast.parse at once fail with "AST constructor recursion depth mismatch").
+_INLINE_LOCK = threading.Lock()
 
 
 def inline_controls(src: str, controls: set[str]) -> str:
     """``src`` with every inlinable call statement of a function named in ``controls``
     replaced by that function's body. Functions are handled in source order; sub-controls
     are generated before the controls that apply them, so a body inlined into a caller has
-    had its own calls inlined already."""
-    with _AST_LOCK:
-        tree = ast.parse(src)
+    had its own calls inlined already.
+
+    The result is kept for the last few sources: every switch of a simulated fabric loads
+    the same program, generates the same source and would redo the same work (most of a
+    pipeline load's code generation time)."""
+    with _INLINE_LOCK:
+        return _inlined(src, frozenset(controls))
+
+
+@functools.lru_cache(maxsize=8)
+def _inlined(src: str, controls: frozenset[str]) -> str:
+    tree = ast.parse(src)
     funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     inlinable = {n: f for n, f in funcs.items() if n in controls and _inlinable(f)}
     sites: dict[str, int] = {}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from p4rt import entries as E
 from p4rt.errors import Code, P4RuntimeError, invalid
 from p4rt.schema import Schema
 from p4switch.exec import LoadedProgram
-from p4switch.frontend import CompileError, compile_source
+from p4switch.frontend import CompileError
 from p4switch.p4info import device_config, generate_p4info
 from p4switch.p4runtime.digests import DigestBatcher
 from p4switch.p4runtime.oneshot import OneShots
@@ -32,14 +34,15 @@ Req = p4runtime_pb2.SetForwardingPipelineConfigRequest
 Get = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
 
-def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
-    """Compile a device config to a LoadedProgram and check the P4Info describes it."""
+def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig, check: Callable[[bytes], Any]) -> Any:
+    """Compile a device config to a LoadedProgram and check the P4Info describes it.
+    ``check`` is the device's front end (``Device.check_config``: device config bytes -> the
+    checked program), which a fabric of many switches shares between them."""
     if not config.p4info.ByteSize():  # a program without tables still has pkg_info and more
         raise invalid("the pipeline config has no P4Info")
     try:
-        cfg = device_config.decode(config.p4_device_config)
-        checked = compile_source(cfg.source, filename=cfg.name)
-        generated = generate_p4info(checked)
+        checked = check(config.p4_device_config)
+        generated = _generated_p4info(checked)
         program = LoadedProgram.from_checked(checked)
     except CompileError as e:
         raise invalid(f"device config does not compile: {e}") from None
@@ -50,6 +53,21 @@ def compile_config(config: p4runtime_pb2.ForwardingPipelineConfig) -> Any:
         raise P4RuntimeError(Code.INTERNAL, f"the target cannot load this program: {e}") from None
     check_p4info(config.p4info, generated)
     return program
+
+
+# The P4Info each checked program generates (only compared with the pushed one): switches that
+# share a checked program (Device.check_config in the simulator) generate it once. Weak keys:
+# an entry lives as long as its program.
+_GENERATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_GENERATED_LOCK = threading.Lock()
+
+
+def _generated_p4info(checked: Any) -> Any:
+    with _GENERATED_LOCK:  # switches loading in parallel wait for the first one's result
+        p4info = _GENERATED.get(checked)
+        if p4info is None:
+            p4info = _GENERATED[checked] = generate_p4info(checked)
+        return p4info
 
 
 class PipelineManager:
@@ -88,7 +106,7 @@ class PipelineManager:
             return
         if config is None:
             raise invalid("the request has no pipeline config")
-        program = compile_config(config)
+        program = compile_config(config, self.device.check_config)
         if action == Req.VERIFY:
             return
         if action == Req.VERIFY_AND_SAVE:

@@ -17,6 +17,7 @@ from p4switch.frontend.preprocess import preprocess
 from p4switch.p4info import generate_p4info
 from p4switch.p4info.device_config import encode
 from p4switch.p4runtime.pipeline import compile_config
+from p4switch.switch.device import check_device_config
 
 SHIFT_8 = "shift amount limited to 8 bits on this target"
 
@@ -169,7 +170,7 @@ def test_the_switch_refuses_such_a_pipeline_with_invalid_argument(v1prog):
     bad = v1prog(body="        meta.b32 = meta.b32 << meta.b16;")
     config.p4_device_config = encode("prog.p4", preprocess(str(bad)))
     with pytest.raises(P4RuntimeError) as info:
-        compile_config(config)
+        compile_config(config, check_device_config)
     assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert SHIFT_8 in str(info.value)
 
