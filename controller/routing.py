@@ -86,13 +86,15 @@ class _Reach:
         self.hosts = {h.name for h in topo.hosts}
         self._below: dict[tuple[str, str], bool] = {}
         self._up_down: dict[tuple[str, str], bool] = {}
+        self._neighbours: dict[str, list[tuple[int, str]]] = {}
 
     def neighbours(self, switch: str) -> list[tuple[int, str]]:
         """(port, switch) over cables with neither end reported down."""
-        out = []
-        for port, (peer, peer_port, _) in sorted(self.topo.ports_of(switch).items()):
-            if peer not in self.hosts and (switch, port) not in self.down and (peer, peer_port) not in self.down:
-                out.append((port, peer))
+        out = self._neighbours.get(switch)
+        if out is None:  # the walks below ask again for every leaf: a k=8 fat tree has 32
+            out = self._neighbours[switch] = [
+                (port, peer) for port, (peer, peer_port, _) in sorted(self.topo.ports_of(switch).items())
+                if peer not in self.hosts and (switch, port) not in self.down and (peer, peer_port) not in self.down]
         return out
 
     def _tier_neighbours(self, switch: str, higher: bool) -> list[str]:
