@@ -46,3 +46,35 @@ def test_only_the_primary_writes_and_a_bad_update_names_its_status(fabric_pipeli
     assert e.value.code == grpc.StatusCode.UNKNOWN and e.value.details == ["update #0: INVALID_ARGUMENT: unknown table id 12345"]
     primary.close()
     assert not primary.is_primary.is_set()
+
+
+def test_switches_given_one_program_check_its_source_once_and_keep_their_own_tables(fabric_pipeline,
+                                                                                      monkeypatch) -> None:
+    """SetForwardingPipelineConfig takes the front end from the device's check_config hook,
+    which the simulated fabric shares between its switches: fabric.p4 is parsed and checked
+    once for all of them (it was once per switch, about a second each), and each switch still
+    runs its own tables."""
+    import fabricsim.fabric as fabric_module
+
+    checked: list[bytes] = []
+    front_end = fabric_module.check_device_config
+
+    def counting(device_config: bytes):
+        checked.append(device_config)
+        return front_end(device_config)
+
+    monkeypatch.setattr(fabric_module, "check_device_config", counting)
+    fabric_module._checked_once.cache_clear()
+    fabric = P4Fabric(leaf_spine(1, 2, 1))
+    conns = {}
+    for name in ("leaf1", "leaf2", "spine1"):
+        s = fabric.topo.switch(name)
+        conns[name] = fabric.connection(name, "in-process", s.device_id, 1)
+        conns[name].connect()
+        conns[name].set_pipeline(fabric_pipeline.p4info, fabric_pipeline.device_config, cookie=1)
+    assert checked == [fabric_pipeline.device_config]
+    programs = [fabric.switches[n].device.program for n in conns]
+    assert len({id(p) for p in programs}) == 3
+    route = "FabricIngress.routing.routing_v4"
+    assert len({id(p.tables[route]) for p in programs}) == 3
+    fabric_module._checked_once.cache_clear()  # no counting front end left behind for other tests
