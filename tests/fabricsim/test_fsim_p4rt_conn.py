@@ -7,6 +7,7 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
+import fabricsim.fabric as fabric_module
 from fabricsim.fabric import P4Fabric
 from p4rt.switch_conn import P4RuntimeError
 from topo.builder import leaf_spine
@@ -54,8 +55,6 @@ def test_switches_given_one_program_check_its_source_once_and_keep_their_own_tab
     which the simulated fabric shares between its switches: fabric.p4 is parsed and checked
     once for all of them (it was once per switch, about a second each), and each switch still
     runs its own tables."""
-    import fabricsim.fabric as fabric_module
-
     checked: list[bytes] = []
     front_end = fabric_module.check_device_config
 
