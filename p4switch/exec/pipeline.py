@@ -191,11 +191,13 @@ class V1Pipeline:
                 obj = getattr(obj, p)
             setattr(obj, path[-1], v.copy() if hasattr(v, "copy") else v)
 
-    def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None) -> tuple:
+    def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None,
+                apply: bool = True) -> tuple:
         """Fresh headers and metadata for a frame entering ingress on ``port`` (the preserved
-        field list restored first), then the parser: ``(hdr, meta, sm, ctx)``. A parser error
-        is recorded in ``parser_error``; the bytes after the last extracted header are the
-        payload."""
+        field list restored first), the parser, and with ``apply`` checksum verification and
+        the ingress control: ``(hdr, meta, sm, ctx)``. A parser error is recorded in
+        ``parser_error``; the bytes after the last extracted header are the payload. One
+        function for all of it, because it runs for every packet."""
         hdr, meta, sm = self._H(), self._M(), self._SM()
         n = len(data)
         sm.ingress_port = port
@@ -215,6 +217,12 @@ class V1Pipeline:
                 self._stats["parser_error"] += 1
                 self._stats["parser_error_" + self.prog.error_names.get(e.code, str(e.code))] += 1
         ctx.payload = data[off:]
+        if apply:
+            try:
+                self._verify(hdr, meta, ctx)
+                self._ingress(hdr, meta, sm, ctx)
+            except ExitControl:
+                pass
         return hdr, meta, sm, ctx
 
     def _clone_state(self, keep: dict, packet_length: int, itype: int) -> tuple[Any, Any]:
@@ -233,14 +241,38 @@ class V1Pipeline:
         A ``RecirculatedFrame`` starts a RECIRC pass with its preserved metadata."""
         res = IngressResult()
         self._packets_in += 1
-        if type(data) is bytes:
-            itype, preserved = PKT_INSTANCE_TYPE_NORMAL, None
-        else:  # a RecirculatedFrame, or any bytes-like object
+        if type(data) is not bytes:  # a RecirculatedFrame, or any bytes-like object
             itype = getattr(data, "instance_type", PKT_INSTANCE_TYPE_NORMAL)
-            preserved = getattr(data, "preserved", None)
-            data = bytes(data)
-        self._ingress_passes(port, data, now_us, itype, preserved, res, 0)
+            self._ingress_passes(port, bytes(data), now_us, itype, getattr(data, "preserved", None), res, 0)
+            return res
+        if self.max_passes < 1:
+            self._stats["dropped_pass_limit"] += 1
+            return res
+        # the first pass of a frame from a port, as _ingress_pass does it, in one function
+        try:
+            hdr, meta, sm, ctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)
+            if ctx.digests or ctx.clone_session or ctx.resubmit_fl is not None or sm.mcast_grp:
+                again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
+                if again is not None:
+                    self._resubmit(port, data, now_us, again, res)
+            elif sm.egress_spec == DROP_PORT:
+                self._stats["dropped_ingress"] += 1
+                if sm.parser_error:
+                    self._stats["dropped_after_parser_error"] += 1
+            else:
+                res.to_egress.append(EgressJob(sm.egress_spec, sm.priority & 7, len(data), sm.instance_type,
+                                               0, (hdr, meta, sm, ctx.payload)))
+        except Exception:  # a program fault must never take the switch down
+            self._failed("ingress")
         return res
+
+    def _resubmit(self, port: int, data: bytes, now_us: int, preserved: dict, res: IngressResult) -> None:
+        """The first pass asked to resubmit with ``preserved``: the passes after it."""
+        if self.max_passes == 1:
+            self._stats["dropped_pass_limit"] += 1
+        else:
+            self._stats["resubmitted"] += 1
+            self._ingress_passes(port, data, now_us, PKT_INSTANCE_TYPE_RESUBMIT, preserved, res, 1)
 
     def _ingress_passes(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None,
                         res: IngressResult, first: int) -> None:
@@ -262,11 +294,6 @@ class V1Pipeline:
     def _ingress_pass(self, port: int, data: bytes, now_us: int, itype: int,
                       preserved: dict | None, res: IngressResult) -> dict | None:
         hdr, meta, sm, ctx = self._parsed(port, data, now_us, itype, preserved)
-        try:
-            self._verify(hdr, meta, ctx)
-            self._ingress(hdr, meta, sm, ctx)
-        except ExitControl:
-            pass
         return self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
 
     def _end_ingress(self, port: int, data: bytes, now_us: int, hdr: Any, meta: Any, sm: Any,
@@ -306,7 +333,7 @@ class V1Pipeline:
             self._stats["clone_unknown_session"] += 1
             return
         keep = self._preserve(meta, ctx.clone_fl)
-        chdr, _, _, cctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)  # keeps its headers
+        chdr, _, _, cctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, False)  # keeps its headers
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
         last = len(sess.replicas) - 1
         for i, r in enumerate(sess.replicas):  # the last replica takes the fresh state itself
@@ -324,13 +351,9 @@ class V1Pipeline:
         return res
 
     def _egress_into(self, job: EgressJob, q: QueueMeta, now_us: int, res: EgressResult) -> None:
-        """One egress pass whose outputs are appended to ``res``; a fault drops the packet."""
-        try:
-            self._egress_pass(job, q, now_us, res)
-        except Exception:
-            self._failed("egress")
-
-    def _egress_pass(self, job: EgressJob, q: QueueMeta, now_us: int, res: EgressResult) -> None:
+        """One egress pass whose outputs are appended to ``res``; a fault drops the packet.
+        A plain transmission (no clone, recirculation or drop) ends here; the rest of BMv2's
+        end-of-egress logic is ``_end_egress``."""
         hdr, meta, sm, payload = job._state
         sm.egress_port = job.egress_port
         sm.egress_spec = 0
@@ -344,10 +367,18 @@ class V1Pipeline:
         ctx = self._Ctx()
         ctx.sm, ctx.nbytes, ctx.now, ctx.payload = sm, sm.packet_length, now_us, payload
         try:
-            self._egress(hdr, meta, sm, ctx)
-        except ExitControl:
-            pass
-        self._end_egress(job, hdr, meta, sm, payload, ctx, res)
+            try:
+                self._egress(hdr, meta, sm, ctx)
+            except ExitControl:
+                pass
+            if ctx.clone_session or ctx.recirc_fl is not None or sm.egress_spec == DROP_PORT:
+                self._end_egress(job, hdr, meta, sm, payload, ctx, res)
+            else:
+                res.transmit.append((job.egress_port, self._deparsed(hdr, meta, ctx, payload,
+                                                                     ctx.truncate or job.truncate)))
+                self._packets_out += 1
+        except Exception:
+            self._failed("egress")
 
     def _end_egress(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
                     res: EgressResult) -> None:
@@ -408,11 +439,6 @@ class V1Pipeline:
         ires = None
         try:
             hdr, meta, sm, ctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)
-            try:
-                self._verify(hdr, meta, ctx)
-                self._ingress(hdr, meta, sm, ctx)
-            except ExitControl:
-                pass
             if ctx.digests or ctx.clone_session or ctx.resubmit_fl is not None or sm.mcast_grp:
                 ires = IngressResult()
                 again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, ires)
@@ -427,11 +453,7 @@ class V1Pipeline:
         if ires is not None:
             res = self._pending(port, data)
             if again is not None:
-                if self.max_passes == 1:
-                    self._stats["dropped_pass_limit"] += 1
-                else:
-                    self._stats["resubmitted"] += 1
-                    self._ingress_passes(port, data, now_us, PKT_INSTANCE_TYPE_RESUBMIT, again, ires, 1)
+                self._resubmit(port, data, now_us, again, ires)
             return self._follow(res, ires.to_egress, 0, 1, now_us)
         # egress of the one unicast copy, as _egress_pass with empty queues; the ingress
         # context serves again when ingress left nothing in it that egress must not see
