@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP_APT := $(VENV)/.apt-stamp
 STAMP_PIP := $(VENV)/.pip-stamp
-APT_PACKAGES := mininet iputils-ping ethtool bridge-utils iproute2 tshark cpp libnanomsg5 iperf3
+APT_PACKAGES := mininet iputils-ping ethtool bridge-utils iproute2 tshark cpp libnanomsg5 iperf3 valgrind
 
 .PHONY: all setup lint test test-unit bench ptf run clean
 

@@ -3,8 +3,7 @@
 - basic L3: Ethernet/IPv4 parse, LPM table with 100 routes, TTL decrement, IPv4 checksum
   verify and update (tests/p4switch/exec/programs/basic_l3.p4); issue 14's goal: 250,000
   packets/s on one core.
-- fabric.p4 (p4src/fabric.p4) when it exists and loads: reported, or the reason it could not
-  run; issue 14's goal: 120,000 packets/s.
+- fabric.p4 (p4src/fabric.p4) routing; issue 14's goal: 120,000 packets/s.
 
 Each figure is the median of several rounds (``median_rate``): the machine is shared, and
 a round that other work slowed down moves a median less than a mean.
@@ -69,7 +68,8 @@ def median_rate(process: Callable, port: int, frames: list[bytes], seconds: floa
     return statistics.median(rates), out
 
 
-def bench_basic(seconds: float = 2.0) -> Result:
+def basic_workload() -> tuple[V1Pipeline, int, list[bytes]]:
+    """basic L3 with 100 random routes and one frame to each: (pipeline, port, frames)."""
     prog = LoadedProgram.from_file(BASIC)
     t = prog.tables["MyIngress.ipv4_lpm"]
     rng = random.Random(1)
@@ -84,33 +84,36 @@ def bench_basic(seconds: float = 2.0) -> Result:
         t.insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(net, plen)},
                             ActionCall("MyIngress.ipv4_forward", {"dstAddr": 0xAA0000 + len(nets), "port": 1 + len(nets) % 8})))
         dsts.append(net | (rng.getrandbits(32 - plen) if plen < 32 else 0))
-    frames = [_ipv4_frame(d, rng) for d in dsts]
-    pipe = V1Pipeline(prog)
-    rate, out = median_rate(pipe.process, 0, frames, seconds)
-    assert out > 0, "basic L3 benchmark forwarded nothing"
-    return Result("exec basic_l3 (LPM 100 routes)", rate, "packets/s",
-                  f"in process, CPU time of one core, median of 5; goal 250,000; {len(t.entries())} routes")
+    return V1Pipeline(prog), 0, [_ipv4_frame(d, rng) for d in dsts]
 
 
-def bench_fabric(seconds: float = 2.0) -> Result:
+def fabric_routing_workload() -> tuple[V1Pipeline, int, list[bytes]]:
     """fabric.p4 configured by the control-plane lines of p4src/tests/fabric_routing.stf,
-    fed with that file's routed packets (L3 LPM, next-hop MACs, TTL, checksums, counters)."""
+    fed with that file's routed packets (L3 LPM, next-hop MACs, TTL, checksums, counters):
+    (pipeline, port, frames)."""
     stf = FABRIC.parent / "tests" / "fabric_routing.stf"
-    if not FABRIC.exists() or not stf.exists():
-        return Result("exec fabric.p4", 0.0, "packets/s", "p4src/fabric.p4 or its routing STF not present yet")
-    try:
-        prog = LoadedProgram.from_file(FABRIC, include_dirs=[str(FABRIC.parent), str(FABRIC.parent / "include")])
-    except Exception as e:  # reported, not fatal: fabric.p4 is developed in parallel
-        return Result("exec fabric.p4", 0.0, "packets/s", f"does not load: {str(e).splitlines()[0][:120]}")
+    prog = LoadedProgram.from_file(FABRIC, include_dirs=[str(FABRIC.parent), str(FABRIC.parent / "include")])
     lines = stf.read_text().splitlines()
     setup = "\n".join(x for x in lines if x.split(" ", 1)[0] in ("add", "setdefault", "mirroring_add"))
     frames = [bytes.fromhex(x.split(None, 2)[2].replace(" ", "")) for x in lines
               if x.startswith("packet 1 ")][:2]
     runner = StfRunner(prog, io.StringIO())
     runner.run(setup)
-    rate, out = median_rate(runner.pipe.process, 1, frames, seconds)
-    if out == 0:
-        return Result("exec fabric.p4 (routing)", rate, "packets/s", "warning: nothing forwarded")
+    return runner.pipe, 1, frames
+
+
+def bench_basic(seconds: float = 2.0) -> Result:
+    pipe, port, frames = basic_workload()
+    rate, out = median_rate(pipe.process, port, frames, seconds)
+    assert out > 0, "basic L3 benchmark forwarded nothing"
+    return Result("exec basic_l3 (LPM 100 routes)", rate, "packets/s",
+                  f"in process, CPU time of one core, median of 5; goal 250,000; {len(frames)} routes")
+
+
+def bench_fabric(seconds: float = 2.0) -> Result:
+    pipe, port, frames = fabric_routing_workload()
+    rate, out = median_rate(pipe.process, port, frames, seconds)
+    assert out > 0, "fabric.p4 routing benchmark forwarded nothing"
     return Result("exec fabric.p4 (routing)", rate, "packets/s",
                   "in process, CPU time, median of 5; goal 120,000; tables from p4src/tests/fabric_routing.stf")
 

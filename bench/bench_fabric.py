@@ -12,6 +12,7 @@ machine's other load.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.bench_exec import median_rate
@@ -79,12 +80,17 @@ def _spray(prog: LoadedProgram) -> None:
 PROFILES = {"ecmp": _ecmp, "dlb+int": _dlb_int, "spray": _spray}
 
 
-def _rate(setup) -> tuple[float, int]:
+def workload(setup: Callable[[LoadedProgram], None]) -> tuple[V1Pipeline, int, list[bytes]]:
+    """fabric.p4 configured by ``setup`` (one of PROFILES) and 64 RoCEv2 flows' frames:
+    (pipeline, port, frames)."""
     prog = LoadedProgram.from_file(FABRIC)
     setup(prog)
-    pipe = V1Pipeline(prog)
-    frames = [roce(sport=49152 + i, psn=i) for i in range(64)]
-    return median_rate(pipe.process, 1, frames, SECONDS)
+    return V1Pipeline(prog), 1, [roce(sport=49152 + i, psn=i) for i in range(64)]
+
+
+def _rate(setup: Callable[[LoadedProgram], None]) -> tuple[float, int]:
+    pipe, port, frames = workload(setup)
+    return median_rate(pipe.process, port, frames, SECONDS)
 
 
 def run() -> list[Result]:

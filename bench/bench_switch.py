@@ -94,7 +94,8 @@ class _Sink:
         return len(frames)
 
 
-def _in_process_rate() -> Result:
+def device_workload() -> tuple[Device, list[bytes]]:
+    """A Device running basic L3 (port 1 -> 2) without sockets, and one read's worth of frames."""
     prog = LoadedProgram.from_file(BASIC_P4)
     prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000200, 24)},
                                          ActionCall(FORWARD, {"dstAddr": 0x0202, "port": 2})))
@@ -102,7 +103,11 @@ def _in_process_rate() -> Result:
     device.add_port(1, _Sink())
     device.add_port(2, _Sink())
     device.set_program(prog)
-    read = [bytes(udp_frame("10.0.2.2", payload=b"x" * 64))] * IN_PROCESS_READ
+    return device, [bytes(udp_frame("10.0.2.2", payload=b"x" * 64))] * IN_PROCESS_READ
+
+
+def _in_process_rate() -> Result:
+    device, read = device_workload()
     start = time.process_time()  # CPU time of this process: what one core does, load aside
     for _ in range(IN_PROCESS_FRAMES // IN_PROCESS_READ):  # as the I/O loop drives it: a read, then a poll
         device.receive_frames(1, read)

@@ -1,0 +1,83 @@
+"""One workload of the executor or the device, run under callgrind with instrumentation
+switched on only around its packets: ``python -m bench.instructions NAME STEPS``.
+
+Why: on this shared machine the same code's packets/s moves by 30 % and more between runs
+(CPU time included), so a lever worth 5 % cannot be seen by timing it. The number of machine
+instructions a packet takes is the same from run to run whatever else the machine does;
+``bench_instructions`` runs this module at two step counts and reports the difference per
+packet. The cyclic garbage collector is held off while counting: when it runs depends on the
+whole heap, not on the code being measured (``bench_fabricsim`` shows what it costs there).
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+
+from bench import bench_exec, bench_fabric, bench_switch
+from p4switch.exec import V1Pipeline
+
+Step = Callable[[], None]
+
+
+def _process(built: tuple[V1Pipeline, int, list[bytes]]) -> tuple[Step, int]:
+    """``pipe.process`` over the workload's frames, the clock ticking 1 us a packet (as
+    ``bench_exec.median_rate`` drives it)."""
+    pipe, port, frames = built
+    frames = frames * max(1, MIN_STEP_PACKETS // len(frames))
+    clock = itertools.count(1)
+
+    def step() -> None:
+        for frame in frames:
+            pipe.process(port, frame, next(clock))
+
+    return step, len(frames)
+
+
+def _device() -> tuple[Step, int]:
+    """A read of frames to the device, then a poll, as the I/O loop drives it."""
+    device, read = bench_switch.device_workload()
+
+    def step() -> None:
+        device.receive_frames(1, read)
+        device.poll()
+
+    return step, len(read)
+
+
+WORKLOADS: dict[str, Callable[[], tuple[Step, int]]] = {
+    "exec basic L3": lambda: _process(bench_exec.basic_workload()),
+    "exec fabric.p4 routing": lambda: _process(bench_exec.fabric_routing_workload()),
+    **{f"exec fabric.p4 {name}": (lambda setup=setup: _process(bench_fabric.workload(setup)))
+       for name, setup in bench_fabric.PROFILES.items()},
+    "device basic L3": _device,
+}
+MIN_STEP_PACKETS = 64  # a workload of fewer frames goes through them again
+WARM_UP_STEPS = 4  # CPython specialises the generated code's instructions on first runs
+
+
+def _instrument(on: bool) -> None:
+    """Ask callgrind to start or stop counting this process (it answers before this returns)."""
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())],
+                   check=True, capture_output=True)
+
+
+def main(name: str, steps: int) -> None:
+    step, packets = WORKLOADS[name]()
+    for _ in range(WARM_UP_STEPS):
+        step()
+    gc.collect()
+    gc.disable()
+    _instrument(True)
+    for _ in range(steps):
+        step()
+    _instrument(False)
+    print(f"packets per step {packets}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
