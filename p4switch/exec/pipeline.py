@@ -354,19 +354,19 @@ class V1Pipeline:
         """One egress pass whose outputs are appended to ``res``; a fault drops the packet.
         A plain transmission (no clone, recirculation or drop) ends here; the rest of BMv2's
         end-of-egress logic is ``_end_egress``."""
-        hdr, meta, sm, payload = job._state
-        sm.egress_port = job.egress_port
-        sm.egress_spec = 0
-        sm.egress_rid = job.egress_rid
-        sm.instance_type = job.instance_type
-        sm.enq_timestamp = q.enq_timestamp & MASK32
-        sm.enq_qdepth = q.enq_qdepth & MASK19
-        sm.deq_timedelta = q.deq_timedelta & MASK32
-        sm.deq_qdepth = q.deq_qdepth & MASK19
-        sm.egress_global_timestamp = now_us & MASK48
-        ctx = self._Ctx()
-        ctx.sm, ctx.nbytes, ctx.now, ctx.payload = sm, sm.packet_length, now_us, payload
         try:
+            hdr, meta, sm, payload = job._state
+            sm.egress_port = job.egress_port
+            sm.egress_spec = 0
+            sm.egress_rid = job.egress_rid
+            sm.instance_type = job.instance_type
+            sm.enq_timestamp = q.enq_timestamp & MASK32
+            sm.enq_qdepth = q.enq_qdepth & MASK19
+            sm.deq_timedelta = q.deq_timedelta & MASK32
+            sm.deq_qdepth = q.deq_qdepth & MASK19
+            sm.egress_global_timestamp = now_us & MASK48
+            ctx = self._Ctx()
+            ctx.sm, ctx.nbytes, ctx.now, ctx.payload = sm, sm.packet_length, now_us, payload
             try:
                 self._egress(hdr, meta, sm, ctx)
             except ExitControl:
@@ -377,7 +377,7 @@ class V1Pipeline:
                 res.transmit.append((job.egress_port, self._deparsed(hdr, meta, ctx, payload,
                                                                      ctx.truncate or job.truncate)))
                 self._packets_out += 1
-        except Exception:
+        except Exception:  # as before the fusion: any fault of the pass drops the packet, counted
             self._failed("egress")
 
     def _end_egress(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
