@@ -3,6 +3,8 @@
 Each workload of ``bench.instructions`` runs twice under ``valgrind --tool=callgrind``, for
 ``FEW`` and ``MANY`` steps with counting on only around the steps; the difference divided
 by the extra packets is the cost of one packet, start-up and the counting switch cancelled.
+The simulator's figure is everything a packet-hop takes in a whole simulated run (switches,
+NICs, links, telemetry), from the hosts' start to the end, divided by its hops.
 The figure does not depend on the machine's load (packets/s here moves by 30 % between runs
 of the same code), so it is the one to compare a lever against: run it on both trees.
 Needs valgrind (``make setup`` installs it); reported, not fatal, without it.
@@ -23,19 +25,26 @@ from bench.instructions import WORKLOADS
 from bench.result import Result
 
 FEW, MANY = 2, 8
+FABRICSIM_BYTES = 256 << 10  # per host: 3,840 packet-hops, about a minute under callgrind
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _callgrind(*args: str, reported: str) -> tuple[int, int]:
+    """(instructions counted, the number the worker printed after ``reported``) of one run of
+    ``python -m bench.instructions ARGS`` under callgrind."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
+                           sys.executable, "-m", "bench.instructions", *args],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    counted = re.search(r"Collected : (\d+)", proc.stderr)
+    number = re.search(reported + r" (\d+)", proc.stdout)
+    if counted is None or number is None:
+        raise RuntimeError(f"callgrind run of {args} reported nothing: {proc.stderr[-500:]}")
+    return int(counted.group(1)), int(number.group(1))
 
 
 def _count(name: str, steps: int) -> tuple[int, int]:
     """(instructions counted, packets per step) of ``steps`` steps of workload ``name``."""
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
-                           sys.executable, "-m", "bench.instructions", name, str(steps)],
-                          cwd=ROOT, capture_output=True, text=True, check=True)
-    counted = re.search(r"Collected : (\d+)", proc.stderr)
-    packets = re.search(r"packets per step (\d+)", proc.stdout)
-    if counted is None or packets is None:
-        raise RuntimeError(f"callgrind run of {name!r} reported nothing: {proc.stderr[-500:]}")
-    return int(counted.group(1)), int(packets.group(1))
+    return _callgrind(name, str(steps), reported="packets per step")
 
 
 def _per_packet(name: str) -> Result:
@@ -44,8 +53,16 @@ def _per_packet(name: str) -> Result:
                   f"callgrind, ({MANY} - {FEW}) steps of {packets} packets; independent of the machine's load")
 
 
+def _per_hop() -> Result:
+    counted, hops = _callgrind("fabricsim", str(FABRICSIM_BYTES), reported="packet-hops")
+    return Result(f"instructions/packet-hop fabricsim 2x2x2 all-reduce {FABRICSIM_BYTES >> 10}KiB", counted / hops,
+                  "instr/hop", f"callgrind, {hops} hops, the run from the hosts' start (set-up not counted); "
+                  "everything a hop takes: switches, NICs, links, telemetry")
+
+
 def run() -> list[Result]:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         return [Result("instructions/packet", 0.0, "instr/packet", "valgrind not installed (make setup installs it)")]
     with ThreadPoolExecutor(max_workers=2) as pool:  # one valgrind per core
-        return list(pool.map(_per_packet, WORKLOADS))
+        hop = pool.submit(_per_hop)
+        return [*pool.map(_per_packet, WORKLOADS), hop.result()]

@@ -1,5 +1,7 @@
 """One workload of the executor or the device, run under callgrind with instrumentation
-switched on only around its packets: ``python -m bench.instructions NAME STEPS``.
+switched on only around its packets: ``python -m bench.instructions NAME STEPS``; or the
+simulator's 2x2x2 ring all-reduce (``bench_fabricsim``'s (a), baseline profile) counted from
+the workload's start to its end: ``python -m bench.instructions fabricsim BYTES_PER_HOST``.
 
 Why: on this shared machine the same code's packets/s moves by 30 % and more between runs
 (CPU time included), so a lever worth 5 % cannot be seen by timing it. The number of machine
@@ -16,10 +18,17 @@ import itertools
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 from bench import bench_exec, bench_fabric, bench_switch
+from controller.pipeline import compile_fabric
+from controller.profiles import settings_for
+from controller.sim_cmd import simulate
+from controller.workloads import workload_specs
 from p4switch.exec import V1Pipeline
+from topo.builder import leaf_spine
 
 Step = Callable[[], None]
 
@@ -66,6 +75,26 @@ def _instrument(on: bool) -> None:
                    check=True, capture_output=True)
 
 
+def fabricsim(size: int) -> None:
+    """The simulated all-reduce, counted from the hosts' start (``simulate``'s ``prepare``
+    hook) to the end of the run; prints its packet-hops."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pipe = compile_fabric("ours", Path(tmp))
+        topo = leaf_spine(2, 2, 2)
+        specs = workload_specs(topo, "all-reduce", [h.name for h in topo.hosts], size=size)
+
+        def count(*_: object) -> None:
+            gc.collect()
+            gc.disable()
+            _instrument(True)
+
+        run = simulate(topo, pipe, settings_for("baseline"), "baseline", specs, prepare=count)
+        _instrument(False)
+        if run.errors:
+            raise RuntimeError(f"simulated all-reduce failed: {run.errors[:3]}")
+        print(f"packet-hops {run.fabric.packet_hops()}")
+
+
 def main(name: str, steps: int) -> None:
     step, packets = WORKLOADS[name]()
     for _ in range(WARM_UP_STEPS):
@@ -80,4 +109,7 @@ def main(name: str, steps: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    if sys.argv[1] == "fabricsim":
+        fabricsim(int(sys.argv[2]))
+    else:
+        main(sys.argv[1], int(sys.argv[2]))
