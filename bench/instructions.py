@@ -31,6 +31,8 @@ from p4switch.exec import V1Pipeline
 from topo.builder import leaf_spine
 
 Step = Callable[[], None]
+MIN_STEP_PACKETS = 64  # a workload of fewer frames goes through them again
+WARM_UP_STEPS = 4  # CPython specialises the generated code's instructions on first runs
 
 
 def _process(built: tuple[V1Pipeline, int, list[bytes]]) -> tuple[Step, int]:
@@ -65,8 +67,6 @@ WORKLOADS: dict[str, Callable[[], tuple[Step, int]]] = {
        for name, setup in bench_fabric.PROFILES.items()},
     "device basic L3": _device,
 }
-MIN_STEP_PACKETS = 64  # a workload of fewer frames goes through them again
-WARM_UP_STEPS = 4  # CPython specialises the generated code's instructions on first runs
 
 
 def _instrument(on: bool) -> None:

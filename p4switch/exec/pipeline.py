@@ -241,27 +241,15 @@ class V1Pipeline:
         A ``RecirculatedFrame`` starts a RECIRC pass with its preserved metadata."""
         res = IngressResult()
         self._packets_in += 1
-        if type(data) is not bytes:  # a RecirculatedFrame, or any bytes-like object
+        if type(data) is not bytes or self.max_passes < 1:  # a RecirculatedFrame, or any bytes-like object
             itype = getattr(data, "instance_type", PKT_INSTANCE_TYPE_NORMAL)
             self._ingress_passes(port, bytes(data), now_us, itype, getattr(data, "preserved", None), res, 0)
             return res
-        if self.max_passes < 1:
-            self._stats["dropped_pass_limit"] += 1
-            return res
-        # the first pass of a frame from a port, as _ingress_pass does it, in one function
-        try:
+        try:  # the first pass of a frame from a port without the resubmit loop's calls
             hdr, meta, sm, ctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)
-            if ctx.digests or ctx.clone_session or ctx.resubmit_fl is not None or sm.mcast_grp:
-                again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
-                if again is not None:
-                    self._resubmit(port, data, now_us, again, res)
-            elif sm.egress_spec == DROP_PORT:
-                self._stats["dropped_ingress"] += 1
-                if sm.parser_error:
-                    self._stats["dropped_after_parser_error"] += 1
-            else:
-                res.to_egress.append(EgressJob(sm.egress_spec, sm.priority & 7, len(data), sm.instance_type,
-                                               0, (hdr, meta, sm, ctx.payload)))
+            again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
+            if again is not None:
+                self._resubmit(port, data, now_us, again, res)
         except Exception:  # a program fault must never take the switch down
             self._failed("ingress")
         return res
