@@ -257,9 +257,9 @@ class TypeClasses:
         lines = [f"{end} = o + {nbytes}",
                  f"if {end} > len(d): raise ParserError({self.err['PacketTooShort']})"]
         if raw_kept(t):
-            lines += [f"_v = int.from_bytes(d[o:{end}], 'big')", f"{h}.r_ = _v"]
+            lines += [f"_v = from_bytes(d[o:{end}])", f"{h}.r_ = _v"]
         elif total:
-            lines.append(f"_v = int.from_bytes(d[o:{end}], 'big')" + (f" >> {pad}" if pad else ""))
+            lines.append(f"_v = from_bytes(d[o:{end}])" + (f" >> {pad}" if pad else ""))
         shift = total
         for a, w, is_bool in widths:
             shift -= w
@@ -288,7 +288,7 @@ class TypeClasses:
             acc = f"(({acc}) << {pad})"
         if raw_kept(t):
             acc = f"{h}.r_ if {h}.r_ is not None else {acc}"
-        return f"({acc}).to_bytes({nbytes}, 'big')"
+        return f"({acc}).to_bytes({nbytes})"
 
     def _emit_varbit_header(self, t: T.HeaderType) -> None:
         """Headers with a varbit field: widths known only at extraction, so the shifts are
@@ -307,7 +307,7 @@ class TypeClasses:
             o("e = o + nb")
             o(f"if e > len(d): raise ParserError({self.err['PacketTooShort']})")
             o(f"if n > {vmax} or n < 0: raise ParserError({self.err['HeaderTooShort']})")
-            o("v = int.from_bytes(d[o:e], 'big') >> (nb * 8 - total)")
+            o("v = from_bytes(d[o:e]) >> (nb * 8 - total)")
             o("s = total")
             for f in t.fields:
                 a = attr(f.name)
@@ -337,7 +337,7 @@ class TypeClasses:
                         o(f"acc = (acc << {w}) | int(self.{a})")
                         o(f"n += {w}")
                 o("p = (-n) % 8")
-                o("out.append((acc << p).to_bytes((n + p) >> 3, 'big'))")
+                o("out.append((acc << p).to_bytes((n + p) >> 3))")
 
 
 def _leaf_fields(t: T.StructLikeType, prefix: str = "") -> list[tuple[str, int, bool]]:

@@ -137,7 +137,7 @@ class ExprGen:
                 if guard is not None:
                     code = f"({code} if {guard} else 0)"
                 return code
-            code = f"({acc}).to_bytes({(total + pad) // 8}, 'big')"
+            code = f"({acc}).to_bytes({(total + pad) // 8})"
         else:
             groups = []
             for v, w, c in fields:
@@ -466,7 +466,7 @@ class ExprGen:
                 nb = (w + 7) // 8
                 short = self.pc.errors["PacketTooShort"]
                 self.pre.append(f"if o + {nb} > len(d): raise ParserError({short})")
-                v = f"(int.from_bytes(d[o:o + {nb}], 'big') >> {nb * 8 - w})"
+                v = f"(from_bytes(d[o:o + {nb}]) >> {nb * 8 - w})"
                 if isinstance(t, T.StructType):
                     bits = self.scope.tmp("la")
                     self.pre.append(f"{bits} = {v}")
