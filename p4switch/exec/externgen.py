@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from p4switch.exec import hashes
 from p4switch.exec.codegen import raw_kept, scalar_width, underlying
 from p4switch.frontend import ast as A
 
@@ -97,11 +98,21 @@ def _mark_to_drop(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
 
 
 def _hash(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
+    """v1model ``hash()``. A list of fixed-width fields goes to a ``FieldHash`` of its own,
+    which remembers the hash per field values; ``random`` and varbit data are packed and hashed
+    every time."""
     algo = g._algo(args[1], c)
     base, mx = g.expr(args[2]), g.expr(args[4])
-    data = g.pack(args[3])
+    fields = g.flatten(args[3])
+    fn = g.pc.ns[algo]
+    if not isinstance(fn, hashes.RandomHash) and all(w.isdigit() for _, w, _ in fields):
+        memo = g.pc.add_object(hashes.FieldHash(fn, [int(w) for _, w, _ in fields]), "hash")
+        values = "".join((v if cond is None else f"({v} if {cond} else None)") + ", " for v, _, cond in fields)
+        h = f"{memo}(({values}))"
+    else:
+        h = f"{algo}({g.pack(args[3])})"
     w = scalar_width(args[0].type) or 32
-    g.store(args[0], f"(hash_with_base({algo}({data}), {base}, {mx}) & {(1 << w) - 1})")
+    g.store(args[0], f"(hash_with_base({h}, {base}, {mx}) & {(1 << w) - 1})")
 
 
 def _random(g: Any, c: A.MethodCall, name: str, args: Args) -> None:

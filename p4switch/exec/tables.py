@@ -45,8 +45,8 @@ from p4rt.entries import (
     TableEntry,
     Ternary,
 )
-from p4switch.exec.bits import bytes_of_bits
 from p4switch.exec.externs import DirectCounter, DirectMeter
+from p4switch.exec.hashes import FieldHash
 
 TABLE_AND_DEFAULT, TABLE_ONLY, DEFAULT_ONLY = "table_and_default", "table_only", "default_only"
 
@@ -208,11 +208,12 @@ class ActionProfile:
     def member_action(self, member_id: int) -> tuple[str, tuple[int, ...]] | None:
         return self._member_args.get(member_id)
 
-    def group_action(self, group_id: int, selector: list[tuple[int, int]]) -> tuple[str, tuple[int, ...]] | None:
+    def group_action(self, group_id: int, h: int) -> tuple[str, tuple[int, ...]] | None:
+        """The member of group ``group_id`` that selector hash ``h`` picks (None: no group or
+        an empty one)."""
         slots = self._group_slots.get(group_id)
         if not slots:
             return None
-        h = self.selector_hash(bytes_of_bits(selector)) if self.selector_hash else 0
         return self._member_args[slots[h % len(slots)]]
 
 
@@ -746,7 +747,10 @@ class Table:
                 return best
 
         dcounter, dmeter, profile = self.dcounter, self.dmeter, self.profile
-        selector = self._selector_fields
+        # the selector fields' hash, from the whole key (its match fields have no width here)
+        widths = dict(self._selector_fields)
+        selector_hash = (FieldHash(profile.selector_hash, [widths.get(i) for i in range(len(self.key))])
+                         if profile is not None and profile.selector_hash is not None else None)
         action_index = self._action_index
         timed = self.support_timeout
         me = self
@@ -791,7 +795,7 @@ class Table:
             if isinstance(a, MemberRef):
                 res = profile.member_action(a.member_id)
             else:
-                res = profile.group_action(a.group_id, [(key[i], w) for i, w in selector])
+                res = profile.group_action(a.group_id, selector_hash(key) if selector_hash else 0)
             if res is None:
                 d = me.default_pair
                 return d[0], d[1], False

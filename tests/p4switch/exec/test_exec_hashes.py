@@ -1,5 +1,7 @@
 """Hash algorithms against published check values and hand-computed vectors."""
 
+import random
+
 from p4switch.exec import hashes
 from p4switch.exec.bits import bytes_of_bits, sat_add_s, sat_sub_s, shr_s, to_signed
 
@@ -45,3 +47,27 @@ def test_signed_helpers():
     assert sat_add_s(0x7F, 0x01, 8) == 0x7F
     assert sat_sub_s(0x80, 0x01, 8) == 0x80
     assert shr_s(0xF0, 2, 8) == 0xFC
+
+
+def test_field_hash_is_the_hash_of_the_packed_fields_and_remembers_it(monkeypatch):
+    """Remembering changes no result: fields left out (None value or width) as BMv2 leaves
+    them out, the same values hashing the same on every call; the memo is bounded."""
+    monkeypatch.setattr(hashes, "MEMO_ENTRIES", 8)
+    fh = hashes.FieldHash(hashes.crc32, [16, None, 8, 4])
+    rng = random.Random(5)
+    for _ in range(200):
+        a, b = rng.getrandbits(16), rng.getrandbits(8)
+        if rng.random() < 0.3:
+            a = None
+        values = (a, rng.getrandbits(32), b, 0xF)
+        want = hashes.crc32(bytes_of_bits([(v, w) for v, w in ((a, 16), (b, 8), (0xF, 4)) if v is not None]))
+        assert fh(values) == want
+        assert fh(values) == want
+        assert len(fh.memo) <= 8
+
+
+def test_field_hash_never_remembers_random():
+    fh = hashes.FieldHash(hashes.algorithm("random", seed=1), [8])
+    ref = hashes.algorithm("random", seed=1)
+    assert [fh((5,)) for _ in range(4)] == [ref(b"\x05") for _ in range(4)]
+    assert len(set(fh((5,)) for _ in range(4))) > 1
