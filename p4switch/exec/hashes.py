@@ -18,8 +18,7 @@ import zlib
 from collections.abc import Callable, Sequence
 
 from p4switch.exec.bits import bytes_of_bits
-
-MEMO_ENTRIES = 1 << 16  # field lists a FieldHash remembers before it starts again
+from p4switch.exec.memo import remember
 
 
 def _reflected_table(poly: int, width: int) -> list[int]:
@@ -110,14 +109,8 @@ def algorithm(name: str, seed: int = 0) -> Callable[[bytes], int]:
 
 class FieldHash:
     """``algo`` of a field list packed as BMv2 packs it (``bytes_of_bits``), remembered per
-    field values.
-
-    Why: the packets of a flow hash the same fields again and again (an action selector's
-    5-tuple, a flowlet's slot), and packing the bits and running crc16 a byte at a time costs
-    24,000 instructions of an ECMP packet in Python, a dictionary probe about 600. The result
-    is a function of the values alone (``random`` excepted, which is never remembered), so
-    remembering it changes no output. At most ``MEMO_ENTRIES`` are kept: past that the memo
-    starts again, so a scan of random flows costs only the probe on top.
+    field values (``p4switch.exec.memo``): packing the bits and running crc16 a byte at a time
+    cost 24,000 instructions of an ECMP packet. ``random`` is never remembered.
 
     ``widths`` gives each position of the values' tuple its width; a position whose width is
     None (not part of the list) or whose value is None (a field of an invalid header, which
@@ -138,11 +131,7 @@ class FieldHash:
             if h is not None:
                 return h
         h = self.algo(bytes_of_bits([(v, w) for v, w in zip(values, self.widths) if w and v is not None]))
-        if memo is not None:
-            if len(memo) >= MEMO_ENTRIES:
-                memo.clear()
-            memo[values] = h
-        return h
+        return h if memo is None else remember(memo, values, h)
 
 
 def hash_with_base(h: int, base: int, max_: int) -> int:

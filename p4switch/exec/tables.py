@@ -47,6 +47,7 @@ from p4rt.entries import (
 )
 from p4switch.exec.externs import DirectCounter, DirectMeter
 from p4switch.exec.hashes import FieldHash
+from p4switch.exec.memo import remember
 
 TABLE_AND_DEFAULT, TABLE_ONLY, DEFAULT_ONLY = "table_and_default", "table_only", "default_only"
 
@@ -231,6 +232,7 @@ class _Rec:
 
 
 _seq = itertools.count()
+_UNSEEN = object()  # a key not looked up since the entries last changed
 
 
 def _rank(r: _Rec) -> tuple[int, int]:
@@ -311,6 +313,9 @@ class Table:
         self._group_order: list[_MaskGroup] = []
         self._ranged: list[_Rec] = []
         self._ranged_keys: list[tuple[int, int]] = []
+        # LPM and ternary/range/optional look-ups remembered per key (``memo``), emptied
+        # whenever the index changes; an exact look-up is one probe already
+        self._found: dict = {}
         # idle timeout: entries with a TTL by entry id, and a lower bound of the fabric time
         # (us) at which the next one can expire (hits only move deadlines later)
         self._timed: dict[int, _Rec] = {}
@@ -606,6 +611,7 @@ class Table:
         return canon[0] if self._single else canon
 
     def _index_add(self, key: tuple, rec: _Rec) -> None:
+        self._found.clear()
         canon, priority = key
         if self._mode == "exact":
             self._exact[self._exact_key(canon)] = rec
@@ -635,6 +641,7 @@ class Table:
                 self._reorder_groups()
 
     def _index_remove(self, key: tuple, rec: _Rec) -> None:
+        self._found.clear()
         canon, _ = key
         if self._mode == "exact":
             del self._exact[self._exact_key(canon)]
@@ -682,6 +689,19 @@ class Table:
         self._levels[:] = levels
 
     # ---- data plane -------------------------------------------------------------------
+    def _remembered(self, search: Callable[[tuple], _Rec | None]) -> Callable[[tuple], _Rec | None]:
+        """``search`` with its answers (the entry, or None for a miss) remembered per key until
+        the entries change. A modified entry is the same record, so its new action is seen."""
+        found = self._found
+
+        def find(key):
+            r = found.get(key, _UNSEEN)
+            if r is _UNSEEN:
+                r = remember(found, key, search(key))
+            return r
+
+        return find
+
     def _build_apply(self):
         """Pick the lookup routine for this table's shape once, so that the per-packet path
         has no mode tests. Returns ``apply(key: tuple, nbytes, now_us) -> (index, args, hit)``."""
@@ -746,6 +766,8 @@ class Table:
                             return r
                 return best
 
+        if mode != "exact":
+            find = self._remembered(find)
         dcounter, dmeter, profile = self.dcounter, self.dmeter, self.profile
         # the selector fields' hash, from the whole key (its match fields have no width here)
         widths = dict(self._selector_fields)

@@ -2,7 +2,7 @@
 
 import random
 
-from p4switch.exec import hashes
+from p4switch.exec import hashes, memo
 from p4switch.exec.bits import bytes_of_bits, sat_add_s, sat_sub_s, shr_s, to_signed
 
 
@@ -52,7 +52,7 @@ def test_signed_helpers():
 def test_field_hash_is_the_hash_of_the_packed_fields_and_remembers_it(monkeypatch):
     """Remembering changes no result: fields left out (None value or width) as BMv2 leaves
     them out, the same values hashing the same on every call; the memo is bounded."""
-    monkeypatch.setattr(hashes, "MEMO_ENTRIES", 8)
+    monkeypatch.setattr(memo, "ENTRIES", 8)
     fh = hashes.FieldHash(hashes.crc32, [16, None, 8, 4])
     rng = random.Random(5)
     for _ in range(200):

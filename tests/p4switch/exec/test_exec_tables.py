@@ -212,3 +212,30 @@ def test_ternary_range_lookup_agrees_with_a_linear_scan():
         idx, args, hit = t.apply((a, r), 0, 0)
         want = reference(a, r)
         assert (args[0] if hit else None) == want
+
+
+@pytest.mark.parametrize("kind", [MatchKind.LPM, MatchKind.TERNARY])
+def test_a_remembered_lookup_follows_every_change_of_the_entries(kind):
+    """LPM and ternary look-ups are remembered per key: the same key asked again after an
+    insert, a modify, a delete, a clear or a change of the default sees that change."""
+    t = table([KeyField("k", kind, 16)])
+
+    def match(v, plen, prio):
+        m = {"k": Lpm(v, plen) if kind == MatchKind.LPM else Ternary(v, (0xFFFF << (16 - plen)) & 0xFFFF)}
+        return m, (0 if kind == MatchKind.LPM else prio)
+
+    wide, narrow = match(0x1200, 8, 1), match(0x1234, 16, 2)
+    key = (0x1234,)
+    assert t.apply(key, 0, 0) == (1, (), False)
+    t.insert(TableEntry(wide[0], fwd(1), priority=wide[1]))
+    assert t.apply(key, 0, 0) == (0, (1,), True)
+    t.insert(TableEntry(narrow[0], fwd(2), priority=narrow[1]))
+    assert t.apply(key, 0, 0) == (0, (2,), True)
+    t.modify(TableEntry(narrow[0], fwd(3), priority=narrow[1]))
+    assert t.apply(key, 0, 0) == (0, (3,), True)
+    t.delete(TableEntry(narrow[0], fwd(3), priority=narrow[1]))
+    assert t.apply(key, 0, 0) == (0, (1,), True)
+    t.clear()
+    assert t.apply(key, 0, 0) == (1, (), False)
+    t.set_default(fwd(9))
+    assert t.apply(key, 0, 0) == (0, (9,), False)
