@@ -24,7 +24,7 @@ import bisect
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from operator import and_
+from operator import and_, itemgetter
 
 from p4rt.entries import (
     ActionCall,
@@ -717,9 +717,16 @@ class Table:
                     return exact.get(key[0])
             elif all_match:
                 find = exact.get
-            else:
+            elif len(match_pos) == 1:  # one exact field beside selector fields
+                pos = match_pos[0]
+
                 def find(key):
-                    return exact.get(tuple(key[i] for i in match_pos))
+                    return exact.get((key[pos],))
+            else:
+                pick = itemgetter(*match_pos)
+
+                def find(key):
+                    return exact.get(pick(key))
         elif mode == "lpm":
             levels = self._levels
             if single:

@@ -239,3 +239,17 @@ def test_a_remembered_lookup_follows_every_change_of_the_entries(kind):
     assert t.apply(key, 0, 0) == (1, (), False)
     t.set_default(fwd(9))
     assert t.apply(key, 0, 0) == (0, (9,), False)
+
+
+def test_exact_fields_beside_selector_fields_pick_the_entry():
+    prof = ActionProfile("c.sel", 16, {"c.fwd": FWD, "c.drop": DROP}, selector_hash=crc16)
+    t = Table("c.t", [KeyField("a", MatchKind.EXACT, 8), KeyField("h", MatchKind.SELECTOR, 16),
+                      KeyField("b", MatchKind.EXACT, 8)],
+              [FWD, DROP], 16, ActionCall("c.drop"), implementation=prof)
+    prof.add_member(1, fwd(11))
+    prof.add_member(2, fwd(12))
+    t.insert(TableEntry({"a": Exact(1), "b": Exact(2)}, MemberRef(1)))
+    t.insert(TableEntry({"a": Exact(2), "b": Exact(1)}, MemberRef(2)))
+    assert t.apply((1, 0xBEEF, 2), 0, 0) == (0, (11,), True)
+    assert t.apply((2, 0xBEEF, 1), 0, 0) == (0, (12,), True)
+    assert t.apply((1, 0xBEEF, 1), 0, 0) == (1, (), False)
