@@ -50,7 +50,8 @@ class Compiled:
     registers: dict[str, Register] = field(default_factory=dict)
     value_sets: dict[str, ValueSet] = field(default_factory=dict)
     actions: dict[str, ActionInfo] = field(default_factory=dict)
-    field_lists: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)
+    # field list id -> (read its values out of the user metadata, write them back)
+    field_lists: dict[int, tuple[Callable, Callable]] = field(default_factory=dict)
     error_codes: dict[str, int] = field(default_factory=dict)
 
 

@@ -116,9 +116,9 @@ class ProgramCompiler(RuntimeObjects):
         ptypes = [p.type for p in pdecl.params]
         hdr_t, meta_t, sm_t = (underlying(t) for t in ptypes[1:4])
         hdr_c, meta_c, sm_c = self.types.cls(hdr_t), self.types.cls(meta_t), self.types.cls(sm_t)
-        self.result.field_lists = self._field_lists(meta_t)
+        field_lists, fl_code = self._field_list_ops(meta_t, self._field_lists(meta_t))
         controls = {n for n in self.generated_blocks.values() if n.startswith("K")}
-        src = self.types.out.text() + inline_controls(self.out.text(), controls)
+        src = self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
         self.result.source = src
         # Compiled per load, not shared between switches that load the same source: CPython
         # 3.11 keeps its specialising caches in the code object, and switches sharing one (each
@@ -126,9 +126,42 @@ class ProgramCompiler(RuntimeObjects):
         code = compile(src, "<p4-generated>", "exec")
         exec(code, self.ns)
         self.result.stages = {k: self.ns[v] for k, v in stages.items()}
+        self.result.field_lists = {fl: (self.ns[get], self.ns[put]) for fl, (get, put) in field_lists.items()}
         self.result.hdr_cls, self.result.meta_cls, self.result.sm_cls = (
             self.ns[hdr_c], self.ns[meta_c], self.ns[sm_c])
         return self.result
+
+    def _field_list_ops(self, meta_t: T.P4Type, lists: dict[int, list[tuple[str, ...]]]
+                        ) -> tuple[dict[int, tuple[str, str]], str]:
+        """Per field list, a function reading its fields' values out of the user metadata as
+        one tuple and one writing such a tuple back (structs and headers copied both ways,
+        so a preserved value is never shared): what a clone, resubmit or recirculation
+        carries. Straight-line code, because an INT report's clone carries twelve fields and
+        walking their paths with getattr cost 28,000 instructions each way.
+        Returns ({field list id: (getter name, setter name)}, their code)."""
+        o = Lines()
+        names: dict[int, tuple[str, str]] = {}
+        for i, (fl, paths) in enumerate(sorted(lists.items())):
+            get, put = f"FL{i}_get", f"FL{i}_set"
+            names[fl] = (get, put)
+            copied = [is_aggregate(self._path_type(meta_t, p)) for p in paths]
+            reads = [f"m.{'.'.join(p)}" + (".copy()" if c else "") for p, c in zip(paths, copied)]
+            o(f"def {get}(m):")
+            with o.indent():
+                o(f"return ({''.join(r + ', ' for r in reads)})")
+            o(f"def {put}(m, v):")
+            with o.indent():
+                for k, (p, c) in enumerate(zip(paths, copied)):
+                    o(f"m.{'.'.join(p)} = v[{k}]" + (".copy()" if c else ""))
+                o("return")
+        return names, o.text()
+
+    @staticmethod
+    def _path_type(t: T.P4Type, path: tuple[str, ...]) -> T.P4Type:
+        """The type of the field at attribute path ``path`` inside struct type ``t``."""
+        for name in path:
+            t = underlying(next(f.type for f in t.fields if attr(f.name) == name))
+        return t
 
     def _field_lists(self, meta_t: T.P4Type) -> dict[int, list[tuple[str, ...]]]:
         out: dict[int, list[tuple[str, ...]]] = {}

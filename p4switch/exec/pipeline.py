@@ -24,6 +24,7 @@ import collections
 import logging
 import random
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,11 @@ log = logging.getLogger("p4switch.exec")
 MASK48 = (1 << 48) - 1
 MASK32 = (1 << 32) - 1
 MASK19 = (1 << 19) - 1
+
+# what a clone, resubmit or recirculation carries of the user metadata: the field list's
+# setter (``Compiled.field_lists``) and its values; (None, ()) for no field list
+Preserved = tuple[Callable[[Any, tuple], None] | None, tuple]
+_NOTHING_PRESERVED: Preserved = (None, ())
 
 
 @dataclass
@@ -110,7 +116,7 @@ class RecirculatedFrame(bytes):
     """A frame sent back to ingress by ``recirculate``: bytes that also carry the preserved
     user metadata, so that feeding it to ``V1Pipeline.ingress`` starts a RECIRC pass."""
 
-    preserved: dict
+    preserved: Preserved
     instance_type: int
 
 
@@ -173,25 +179,18 @@ class V1Pipeline:
         else:
             self._fault(where)
 
-    def _preserve(self, meta: Any, fl: int | None) -> dict:
-        out = {}
-        for path in self._fl.get(fl, []) if fl is not None else []:
-            obj = meta
-            for p in path[:-1]:
-                obj = getattr(obj, p)
-            v = getattr(obj, path[-1])
-            out[path] = v.copy() if hasattr(v, "copy") else v
-        return out
+    def _preserve(self, meta: Any, fl: int | None) -> Preserved:
+        """The values of field list ``fl`` in ``meta``, with the means to write them back."""
+        ops = self._fl.get(fl) if fl is not None else None
+        return (ops[1], ops[0](meta)) if ops is not None else _NOTHING_PRESERVED
 
     @staticmethod
-    def _restore(meta: Any, preserved: dict | None) -> None:
-        for path, v in (preserved or {}).items():
-            obj = meta
-            for p in path[:-1]:
-                obj = getattr(obj, p)
-            setattr(obj, path[-1], v.copy() if hasattr(v, "copy") else v)
+    def _restore(meta: Any, preserved: Preserved) -> None:
+        put, values = preserved
+        if put is not None:
+            put(meta, values)
 
-    def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None,
+    def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: Preserved | None,
                 apply: bool = True) -> tuple:
         """Fresh headers and metadata for a frame entering ingress on ``port`` (the preserved
         field list restored first), the parser, and with ``apply`` checksum verification and
@@ -225,7 +224,7 @@ class V1Pipeline:
                 pass
         return hdr, meta, sm, ctx
 
-    def _clone_state(self, keep: dict, packet_length: int, itype: int) -> tuple[Any, Any]:
+    def _clone_state(self, keep: Preserved, packet_length: int, itype: int) -> tuple[Any, Any]:
         """Metadata of a clone as simple_switch makes it: everything reset, the preserved
         field list copied in, instance_type and packet_length set (egress sets the rest)."""
         meta, sm = self._M(), self._SM()
@@ -254,7 +253,7 @@ class V1Pipeline:
             self._failed("ingress")
         return res
 
-    def _resubmit(self, port: int, data: bytes, now_us: int, preserved: dict, res: IngressResult) -> None:
+    def _resubmit(self, port: int, data: bytes, now_us: int, preserved: Preserved, res: IngressResult) -> None:
         """The first pass asked to resubmit with ``preserved``: the passes after it."""
         if self.max_passes == 1:
             self._stats["dropped_pass_limit"] += 1
@@ -262,7 +261,7 @@ class V1Pipeline:
             self._stats["resubmitted"] += 1
             self._ingress_passes(port, data, now_us, PKT_INSTANCE_TYPE_RESUBMIT, preserved, res, 1)
 
-    def _ingress_passes(self, port: int, data: bytes, now_us: int, itype: int, preserved: dict | None,
+    def _ingress_passes(self, port: int, data: bytes, now_us: int, itype: int, preserved: Preserved | None,
                         res: IngressResult, first: int) -> None:
         """Ingress passes ``first`` .. ``max_passes - 1`` of one frame (resubmits loop here)."""
         for n in range(first, self.max_passes):
@@ -280,12 +279,12 @@ class V1Pipeline:
         self._stats["dropped_pass_limit"] += 1
 
     def _ingress_pass(self, port: int, data: bytes, now_us: int, itype: int,
-                      preserved: dict | None, res: IngressResult) -> dict | None:
+                      preserved: Preserved | None, res: IngressResult) -> Preserved | None:
         hdr, meta, sm, ctx = self._parsed(port, data, now_us, itype, preserved)
         return self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
 
     def _end_ingress(self, port: int, data: bytes, now_us: int, hdr: Any, meta: Any, sm: Any,
-                     ctx: Context, res: IngressResult) -> dict | None:
+                     ctx: Context, res: IngressResult) -> Preserved | None:
         """BMv2's end-of-ingress logic; returns the preserved fields of a resubmit, else None."""
         if ctx.digests:
             res.digests.extend(DigestMessage(name, fields) for name, fields in ctx.digests)
