@@ -60,10 +60,9 @@ def _counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
     i = g.expr(args[0])
     g.flush()
     i = _local(g, i, "i")
-    cell = g.scope.tmp("c")
     g.o(f"if 0 <= {i} < {g.pc.ns[obj].size}:")
     with g.o.indent():
-        g.o(f"{cell} = {obj}.cells[{i}]; {cell}.packets += 1; {cell}.bytes += ctx.nbytes")
+        g.o(f"{obj}.packets[{i}] += 1; {obj}.bytes[{i}] += ctx.nbytes")
 
 
 def _direct_counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:

@@ -8,7 +8,7 @@ BMv2 does: an access outside the array is ignored (reads give 0) rather than cra
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from p4rt.entries import CounterData, InvalidEntryError, MeterConfig, NotFoundError, ResourceExhaustedError
 
@@ -54,27 +54,26 @@ class Register:
 
 
 class Counter:
-    """``counter(size, type)``; ``kind`` is "packets", "bytes" or "packets_and_bytes"."""
+    """``counter(size, type)``; ``kind`` is "packets", "bytes" or "packets_and_bytes".
+
+    Packet and byte counts are two lists of ints, not an object per cell: fabric.p4 declares
+    26,000 counter cells, and making an object for each took 0.15 s of every switch's start
+    (12 s for a k=8 fat tree's 80 switches) and 2 million objects in its simulation."""
 
     def __init__(self, name: str, size: int, kind: str) -> None:
         self.name = name
         self.size = size
         self.kind = kind
-        self.cells = [CounterData() for _ in range(size)]
+        self.packets = [0] * size
+        self.bytes = [0] * size
 
     def read(self, index: int) -> CounterData:
         _check_index(f"counter {self.name}", index, self.size)
-        return replace(self.cells[index])
+        return CounterData(self.packets[index], self.bytes[index])
 
     def write(self, index: int, data: CounterData) -> None:
         _check_index(f"counter {self.name}", index, self.size)
-        self.cells[index] = replace(data)
-
-    def count(self, index: int, nbytes: int) -> None:
-        if 0 <= index < self.size:
-            c = self.cells[index]
-            c.packets += 1
-            c.bytes += nbytes
+        self.packets[index], self.bytes[index] = data.packets, data.bytes
 
 
 class DirectCounter:
