@@ -12,7 +12,7 @@ an INT source/transit hop and a sink do to a frame, for simulated switches and t
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from netbase import ipv4
 from nicmodel.cc.base import HopInt
@@ -49,9 +49,8 @@ _HOP = struct.Struct("!IHHIIIIII")
 _U16 = struct.Struct("!H")
 
 
-@dataclass(frozen=True)
-class IntStack:
-    """The INT carried by one data packet."""
+class IntStack(NamedTuple):
+    """The INT carried by one data packet (a named tuple, as ``HopInt``: one per packet)."""
 
     orig_dport: int
     md_header: bytes  # the 12-byte INT-MD header as received
@@ -238,9 +237,8 @@ def strip(frame: bytes) -> tuple[bytes, IntStack | None]:
 # --- telemetry reports (sink -> collector) ------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Report:
-    """One INT report: the sink's report header and the reported packet."""
+class Report(NamedTuple):
+    """One INT report: the sink's report header and the reported packet (a named tuple)."""
 
     hop_count: int  # hop records in the inner stack, the sink's own included
     switch_id: int  # the sink

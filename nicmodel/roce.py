@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 from netbase.ipv4 import checksum as ipv4_checksum
 from nicmodel import int_md
@@ -454,10 +454,10 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     return p
 
 
-@dataclass(frozen=True)
-class AckExtensions:
+class AckExtensions(NamedTuple):
     """Decoded extensions of an ACK: echoed INT hops (source-side first), SACK block and
-    the duplicate report (PSN of a data packet received twice, or None)."""
+    the duplicate report (PSN of a data packet received twice, or None). A named tuple, as
+    ``HopInt``: one per ACK."""
 
     hops: tuple
     sack_base: int | None
