@@ -5,8 +5,9 @@ Why: the packets of one flow ask the same questions again and again (an ECMP gro
 hash, an ACL's ternary match), and each answer computed in Python costs thousands of
 instructions where a dictionary probe costs a few hundred. The answers depend only on the
 question (and a table's entries, whose memo is emptied when they change), so remembering them
-changes no output. A memo holds at most ``ENTRIES`` answers and then starts again, so a
-stream of ever-new flows costs only the probe on top, and memory stays bounded per object.
+changes no output. A memo holds at most ``ENTRIES`` answers and then starts again, so memory
+stays bounded per object; a key not seen since then costs the probe and the insertion on top
+(about 2,200 instructions a table look-up).
 """
 
 from __future__ import annotations
