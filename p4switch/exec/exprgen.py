@@ -108,10 +108,14 @@ class ExprGen:
             raise UnsupportedError(node, f"cannot use a value of type {t} as hash or checksum data")
         return [(code, str(w), cond)]
 
-    def pack(self, e: A.Expression, payload: bool = False, int_algo: list | None = None) -> str:
+    def pack(self, e: A.Expression, payload: bool = False, int_algo: list | None = None,
+             fields: list[tuple[str, str, str | None]] | None = None) -> str:
         """Code for the input buffer of a hash or checksum. With ``int_algo`` (csum16 only,
-        no payload) it may return the packed int instead, setting ``int_algo[0]``."""
-        fields = self.flatten(e)
+        no payload) it may return the packed int instead, setting ``int_algo[0]``. ``fields``:
+        ``flatten(e)`` when the caller has it already (flattening again would emit the code of
+        any expression with statements of its own twice)."""
+        if fields is None:
+            fields = self.flatten(e)
         conds = {c for _, _, c in fields}
         guard = None
         if len(conds) == 1 and all(w.isdigit() for _, w, _ in fields):

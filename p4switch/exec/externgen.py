@@ -98,18 +98,17 @@ def _mark_to_drop(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
 
 def _hash(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
     """v1model ``hash()``. A list of fixed-width fields goes to a ``FieldHash`` of its own,
-    which remembers the hash per field values; ``random`` and varbit data are packed and hashed
-    every time."""
+    which remembers the hash per field values (``random`` excepted); varbit data is packed and
+    hashed every time."""
     algo = g._algo(args[1], c)
     base, mx = g.expr(args[2]), g.expr(args[4])
     fields = g.flatten(args[3])
-    fn = g.pc.ns[algo]
-    if not isinstance(fn, hashes.RandomHash) and all(w.isdigit() for _, w, _ in fields):
-        memo = g.pc.add_object(hashes.FieldHash(fn, [int(w) for _, w, _ in fields]), "hash")
+    if all(w.isdigit() for _, w, _ in fields):
+        memo = g.pc.add_object(hashes.FieldHash(g.pc.ns[algo], [int(w) for _, w, _ in fields]), "hash")
         values = "".join((v if cond is None else f"({v} if {cond} else None)") + ", " for v, _, cond in fields)
         h = f"{memo}(({values}))"
     else:
-        h = f"{algo}({g.pack(args[3])})"
+        h = f"{algo}({g.pack(args[3], fields=fields)})"
     w = scalar_width(args[0].type) or 32
     g.store(args[0], f"(hash_with_base({h}, {base}, {mx}) & {(1 << w) - 1})")
 
