@@ -5,6 +5,8 @@
   packets/s on one core.
 - fabric.p4 (p4src/fabric.p4) routing; issue 14's goal: 120,000 packets/s.
 
+Both with each backend: the generated Python, and it compiled by mypyc (``native.py``).
+
 Each figure is the median of several rounds (``median_rate``): the machine is shared, and
 a round that other work slowed down moves a median less than a mean.
 
@@ -22,8 +24,9 @@ from pathlib import Path
 
 from bench.result import Result
 from p4rt.entries import ActionCall, Lpm, MatchKind, TableEntry, Ternary
-from p4switch.exec import LoadedProgram, V1Pipeline
+from p4switch.exec import LoadedProgram, V1Pipeline, native
 from p4switch.exec.tables import ActionInfo, KeyField, Table
+from p4switch.frontend import compile_file
 from p4switch.stf.runner import StfRunner
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,9 +71,10 @@ def median_rate(process: Callable, port: int, frames: list[bytes], seconds: floa
     return statistics.median(rates), out
 
 
-def basic_workload() -> tuple[V1Pipeline, int, list[bytes]]:
-    """basic L3 with 100 random routes and one frame to each: (pipeline, port, frames)."""
-    prog = LoadedProgram.from_file(BASIC)
+def basic_workload(backend: str | None = None) -> tuple[V1Pipeline, int, list[bytes]]:
+    """basic L3 with 100 random routes and one frame to each: (pipeline, port, frames).
+    ``backend`` as for ``LoadedProgram.from_checked``."""
+    prog = LoadedProgram.from_checked(compile_file(str(BASIC)), backend)
     t = prog.tables["MyIngress.ipv4_lpm"]
     rng = random.Random(1)
     dsts = []
@@ -87,12 +91,13 @@ def basic_workload() -> tuple[V1Pipeline, int, list[bytes]]:
     return V1Pipeline(prog), 0, [_ipv4_frame(d, rng) for d in dsts]
 
 
-def fabric_routing_workload() -> tuple[V1Pipeline, int, list[bytes]]:
+def fabric_routing_workload(backend: str | None = None) -> tuple[V1Pipeline, int, list[bytes]]:
     """fabric.p4 configured by the control-plane lines of p4src/tests/fabric_routing.stf,
     fed with that file's routed packets (L3 LPM, next-hop MACs, TTL, checksums, counters):
     (pipeline, port, frames)."""
     stf = FABRIC.parent / "tests" / "fabric_routing.stf"
-    prog = LoadedProgram.from_file(FABRIC, include_dirs=[str(FABRIC.parent), str(FABRIC.parent / "include")])
+    checked = compile_file(str(FABRIC), include_dirs=[str(FABRIC.parent), str(FABRIC.parent / "include")])
+    prog = LoadedProgram.from_checked(checked, backend)
     lines = stf.read_text().splitlines()
     setup = "\n".join(x for x in lines if x.split(" ", 1)[0] in ("add", "setdefault", "mirroring_add"))
     frames = [bytes.fromhex(x.split(None, 2)[2].replace(" ", "")) for x in lines
@@ -102,19 +107,19 @@ def fabric_routing_workload() -> tuple[V1Pipeline, int, list[bytes]]:
     return runner.pipe, 1, frames
 
 
-def bench_basic(seconds: float = 2.0) -> Result:
-    pipe, port, frames = basic_workload()
+def bench_basic(backend: str, seconds: float = 2.0) -> Result:
+    pipe, port, frames = basic_workload(backend)
     rate, out = median_rate(pipe.process, port, frames, seconds)
     assert out > 0, "basic L3 benchmark forwarded nothing"
-    return Result("exec basic_l3 (LPM 100 routes)", rate, "packets/s",
+    return Result(f"exec basic_l3 (LPM 100 routes) [{backend}]", rate, "packets/s",
                   f"in process, CPU time of one core, median of 5; goal 250,000; {len(frames)} routes")
 
 
-def bench_fabric(seconds: float = 2.0) -> Result:
-    pipe, port, frames = fabric_routing_workload()
+def bench_fabric(backend: str, seconds: float = 2.0) -> Result:
+    pipe, port, frames = fabric_routing_workload(backend)
     rate, out = median_rate(pipe.process, port, frames, seconds)
     assert out > 0, "fabric.p4 routing benchmark forwarded nothing"
-    return Result("exec fabric.p4 (routing)", rate, "packets/s",
+    return Result(f"exec fabric.p4 (routing) [{backend}]", rate, "packets/s",
                   "in process, CPU time, median of 5; goal 120,000; tables from p4src/tests/fabric_routing.stf")
 
 
@@ -153,7 +158,8 @@ def bench_ternary(seconds: float = 1.0) -> list[Result]:
 
 
 def run() -> list[Result]:
-    return [bench_basic(), bench_fabric(), *bench_ternary()]
+    return [*(bench(backend) for backend in native.BACKENDS for bench in (bench_basic, bench_fabric)),
+            *bench_ternary()]
 
 
 if __name__ == "__main__":

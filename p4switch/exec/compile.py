@@ -28,5 +28,6 @@ from p4switch.exec.elaborate import ProgramCompiler
 __all__ = ["Compiled", "UnsupportedError", "compile_checked"]
 
 
-def compile_checked(checked: Any) -> Compiled:
-    return ProgramCompiler(checked).compile()
+def compile_checked(checked: Any, backend: str | None = None) -> Compiled:
+    """``backend``: ``python`` or ``mypyc`` (``native.py``); None takes ``P4SWITCH_BACKEND``."""
+    return ProgramCompiler(checked).compile(backend)

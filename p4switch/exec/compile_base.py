@@ -53,6 +53,8 @@ class Compiled:
     # field list id -> (read its values out of the user metadata, write them back)
     field_lists: dict[int, tuple[Callable, Callable]] = field(default_factory=dict)
     error_codes: dict[str, int] = field(default_factory=dict)
+    backend: str = "python"  # what runs the generated code: exec'd Python or mypyc's C (native.py)
+    module_file: str | None = None  # the mypyc backend's built extension, in its cache
 
 
 def const_value(v: Any) -> Any:

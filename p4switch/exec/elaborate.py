@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from p4switch.exec import hashes, runtime
+from p4switch.exec import hashes, native, runtime
 from p4switch.exec.bits import bytes_of_bits, div_s, mod_s, sat_add_s, sat_sub_s, shr_s, to_signed
 from p4switch.exec.codegen import Lines, TypeClasses, attr, is_aggregate, scalar_width, underlying
 from p4switch.exec.compile_base import (
@@ -39,6 +39,7 @@ class ProgramCompiler(RuntimeObjects):
             self.errors.setdefault(n, len(self.errors))
         self.types = TypeClasses(Lines(), self.errors)
         self.ns: dict[str, Any] = {
+            "Any": Any,  # the generated code's annotations (``TypeClasses.annotation``)
             "ParserError": runtime.ParserError,
             "ExitControl": runtime.ExitControl,
             "AssertionFailed": runtime.AssertionFailed,
@@ -88,7 +89,12 @@ class ProgramCompiler(RuntimeObjects):
         return name
 
     # ---- entry point -----------------------------------------------------------------------
-    def compile(self) -> Compiled:
+    def compile(self, backend: str | None = None) -> Compiled:
+        """The program's generated code, run by ``backend`` (``native.backend()`` when None)."""
+        backend = backend or native.backend()
+        if backend not in native.BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}: expected one of {', '.join(native.BACKENDS)}")
+        self.types.native = backend == "mypyc"
         pipeline = self.checked.pipeline
         stages = {}
         for decl in self.program.declarations:
@@ -120,16 +126,28 @@ class ProgramCompiler(RuntimeObjects):
         controls = {n for n in self.generated_blocks.values() if n.startswith("K")}
         src = self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
         self.result.source = src
+        defs = self._run(src, backend)
+        self.result.stages = {k: defs[v] for k, v in stages.items()}
+        self.result.field_lists = {fl: (defs[get], defs[put]) for fl, (get, put) in field_lists.items()}
+        self.result.hdr_cls, self.result.meta_cls, self.result.sm_cls = (
+            defs[hdr_c], defs[meta_c], defs[sm_c])
+        return self.result
+
+    def _run(self, src: str, backend: str) -> dict[str, Any]:
+        """Run the generated module with ``self.ns`` (the runtime objects) as its globals;
+        returns the globals, now with its classes and functions."""
+        if backend == "mypyc":
+            name, built = native.build(native.module_text(src, self.ns))
+            module = native.load(name, built)
+            for k, v in self.ns.items():
+                setattr(module, k, v)
+            self.result.backend, self.result.module_file = backend, str(built)
+            return vars(module)
         # Compiled per load, not shared between switches that load the same source: CPython
         # 3.11 keeps its specialising caches in the code object, and switches sharing one (each
         # with its own globals and classes) ran the simulator 5-12 % slower.
-        code = compile(src, "<p4-generated>", "exec")
-        exec(code, self.ns)
-        self.result.stages = {k: self.ns[v] for k, v in stages.items()}
-        self.result.field_lists = {fl: (self.ns[get], self.ns[put]) for fl, (get, put) in field_lists.items()}
-        self.result.hdr_cls, self.result.meta_cls, self.result.sm_cls = (
-            self.ns[hdr_c], self.ns[meta_c], self.ns[sm_c])
-        return self.result
+        exec(compile(src, "<p4-generated>", "exec"), self.ns)
+        return self.ns
 
     def _field_list_ops(self, meta_t: T.P4Type, lists: dict[int, list[tuple[str, ...]]]
                         ) -> tuple[dict[int, tuple[str, str]], str]:
@@ -268,6 +286,10 @@ class ProgramCompiler(RuntimeObjects):
             return v.split(".")[-1]
         return str(getattr(v, "name", v))
 
+    def typed_param(self, name: str, p: A.Parameter) -> str:
+        """``name: type`` of a generated function's parameter (see ``TypeClasses.annotation``)."""
+        return f"{name}: {self.types.annotation(p.type)}"
+
     # ---- functions -------------------------------------------------------------------------
     def gen_function(self, decl: A.FunctionDecl) -> None:
         name = f"F{next(self.obj_counter)}_{decl.name}"
@@ -278,7 +300,8 @@ class ProgramCompiler(RuntimeObjects):
         has_ret = not isinstance(getattr(decl.return_type, "type", T.VOID) or T.VOID, T.VoidType)
         self.functions[id(decl)] = (name, decl.params, has_ret)
         o = Lines()
-        o(f"def {name}({', '.join(pnames + ['ctx'])}):")
+        typed = [self.typed_param(n, p) for n, p in zip(pnames, decl.params)]
+        o(f"def {name}({', '.join(typed + ['ctx: Any'])}):")
         with o.indent():
             g = StmtGen(self, scope, o, prefix="", outs=outs, has_ret=has_ret)
             for p in decl.params:  # an aggregate out arrives fresh from the caller
@@ -299,11 +322,13 @@ class ProgramCompiler(RuntimeObjects):
         scope = Scope()
         params = [p for p in decl.params]
         pnames = []
+        typed = []
         for p in params:
             if isinstance(p.type, T.ExternType) and p.type.name == "packet_in":
                 scope.names[id(p)] = "<pkt>"
                 continue
             pnames.append(scope.bind(p, p.name))
+            typed.append(self.typed_param(pnames[-1], p))
         for loc in decl.locals:
             if isinstance(loc, A.InstanceDecl):
                 self.instantiate(loc, prefix)
@@ -319,7 +344,7 @@ class ProgramCompiler(RuntimeObjects):
         outs = [scope.get(p) for p in params
                 if p.direction in ("out", "inout") and not is_aggregate(underlying(p.type))
                 and scope.get(p) != "<pkt>"]
-        o(f"def {name}(d, o, {', '.join(pnames + ['ctx'])}):")
+        o(f"def {name}(d: bytes, o: int, {', '.join(typed + ['ctx: Any'])}):")
         with o.indent():
             g = StmtGen(self, scope, o, prefix=prefix, outs=outs)
             self.bind_ctor_params(decl, scope, o, ctor_args, prefix)
@@ -385,6 +410,7 @@ class ProgramCompiler(RuntimeObjects):
                 scope.packet_out = pnames[-1]
                 continue
             pnames.append(scope.bind(p, p.name))
+        typed = [self.typed_param(n, p) for n, p in zip(pnames, decl.params)]
         outs = [scope.get(p) for p in decl.params
                 if p.direction in ("out", "inout") and not is_aggregate(underlying(p.type))]
         for loc in decl.locals:
@@ -407,7 +433,7 @@ class ProgramCompiler(RuntimeObjects):
         g.block(decl.body)
         g.ret_stmt(None)
         o = self.out
-        o(f"def {name}({', '.join(pnames + ['ctx'])}):")
+        o(f"def {name}({', '.join(typed + ['ctx: Any'])}):")
         o.lines.extend(body.lines)
         o("")
         return name

@@ -36,8 +36,9 @@ class LoadedProgram:
         self.error_names = {v: k for k, v in compiled.error_codes.items()}
 
     @classmethod
-    def from_checked(cls, checked: Any) -> "LoadedProgram":
-        return cls(compile_checked(checked), checked)
+    def from_checked(cls, checked: Any, backend: str | None = None) -> "LoadedProgram":
+        """``backend``: ``python`` or ``mypyc`` (``native.py``); None takes ``P4SWITCH_BACKEND``."""
+        return cls(compile_checked(checked, backend), checked)
 
     @classmethod
     def from_file(cls, path: str | Path, include_dirs: list[str] | None = None,

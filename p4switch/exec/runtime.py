@@ -103,9 +103,8 @@ def assign_into(dst: Any, src: Any) -> None:
     the caller's object takes the (fresh) value ``src``; rebinding the name would lose it."""
     if isinstance(dst, Stack):
         dst.h, dst.nxt = src.h, src.nxt
-    else:
-        dst.__dict__.clear()
-        dst.__dict__.update(src.__dict__)
+    else:  # a generated class: its fields named, as a mypyc-compiled object has no __dict__
+        dst.assign(src)
 
 
 class Context:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 
 from netbase.clock import DilatedClock
 from netbase.packet_socket import PacketSocketPort
-from p4switch.exec import LoadedProgram
+from p4switch.exec import LoadedProgram, native
 from p4switch.frontend import compile_file
 from p4switch.p4info import generate_p4info
 from p4switch.p4runtime import P4RuntimeServer
@@ -67,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--queue-bytes-register", default=None, metavar="NAME",
                     help="program register (by port) the switch keeps the queued bytes in")
     ap.add_argument("--link-seed", type=int, default=0, help="seed of the link-loss generators")
+    ap.add_argument("--backend", choices=native.BACKENDS, default=None,
+                    help="what runs the P4: python (the generated code) or mypyc (it compiled to C, "
+                         "built once per program and cached); default $P4SWITCH_BACKEND or python")
     return ap
 
 
@@ -107,6 +111,8 @@ def setup_logging(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     setup_logging(args)
+    if args.backend:  # also for the programs P4Runtime pushes later
+        os.environ[native.BACKEND_ENV] = args.backend
     try:
         device = Device(device_id=args.device_id, cpu_port=args.cpu_port, priority_queues=args.priority_queues,
                         clock=DilatedClock(args.time_dilation), link_seed=args.link_seed,

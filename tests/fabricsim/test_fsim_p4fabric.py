@@ -96,15 +96,19 @@ def test_all_reduce_recovers_when_both_uplinks_of_a_leaf_fail_for_a_while(fabric
     assert lost > 0 and resent > 0
 
 
-def test_same_inputs_give_byte_identical_run_files(tmp_path) -> None:
+def test_same_inputs_give_byte_identical_run_files(tmp_path, monkeypatch) -> None:
+    """Also when the switches' P4 runs compiled to C (``--backend mypyc``)."""
+    monkeypatch.setenv("P4SWITCH_BACKEND", "python")  # restored afterwards: --backend sets it
     argv = ["sim", "run", "--topology", "leafspine:2x2x2", "--profiles", "baseline,ai-fabric",
             "--workload", "all-reduce", "--size", "32KiB", "--seed", "3", "--no-progress"]
     assert fabricctl([*argv, "--out", str(tmp_path / "a")]) == 0
     assert fabricctl([*argv, "--out", str(tmp_path / "b")]) == 0
+    assert fabricctl([*argv, "--backend", "mypyc", "--out", str(tmp_path / "c")]) == 0
     runs_a = sorted((tmp_path / "a" / "runs").glob("*.json"))
     assert [p.name for p in runs_a] == ["001-all-reduce-baseline.json", "002-all-reduce-ai-fabric.json"]
     for p in runs_a:
         assert p.read_bytes() == (tmp_path / "b" / "runs" / p.name).read_bytes()
+        assert p.read_bytes() == (tmp_path / "c" / "runs" / p.name).read_bytes()
         assert json.loads(p.read_text())["ok"] is True
 
 

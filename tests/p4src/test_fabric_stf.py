@@ -66,9 +66,11 @@ def test_ternary_entries_carry_the_priority_bmv2_needs(checked) -> None:
     assert checked_lines >= 4
 
 
+@pytest.mark.parametrize("backend", ["python", "mypyc"])  # the generated code run, or compiled (native.py)
 @pytest.mark.parametrize("stf", STF_FILES, ids=[p.stem for p in STF_FILES])
-def test_fabric_stf(checked, stf: Path) -> None:
-    prog = LoadedProgram.from_checked(checked)
+def test_fabric_stf(checked, stf: Path, backend: str) -> None:
+    prog = LoadedProgram.from_checked(checked, backend=backend)
+    assert prog.compiled.backend == backend
     log = io.StringIO()
     result = run_stf_file(prog, stf, out=log)
     assert result.ok, f"{stf.name}:\n" + "\n".join(result.failures)

@@ -1,4 +1,5 @@
-"""Every P4 program in programs/ runs its STF file(s) on our target with exact output bytes.
+"""Every P4 program in programs/ runs its STF file(s) on our target with exact output bytes,
+with each backend: the generated Python run as it is, and compiled by mypyc (``native.py``).
 
 ``NAME.stf`` (and ``NAME.*.stf``) belong to ``NAME.p4``."""
 
@@ -20,9 +21,12 @@ def _program(stf: Path) -> Path:
     return HERE / (stf.name.split(".")[0] + ".p4")
 
 
+@pytest.mark.parametrize("backend", ["python", "mypyc"])
 @pytest.mark.parametrize("stf", STFS, ids=[s.name for s in STFS])
-def test_stf(stf: Path):
+def test_stf(stf: Path, backend: str, monkeypatch):
+    monkeypatch.setenv("P4SWITCH_BACKEND", backend)
     prog = LoadedProgram.from_file(_program(stf))
+    assert prog.compiled.backend == backend
     out = io.StringIO()
     res = run_stf_file(prog, stf, out)
     assert res.ok, out.getvalue()

@@ -18,9 +18,12 @@ HERE = Path(__file__).parent / "conformance"
 STFS = sorted(HERE.glob("*.stf"))
 
 
+@pytest.mark.parametrize("backend", ["python", "mypyc"])  # the generated code run, or compiled (native.py)
 @pytest.mark.parametrize("stf", STFS, ids=[s.stem for s in STFS])
-def test_conformance_program(stf: Path):
+def test_conformance_program(stf: Path, backend: str, monkeypatch):
+    monkeypatch.setenv("P4SWITCH_BACKEND", backend)
     prog = LoadedProgram.from_file(HERE / (stf.stem + ".p4"), target=None)  # loops are ours, not BMv2's
+    assert prog.compiled.backend == backend
     out = io.StringIO()
     res = run_stf_file(prog, stf, out)
     assert res.ok, out.getvalue()
