@@ -21,6 +21,7 @@ from p4switch.exec.inline import inline_controls
 from p4switch.exec.objects import RuntimeObjects
 from p4switch.exec.stmtgen import StmtGen
 from p4switch.exec.tables import (
+    UNSEEN,
     ActionProfile,
 )
 from p4switch.frontend import ast as A
@@ -57,7 +58,10 @@ class ProgramCompiler(RuntimeObjects):
             # each time (850 instructions of an IPv4 extraction's 3,400); big-endian is the
             # default of from_bytes and to_bytes since Python 3.11
             "from_bytes": int.from_bytes,
+            "UNSEEN": UNSEEN,
         }
+        # the annotation of a name in ``ns`` for the mypyc backend, where it is not ``Any``
+        self.ns_types: dict[str, str] = {}
         self.objects: dict[int, str] = {}  # id(InstanceDecl or TableDecl) -> namespace name
         self.obj_counter = itertools.count()
         self.result = Compiled("", self.ns, {}, object, object, object, error_codes=self.errors)
@@ -82,6 +86,13 @@ class ProgramCompiler(RuntimeObjects):
         if prefix and self.checked.enclosing_block(decl) is None:
             return f"{prefix}.{decl.name}"
         return self.checked.control_plane_name(decl, prefix or None)
+
+    def bind(self, name: str, value: Any, annotation: str) -> str:
+        """Give the generated code ``value`` as the global ``name``, of type ``annotation``
+        when compiled (a typed ``dict`` is probed by mypyc without a method call)."""
+        self.ns[name] = value
+        self.ns_types[name] = annotation
+        return name
 
     def add_object(self, obj: Any, hint: str) -> str:
         name = f"O{next(self.obj_counter)}_{''.join(c if c.isalnum() else '_' for c in hint)}"
@@ -137,7 +148,7 @@ class ProgramCompiler(RuntimeObjects):
         """Run the generated module with ``self.ns`` (the runtime objects) as its globals;
         returns the globals, now with its classes and functions."""
         if backend == "mypyc":
-            name, built = native.build(native.module_text(src, self.ns))
+            name, built = native.build(native.module_text(src, {k: self.ns_types.get(k, "Any") for k in self.ns}))
             module = native.load(name, built)
             for k, v in self.ns.items():
                 setattr(module, k, v)

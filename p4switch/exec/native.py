@@ -30,7 +30,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
@@ -70,10 +69,11 @@ def cache_dir() -> Path:
     return path
 
 
-def module_text(source: str, injected: Iterable[str]) -> str:
+def module_text(source: str, injected: dict[str, str]) -> str:
     """The generated ``source`` as a module mypy accepts: the runtime objects and helpers the
-    executor binds after import (tables, registers, ``Stack``...) declared as ``Any``."""
-    decls = "".join(f"{name}: Any\n" for name in sorted(injected) if name != "Any")
+    executor binds after import (tables, registers, ``Stack``...) declared with their
+    annotations (name -> annotation; most are ``Any``)."""
+    decls = "".join(f"{name}: {injected[name]}\n" for name in sorted(injected) if name != "Any")
     return "from typing import Any\n" + decls + source
 
 

@@ -685,6 +685,13 @@ class StmtGen(ExprGen):
                     outs.append((a, n))
         if args is None:
             names = [self.scope.bind(p, p.name) for p in cp_params]
+            if names and self.pc.types.native:
+                # the arguments' tuple typed (bit<W> values are ints): mypyc then checks it
+                # once and unpacks it by index, and the parameters are native ints in the body
+                types = [a if a == "int" else "Any" for a in map(self.pc.types.annotation, (p.type for p in cp_params))]
+                typed = self.scope.tmp("args")
+                o(f"{typed}: tuple[{', '.join(types)}] = {data}")
+                data = typed
             if len(names) == 1:
                 o(f"{names[0]} = {data}[0]")
             elif names:
@@ -724,13 +731,19 @@ class StmtGen(ExprGen):
         self.flush()
         o = self.o
         table: Table = self.pc.ns[obj]
+        o(f"{ai}: int")  # (no code in Python) mypyc compares it to each action's index natively
         if table.plain or table.counted:
             # no meter/profile/timeout: look the entry up inline, no apply() call; a direct
             # counter counts the hit here
             r = self.scope.tmp("r")
             if table.exact_index is not None:
                 single = keys[0] if len(keys) == 1 else key
-                o(f"{r} = {obj}.exact_index.get({single})")
+                o(f"{r} = {self.pc.bind(obj + '_index', table.exact_index, 'dict[Any, Any]')}.get({single})")
+            elif table.memo is not None:  # the remembered answer, else the search (which remembers it)
+                k = self.scope.tmp("k")
+                o(f"{k} = {key}")
+                o(f"{r} = {self.pc.bind(obj + '_memo', table.memo, 'dict[Any, Any]')}.get({k}, UNSEEN)")
+                o(f"if {r} is UNSEEN: {r} = {obj}.find({k})")
             else:
                 o(f"{r} = {obj}.find({key})")
             o(f"if {r} is None: {ai}, {ar} = {obj}.default_pair; {hit} = False")

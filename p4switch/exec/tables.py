@@ -232,7 +232,7 @@ class _Rec:
 
 
 _seq = itertools.count()
-_UNSEEN = object()  # a key not looked up since the entries last changed
+UNSEEN = object()  # a key not looked up since the entries last changed (``Table.memo``)
 
 
 def _rank(r: _Rec) -> tuple[int, int]:
@@ -695,8 +695,8 @@ class Table:
         found = self._found
 
         def find(key):
-            r = found.get(key, _UNSEEN)
-            if r is _UNSEEN:
+            r = found.get(key, UNSEEN)
+            if r is UNSEEN:
                 r = remember(found, key, search(key))
             return r
 
@@ -785,6 +785,8 @@ class Table:
         me = self
 
         self.find = find
+        # the remembered answers, which generated code probes itself (``UNSEEN``: ask ``find``)
+        self.memo = self._found if mode != "exact" else None
         # only plain tables get the inline lookup in generated code (no hit bookkeeping)
         self.plain = dcounter is None and dmeter is None and profile is None and not timed
         # a hit's only bookkeeping is its direct counter: generated code looks the entry up
