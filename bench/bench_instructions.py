@@ -71,7 +71,7 @@ def run() -> list[Result]:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         return [Result("instructions/packet", 0.0, "instr/packet", "valgrind not installed (make setup installs it)")]
     # built outside valgrind, where a build would take minutes
-    subprocess.run([sys.executable, "-m", "p4switch.exec.native", str(BASIC), str(FABRIC)], check=True,
+    subprocess.run([sys.executable, "-m", "p4switch.exec.prebuild", str(BASIC), str(FABRIC)], check=True,
                    capture_output=True)
     with ThreadPoolExecutor(max_workers=2) as pool:  # one valgrind per core
         hops = [pool.submit(_per_hop, backend) for backend in native.BACKENDS]

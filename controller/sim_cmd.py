@@ -21,7 +21,6 @@ with ``--duration`` gives Poisson arrivals for that long (run to completion), an
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -37,9 +36,8 @@ from controller.report import comparison_table, plot
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar, shown_path
 from controller.workloads import save_run, stuck_detail, workload_errors, workload_specs
-from fabricsim.fabric import P4Fabric
+from fabricsim.fabric import BACKENDS, P4Fabric, use_backend
 from fabricsim.link import LinkConfig
-from p4switch.exec import native
 from topo.builder import fat_tree, leaf_spine
 from topo.spec import load
 
@@ -122,7 +120,7 @@ def add_parser(sub: Any) -> None:
                     help="the cable between nodes A and B goes down at simulated time T (and up at T2), "
                          "e.g. leaf1-spine1@20us:200us (repeatable)")
     sp.add_argument("--seed", type=int, default=1)
-    sp.add_argument("--backend", choices=native.BACKENDS, default=None,
+    sp.add_argument("--backend", choices=BACKENDS, default=None,
                     help="what runs the switches' P4: python (the generated code) or mypyc (it compiled "
                          "to C: the same results, faster; built once per program and cached); "
                          "default $P4SWITCH_BACKEND or python")
@@ -148,8 +146,8 @@ def parse_topology(text: str, rate_gbps: float = 100.0, mtu: int = 1024):
 
 
 def cmd_sim(args: argparse.Namespace, state_path: Path) -> int:
-    if args.backend:  # the switches load the program through P4Runtime, as live: the one knob
-        os.environ[native.BACKEND_ENV] = args.backend
+    if args.backend:
+        use_backend(args.backend)
 
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
     unknown = [p for p in profiles if p not in PROFILES]

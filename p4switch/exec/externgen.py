@@ -13,6 +13,7 @@ from typing import Any
 
 from p4switch.exec import hashes
 from p4switch.exec.codegen import raw_kept, scalar_width, underlying
+from p4switch.exec.externs import Register
 from p4switch.frontend import ast as A
 
 Args = list[A.Expression]
@@ -33,10 +34,16 @@ def _local(g: Any, code: str, hint: str) -> str:
 
 def register_read(g: Any, obj: str, idx: str) -> str:
     """Inline ``Register.p_read``: the cell, or 0 outside the array (BMv2 ignores the access)."""
-    size = g.pc.ns[obj].size
+    reg = g.pc.ns[obj]
     if not _PURE.fullmatch(idx):
         return f"{obj}.p_read({idx})"
-    return f"({obj}.cells[{idx}] if 0 <= {idx} < {size} else 0)"
+    return f"({_cells(g, obj, reg)}[{idx}] if 0 <= {idx} < {reg.size} else 0)"
+
+
+def _cells(g: Any, obj: str, reg: Register) -> str:
+    """The register's cells as a global of their own (the same list for the register's life:
+    ``Register.reset`` empties it in place), which mypyc indexes without an attribute look-up."""
+    return g.pc.bind(f"{obj}_cells", reg.cells, "list[int]")
 
 
 # ---- extern object methods ---------------------------------------------------------------------
@@ -49,7 +56,7 @@ def _register(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
         g.flush()
         reg = g.pc.ns[obj]
         i = _local(g, i, "i")
-        g.o(f"if 0 <= {i} < {reg.size}: {obj}.cells[{i}] = ({v}) & {(1 << reg.width) - 1}")
+        g.o(f"if 0 <= {i} < {reg.size}: {_cells(g, obj, reg)}[{i}] = ({v}) & {(1 << reg.width) - 1}")
     else:
         g.flush()
         g.o(g.expr(c))
@@ -60,9 +67,12 @@ def _counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
     i = g.expr(args[0])
     g.flush()
     i = _local(g, i, "i")
-    g.o(f"if 0 <= {i} < {g.pc.ns[obj].size}:")
+    counter = g.pc.ns[obj]
+    packets = g.pc.bind(f"{obj}_packets", counter.packets, "list[int]")  # lists for the counter's life
+    nbytes = g.pc.bind(f"{obj}_bytes", counter.bytes, "list[int]")
+    g.o(f"if 0 <= {i} < {counter.size}:")
     with g.o.indent():
-        g.o(f"{obj}.packets[{i}] += 1; {obj}.bytes[{i}] += ctx.nbytes")
+        g.o(f"{packets}[{i}] += 1; {nbytes}[{i}] += ctx.nbytes")
 
 
 def _direct_counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:

@@ -42,7 +42,7 @@ class Register:
         self.cells[index] = value
 
     def reset(self) -> None:
-        self.cells = [0] * self.size
+        self.cells[:] = [0] * self.size  # in place: generated code holds the list itself
 
     # data plane
     def p_read(self, index: int) -> int:

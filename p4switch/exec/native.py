@@ -10,7 +10,7 @@ ints beyond), so no P4 width can overflow in C: the compiled module computes exa
 Python one does, which the tests check packet by packet.
 
 Builds are slow (tens of seconds for fabric.p4), so a built module is cached by the hash of
-its text, mypyc's version and the interpreter's, and ``python -m p4switch.exec.native
+its text, mypyc's version and the interpreter's, and ``python -m p4switch.exec.prebuild
 PROGRAM.p4`` builds one ahead. A mypyc module keeps its globals in C statics, one set per
 loaded file, while every switch binds its own tables into them: each load therefore maps its
 own copy of the file (copied, loaded, unlinked).
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -89,9 +90,7 @@ def module_text(source: str, injected: dict[str, str]) -> str:
 
 
 def module_name(text: str) -> str:
-    import mypy.version  # only the mypyc backend needs mypy installed
-
-    key = f"{mypy.version.__version__}\0{sys.version}\0{OPT_LEVEL}\0{text}"
+    key = f"{importlib.metadata.version('mypy')}\0{sys.version}\0{OPT_LEVEL}\0{text}"
     return "p4n_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
@@ -142,24 +141,3 @@ def load(name: str, built: Path, objects: dict[str, Any]) -> ModuleType:
         os.unlink(copy)
     sys.modules.pop(name, None)  # each switch holds its own instance; none is "the" module
     return module
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Build (or find in the cache) the compiled module of each P4 program given."""
-    import argparse
-
-    from p4switch.exec.compile import compile_checked
-    from p4switch.frontend import compile_file
-
-    ap = argparse.ArgumentParser(prog="python -m p4switch.exec.native", description=main.__doc__)
-    ap.add_argument("programs", nargs="+", help="P4-16 (v1model) source files")
-    ap.add_argument("-I", dest="include", action="append", default=[], help="include directory")
-    args = ap.parse_args(argv)
-    for path in args.programs:
-        compiled = compile_checked(compile_file(path, include_dirs=args.include), backend="mypyc")
-        print(f"{path}: {compiled.backend} module {compiled.module_file}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
