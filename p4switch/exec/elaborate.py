@@ -296,7 +296,10 @@ class ProgramCompiler(RuntimeObjects):
         return str(getattr(v, "name", v))
 
     def typed_param(self, name: str, p: A.Parameter) -> str:
-        """``name: type`` of a generated function's parameter (see ``TypeClasses.annotation``)."""
+        """``name: type`` of a generated function's parameter (see ``TypeClasses.annotation``;
+        a deparser's ``packet_out`` is the list of the frame's byte chunks)."""
+        if isinstance(p.type, T.ExternType) and p.type.name == "packet_out":
+            return f"{name}: list[bytes]"
         return f"{name}: {self.types.annotation(p.type)}"
 
     # ---- functions -------------------------------------------------------------------------

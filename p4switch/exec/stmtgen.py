@@ -547,8 +547,9 @@ class StmtGen(ExprGen):
             for f in t.fields:
                 o(f"if {code}.{attr(f.name)}.v_: {code}.{attr(f.name)}.emit({out})")
         elif isinstance(t, T.StackType):
-            v = self.scope.tmp("e")
-            o(f"for {v} in {code}.h:")
+            v, elems = self.scope.tmp("e"), self.scope.tmp("es")
+            o(f"{elems}: list[{self.pc.types.annotation(t.elem)}] = {code}.h")  # mypyc: a typed loop
+            o(f"for {v} in {elems}:")
             with o.indent():
                 self._emit(v, underlying(t.elem), out)
         elif isinstance(t, T.StructType):
