@@ -1,5 +1,6 @@
-"""Translate a checked P4-16 program (v1model) into Python source, ``exec`` it once, and
-collect the control-plane objects (tables, externs) it uses.
+"""Translate a checked P4-16 program (v1model) into Python source, ``exec`` it once (or have
+mypyc compile it: ``native.py``), and collect the control-plane objects (tables, externs) it
+uses.
 
 Why generated code: the per-packet path then runs as straight-line Python with locals,
 int arithmetic and attribute access, not as a walk over the AST. Design choices:
