@@ -55,6 +55,7 @@ class Compiled:
     error_codes: dict[str, int] = field(default_factory=dict)
     backend: str = "python"  # what runs the generated code: exec'd Python or mypyc's C (native.py)
     module_file: str | None = None  # the mypyc backend's built extension, in its cache
+    objects: Any = None  # the mypyc backend: this load's own runtime objects (``ctx.objs``)
 
 
 def const_value(v: Any) -> Any:

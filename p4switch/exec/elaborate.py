@@ -149,7 +149,7 @@ class ProgramCompiler(RuntimeObjects):
         returns the globals, now with its classes and functions."""
         if backend == "mypyc":
             name, built = native.build(native.module_text(src, {k: self.ns_types.get(k, "Any") for k in self.ns}))
-            module = native.load(name, built, self.ns)
+            module, self.result.objects = native.load(name, built, self.ns)
             self.result.backend, self.result.module_file = backend, str(built)
             return vars(module)
         # Compiled per load, not shared between switches that load the same source: CPython

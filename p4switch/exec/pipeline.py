@@ -146,7 +146,7 @@ class V1Pipeline:
         c = prog.compiled
         self._H, self._M, self._SM = c.hdr_cls, c.meta_cls, c.sm_cls
         self._fl = prog.field_lists
-        self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs})
+        self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs, "objs": c.objects})
 
     @property
     def stats(self) -> collections.Counter[str]:

@@ -121,9 +121,10 @@ class Context:
     digests: tuple = ()
     truncate = 0
 
-    # per pipeline: V1Pipeline makes a subclass that binds these two (no per-packet stores)
+    # per pipeline: V1Pipeline makes a subclass that binds these (no per-packet stores)
     rng: _random.Random
     logs: list
+    objs: Any  # the compiled program's objects of this switch (``native.module_text``)
     # per packet, stored by the pipeline right after creation (three stores in the caller
     # cost less than an ``__init__`` frame)
     sm: Any

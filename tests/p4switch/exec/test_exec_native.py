@@ -44,10 +44,11 @@ def test_compiled_program_forwards_what_the_python_one_does() -> None:
 
 
 def test_each_load_has_tables_of_its_own() -> None:
-    """mypyc keeps a module's globals in C statics; each load maps its own copy, so two
-    switches of one process never see each other's entries."""
+    """Two switches of one process run one loaded module, each with its own ``Objects``: they
+    never see each other's entries."""
     a, b = _basic("mypyc", 5), _basic("mypyc", 7)
     assert a.prog.compiled.module_file == b.prog.compiled.module_file  # one build, cached
+    assert a.prog.compiled.hdr_cls is b.prog.compiled.hdr_cls  # and one module loaded
     assert [p for p, _ in a.process(0, FRAME, 1)] == [5]
     assert [p for p, _ in b.process(0, FRAME, 1)] == [7]
     assert [p for p, _ in a.process(0, FRAME, 2)] == [5]
