@@ -15,7 +15,6 @@ and the scheduling is deterministic (same inputs, same events in the same order)
 from __future__ import annotations
 
 import functools
-import os
 import random
 import threading
 import time
@@ -32,20 +31,10 @@ from fabricsim.p4rt_conn import InProcessConnection
 from fabricsim.switch_node import QUEUE_BYTES_REGISTER, TIMESTAMP_UNIT_NS, SwitchNode
 from nicmodel.nic import Nic
 from nicmodel.verbs import parse_mac
-from p4switch.exec import native
+from p4switch.exec.native import BACKENDS as BACKENDS  # re-exported for the controller's --backend
+from p4switch.exec.native import use_backend as use_backend
 from p4switch.switch.device import check_device_config
 from topo.spec import Topology
-
-BACKENDS = native.BACKENDS  # what can run the switches' P4: the generated Python, or it compiled
-
-
-def use_backend(name: str) -> None:
-    """Run the P4 of every switch loaded from now on in this process with backend ``name``
-    (``p4switch.exec.native``): the switches load their program through P4Runtime, as live
-    ones do, so the choice is the process's, not an argument of the fabric."""
-    if name not in BACKENDS:
-        raise ValueError(f"unknown backend {name!r}: expected one of {', '.join(BACKENDS)}")
-    os.environ[native.BACKEND_ENV] = name
 
 _check_lock = threading.Lock()
 

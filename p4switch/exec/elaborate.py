@@ -102,9 +102,7 @@ class ProgramCompiler(RuntimeObjects):
     # ---- entry point -----------------------------------------------------------------------
     def compile(self, backend: str | None = None) -> Compiled:
         """The program's generated code, run by ``backend`` (``native.backend()`` when None)."""
-        backend = backend or native.backend()
-        if backend not in native.BACKENDS:
-            raise ValueError(f"unknown backend {backend!r}: expected one of {', '.join(native.BACKENDS)}")
+        backend = native.checked_backend(backend) if backend else native.backend()
         self.types.native = backend == "mypyc"
         pipeline = self.checked.pipeline
         stages = {}

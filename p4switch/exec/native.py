@@ -26,6 +26,7 @@ cache in ``P4SWITCH_NATIVE_CACHE`` (default ``~/.cache/p4switch/native``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.machinery
 import importlib.metadata
@@ -73,12 +74,22 @@ class NativeBuildError(RuntimeError):
     """mypyc could not build a program's module (the message ends with its output)."""
 
 
+def checked_backend(name: str, what: str = "unknown backend ") -> str:
+    """``name`` if it is a backend, else a ValueError (``what`` before the name) with the choices."""
+    if name not in BACKENDS:
+        raise ValueError(f"{what}{name!r}: expected one of {', '.join(BACKENDS)}")
+    return name
+
+
 def backend() -> str:
     """The backend new programs load with (``P4SWITCH_BACKEND``)."""
-    name = os.environ.get(BACKEND_ENV, "python") or "python"
-    if name not in BACKENDS:
-        raise ValueError(f"{BACKEND_ENV}={name!r}: expected one of {', '.join(BACKENDS)}")
-    return name
+    return checked_backend(os.environ.get(BACKEND_ENV) or "python", f"{BACKEND_ENV}=")
+
+
+def use_backend(name: str) -> None:
+    """Load every program of this process from now on with backend ``name``: also the ones a
+    P4Runtime client pushes later, which is why the choice is the process's environment."""
+    os.environ[BACKEND_ENV] = checked_backend(name)
 
 
 def cache_dir() -> Path:
@@ -140,8 +151,13 @@ def _through_objects(source: str, own: set[str]) -> str:
     return "\n".join(out) + "\n"
 
 
+@functools.cache
+def _mypy_version() -> str:
+    return importlib.metadata.version("mypy")  # read from its metadata once, not per switch
+
+
 def module_name(text: str) -> str:
-    key = f"{importlib.metadata.version('mypy')}\0{sys.version}\0{OPT_LEVEL}\0{text}"
+    key = f"{_mypy_version()}\0{sys.version}\0{OPT_LEVEL}\0{text}"
     return "p4n_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
@@ -150,13 +166,13 @@ def build(text: str) -> tuple[str, Path]:
     processes building the same module at once each build and the last rename wins (the
     results are the same file)."""
     name = module_name(text)
-    if not Path(sysconfig.get_paths()["include"], "Python.h").exists():
-        raise NativeBuildError("the mypyc backend needs Python's C headers (Python.h), which this "
-                               "Python lacks: install them (Debian: python3-dev) or use the python backend")
     cache = cache_dir()
     built = cache / (name + SUFFIX)
     if built.exists():
         return name, built
+    if not Path(sysconfig.get_paths()["include"], "Python.h").exists():
+        raise NativeBuildError("the mypyc backend needs Python's C headers (Python.h), which this "
+                               "Python lacks: install them (Debian: python3-dev) or use the python backend")
     with tempfile.TemporaryDirectory(dir=cache, prefix="build-") as tmp:
         (Path(tmp) / f"{name}.py").write_text(text)
         res = subprocess.run([sys.executable, "-c", _SETUP, OPT_LEVEL, name], cwd=tmp,

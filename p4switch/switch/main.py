@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 from pathlib import Path
@@ -111,8 +110,8 @@ def setup_logging(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     setup_logging(args)
-    if args.backend:  # also for the programs P4Runtime pushes later
-        os.environ[native.BACKEND_ENV] = args.backend
+    if args.backend:
+        native.use_backend(args.backend)
     try:
         device = Device(device_id=args.device_id, cpu_port=args.cpu_port, priority_queues=args.priority_queues,
                         clock=DilatedClock(args.time_dilation), link_seed=args.link_seed,
