@@ -214,6 +214,24 @@ class TypeClasses:
                 for a, ft in aggregates:
                     o(f"c.{a} = self.{a}.copy()")
                 o("return c")
+            o("def reset(self) -> None:")  # as new, for a packet's headers reused (``entries.py``)
+            with o.indent():
+                for a, ft in fields:
+                    if not is_aggregate(underlying(ft)):
+                        o(f"self.{a} = {self.default(ft)}")
+                if is_header:
+                    o("self.v_ = False")
+                    if raw_kept(t):
+                        o("self.r_ = None")
+                for a, ft in aggregates:
+                    u = underlying(ft)
+                    if isinstance(u, T.StackType):  # typed here, so compiled the loop is native
+                        o(f"_e_{a}: list[{self.annotation(u.elem)}] = self.{a}.h")
+                        o(f"for _e in _e_{a}: _e.reset()")
+                        o(f"self.{a}.nxt = 0")
+                    else:
+                        o(f"self.{a}.reset()")
+                o("return")
             o("def assign(self, x: Any) -> None:")  # ``runtime.assign_into``: x is a fresh value
             with o.indent():
                 for a in scalars + [a for a, _ in aggregates]:

@@ -39,7 +39,7 @@ class Compiled:
 
     source: str
     namespace: dict
-    stages: dict[str, Callable]
+    entries: dict[str, Callable]  # the generated entry points by name (``entries.py``)
     hdr_cls: type
     meta_cls: type
     sm_cls: type
@@ -56,6 +56,7 @@ class Compiled:
     backend: str = "python"  # what runs the generated code: exec'd Python or mypyc's C (native.py)
     module_file: str | None = None  # the mypyc backend's built extension, in its cache
     objects: Any = None  # the mypyc backend: this load's own runtime objects (``ctx.objs``)
+    context_cls: type | None = None  # the mypyc backend's native ``Ctx`` (``native.CONTEXT_CLASS``)
 
 
 def const_value(v: Any) -> Any:

@@ -16,6 +16,8 @@ from p4switch.exec.compile_base import (
     UnsupportedError,
     const_value,
 )
+from p4switch.exec.entries import NAMES as ENTRY_NAMES
+from p4switch.exec.entries import entry_code
 from p4switch.exec.externs import Counter, DirectCounter, DirectMeter, Meter, Register, ValueSet
 from p4switch.exec.inline import inline_controls
 from p4switch.exec.objects import RuntimeObjects
@@ -59,6 +61,8 @@ class ProgramCompiler(RuntimeObjects):
             # default of from_bytes and to_bytes since Python 3.11
             "from_bytes": int.from_bytes,
             "UNSEEN": UNSEEN,
+            "random_in": runtime.random_in,  # what the mypyc backend's native Ctx calls
+            "log_message": runtime.log_message,
         }
         # the annotation of a name in ``ns`` for the mypyc backend, where it is not ``Any``
         self.ns_types: dict[str, str] = {}
@@ -133,22 +137,25 @@ class ProgramCompiler(RuntimeObjects):
         hdr_c, meta_c, sm_c = self.types.cls(hdr_t), self.types.cls(meta_t), self.types.cls(sm_t)
         field_lists, fl_code = self._field_list_ops(meta_t, self._field_lists(meta_t))
         controls = {n for n in self.generated_blocks.values() if n.startswith("K")}
-        src = self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
+        src = (self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
+               + entry_code(stages, hdr_c, meta_c, sm_c))
         self.result.source = src
-        defs = self._run(src, backend)
-        self.result.stages = {k: defs[v] for k, v in stages.items()}
+        defs = self._run(src, backend, sm_c)
+        self.result.entries = {name: defs[name] for name in ENTRY_NAMES}
         self.result.field_lists = {fl: (defs[get], defs[put]) for fl, (get, put) in field_lists.items()}
         self.result.hdr_cls, self.result.meta_cls, self.result.sm_cls = (
             defs[hdr_c], defs[meta_c], defs[sm_c])
         return self.result
 
-    def _run(self, src: str, backend: str) -> dict[str, Any]:
+    def _run(self, src: str, backend: str, sm_cls: str) -> dict[str, Any]:
         """Run the generated module with ``self.ns`` (the runtime objects) as its globals;
         returns the globals, now with its classes and functions."""
         if backend == "mypyc":
-            name, built = native.build(native.module_text(src, {k: self.ns_types.get(k, "Any") for k in self.ns}))
+            types = {k: self.ns_types.get(k, "Any") for k in self.ns}
+            name, built = native.build(native.module_text(src, types, sm_cls))
             module, self.result.objects = native.load(name, built, self.ns)
             self.result.backend, self.result.module_file = backend, str(built)
+            self.result.context_cls = module.Ctx
             return vars(module)
         # Compiled per load, not shared between switches that load the same source: CPython
         # 3.11 keeps its specialising caches in the code object, and switches sharing one (each

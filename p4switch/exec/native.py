@@ -98,7 +98,47 @@ def cache_dir() -> Path:
     return path
 
 
-def module_text(source: str, injected: dict[str, str]) -> str:
+# ``runtime.Context`` as a native class: the generated functions take it as ``ctx: Ctx``, so
+# their reads of ``ctx.objs``, ``ctx.nbytes``... are slot reads. (The Python backend keeps
+# ``runtime.Context``, whose class-level defaults make a new one cheaper in the interpreter.)
+CONTEXT_CLASS = """
+class Ctx:
+    sm: {sm_cls}
+    nbytes: int
+    now: int
+    payload: bytes
+    clone_type: Any
+    clone_session: int
+    clone_fl: int | None
+    resubmit_fl: int | None
+    recirc_fl: int | None
+    digests: tuple[Any, ...]
+    truncate: int
+    objs: Objects
+    rng: Any
+    logs: list[str]
+    def __init__(self, objs: Objects, rng: Any, logs: list[str]) -> None:
+        self.objs = objs
+        self.rng = rng
+        self.logs = logs
+        self.nbytes = 0
+        self.now = 0
+        self.payload = b""
+        self.clone_type = None
+        self.clone_session = 0
+        self.clone_fl = None
+        self.resubmit_fl = None
+        self.recirc_fl = None
+        self.digests = ()
+        self.truncate = 0
+    def random(self, lo: int, hi: int) -> int:
+        return random_in(self.rng, lo, hi)
+    def log_msg(self, msg: str, values: tuple[Any, ...] = ()) -> None:
+        log_message(self.logs, msg, values)
+"""
+
+
+def module_text(source: str, injected: dict[str, str], sm_cls: str) -> str:
     """The generated ``source`` as a module mypy accepts, given the names the executor binds
     for it (name -> annotation, most are ``Any``). The helpers every switch shares (``Stack``,
     ``from_bytes``, hash functions...) are read at import from ``loading`` into ``Final``
@@ -106,19 +146,20 @@ def module_text(source: str, injected: dict[str, str]) -> str:
     import is a dictionary look-up). A switch's own objects (tables, registers, counters:
     the ``O<n>_`` names) are attributes of a native ``Objects`` instance, one per switch, which
     every function that uses them takes from ``ctx.objs`` once: so all the switches of a
-    process run one copy of the compiled code."""
+    process run one copy of the compiled code. ``ctx`` is a native ``Ctx`` (``CONTEXT_CLASS``,
+    its ``sm`` of the class ``sm_cls`` names)."""
     own = sorted(n for n in injected if _OWN.fullmatch(n))
     shared = "".join(f"{n}: Final[{injected[n]}] = _objects[{n!r}]\n"
                      for n in sorted(injected) if n != "Any" and n not in own)
     objects = "class Objects:\n" + "".join(f"    {n}: {injected[n]}\n" for n in own) + "    pass\n"
     return ("import sys\nfrom typing import Any, Final\n"
             f"_objects: Any = sys.modules[{__name__!r}].loading\n" + shared + objects
-            + _through_objects(source, set(own)))
+            + _through_objects(source, set(own)) + CONTEXT_CLASS.format(sm_cls=sm_cls))
 
 
 def _through_objects(source: str, own: set[str]) -> str:
     """``source`` with each top-level function's uses of a switch's own objects read from
-    ``_o``, the ``Objects`` its first statement takes from ``ctx.objs``."""
+    ``_o``, the ``Objects`` its first statement takes from ``ctx.objs`` (``ctx`` typed ``Ctx``)."""
     out: list[str] = []
     func: list[str] = []
 
@@ -144,7 +185,7 @@ def _through_objects(source: str, own: set[str]) -> str:
         if line and not line[0].isspace():
             flush()
             if line.startswith("def ") and "ctx: Any" in line:
-                func.append(line)
+                func.append(line.replace("ctx: Any", "ctx: Ctx"))
                 continue
         (func if func else out).append(line)
     flush()

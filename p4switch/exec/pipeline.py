@@ -21,6 +21,7 @@ continues, as in BMv2) and any failure inside the program drops the packet and i
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import random
 import sys
@@ -39,15 +40,10 @@ from p4switch.exec.runtime import (
     PKT_INSTANCE_TYPE_RESUBMIT,
     AssertionFailed,
     Context,
-    ExitControl,
-    ParserError,
 )
 
 log = logging.getLogger("p4switch.exec")
 
-MASK48 = (1 << 48) - 1
-MASK32 = (1 << 32) - 1
-MASK19 = (1 << 19) - 1
 
 # what a clone, resubmit or recirculation carries of the user metadata: the field list's
 # setter (``Compiled.field_lists``) and its values; (None, ()) for no field list
@@ -136,17 +132,17 @@ class V1Pipeline:
         # the two counters every packet moves are plain ints, folded into ``stats`` on read
         self._packets_in = 0
         self._packets_out = 0
-        st = prog.stages
-        self._parser = st["parser"]
-        self._verify = st["verify_checksum"]
-        self._ingress = st["ingress"]
-        self._egress = st["egress"]
-        self._compute = st["compute_checksum"]
-        self._deparser = st["deparser"]
+        e = prog.entries  # the generated per-packet work of each half (entries.py)
+        self._begin, self._egress_pass, self._deparse = e["E_ingress"], e["E_egress"], e["E_deparse"]
         c = prog.compiled
-        self._H, self._M, self._SM = c.hdr_cls, c.meta_cls, c.sm_cls
+        self._M, self._SM = c.meta_cls, c.sm_cls
+        self._count_parser_error = self._parser_error  # bound once, passed with every packet
         self._fl = prog.field_lists
-        self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs, "objs": c.objects})
+        self._Ctx: Callable[[], Any]
+        if c.context_cls is None:
+            self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs, "objs": c.objects})
+        else:
+            self._Ctx = functools.partial(c.context_cls, c.objects, self.rng, self.logs)
 
     @property
     def stats(self) -> collections.Counter[str]:
@@ -194,35 +190,15 @@ class V1Pipeline:
                 apply: bool = True) -> tuple:
         """Fresh headers and metadata for a frame entering ingress on ``port`` (the preserved
         field list restored first), the parser, and with ``apply`` checksum verification and
-        the ingress control: ``(hdr, meta, sm, ctx)``. A parser error is recorded in
-        ``parser_error``; the bytes after the last extracted header are the payload. One
-        function for all of it, because it runs for every packet."""
-        hdr, meta, sm = self._H(), self._M(), self._SM()
-        n = len(data)
-        sm.ingress_port = port
-        sm.packet_length = n
-        sm.instance_type = itype
-        sm.ingress_global_timestamp = now_us & MASK48
-        if preserved:
-            self._restore(meta, preserved)
-        ctx = self._Ctx()
-        ctx.sm, ctx.nbytes, ctx.now = sm, n, now_us
-        try:
-            off = self._parser(data, 0, hdr, meta, sm, ctx)
-        except ParserError as e:
-            sm.parser_error = e.code
-            off = e.off or 0
-            if e.code:
-                self._stats["parser_error"] += 1
-                self._stats["parser_error_" + self.prog.error_names.get(e.code, str(e.code))] += 1
-        ctx.payload = data[off:]
-        if apply:
-            try:
-                self._verify(hdr, meta, ctx)
-                self._ingress(hdr, meta, sm, ctx)
-            except ExitControl:
-                pass
-        return hdr, meta, sm, ctx
+        the ingress control: ``(hdr, meta, sm, ctx)`` (``entries.py``). A parser error is
+        recorded in ``parser_error`` and counted; the bytes after the last extracted header
+        are the payload. (The first pass of a frame, every packet's, calls ``_begin`` itself.)"""
+        keep = preserved if preserved is not None and preserved[0] is not None else None
+        return self._begin(self._Ctx(), port, data, now_us, itype, keep, apply, self._count_parser_error)
+
+    def _parser_error(self, code: int) -> None:
+        self._stats["parser_error"] += 1
+        self._stats["parser_error_" + self.prog.error_names.get(code, str(code))] += 1
 
     def _clone_state(self, keep: Preserved, packet_length: int, itype: int) -> tuple[Any, Any]:
         """Metadata of a clone as simple_switch makes it: everything reset, the preserved
@@ -245,7 +221,8 @@ class V1Pipeline:
             self._ingress_passes(port, bytes(data), now_us, itype, getattr(data, "preserved", None), res, 0)
             return res
         try:  # the first pass of a frame from a port without the resubmit loop's calls
-            hdr, meta, sm, ctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)
+            hdr, meta, sm, ctx = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
+                                             self._count_parser_error)
             again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
             if again is not None:
                 self._resubmit(port, data, now_us, again, res)
@@ -343,26 +320,14 @@ class V1Pipeline:
         end-of-egress logic is ``_end_egress``."""
         try:
             hdr, meta, sm, payload = job._state
-            sm.egress_port = job.egress_port
-            sm.egress_spec = 0
-            sm.egress_rid = job.egress_rid
-            sm.instance_type = job.instance_type
-            sm.enq_timestamp = q.enq_timestamp & MASK32
-            sm.enq_qdepth = q.enq_qdepth & MASK19
-            sm.deq_timedelta = q.deq_timedelta & MASK32
-            sm.deq_qdepth = q.deq_qdepth & MASK19
-            sm.egress_global_timestamp = now_us & MASK48
             ctx = self._Ctx()
-            ctx.sm, ctx.nbytes, ctx.now, ctx.payload = sm, sm.packet_length, now_us, payload
-            try:
-                self._egress(hdr, meta, sm, ctx)
-            except ExitControl:
-                pass
-            if ctx.clone_session or ctx.recirc_fl is not None or sm.egress_spec == DROP_PORT:
+            frame = self._egress_pass(ctx, hdr, meta, sm, job.egress_port, job.egress_rid, job.instance_type,
+                                      q.enq_timestamp, q.enq_qdepth, q.deq_timedelta, q.deq_qdepth,
+                                      now_us, payload, job.truncate)
+            if frame is None:
                 self._end_egress(job, hdr, meta, sm, payload, ctx, res)
             else:
-                res.transmit.append((job.egress_port, self._deparsed(hdr, meta, ctx, payload,
-                                                                     ctx.truncate or job.truncate)))
+                res.transmit.append((job.egress_port, frame))
                 self._packets_out += 1
         except Exception:  # as before the fusion: any fault of the pass drops the packet, counted
             self._failed("egress")
@@ -375,7 +340,7 @@ class V1Pipeline:
         if sm.egress_spec == DROP_PORT:
             self._stats["dropped_egress"] += 1
             return
-        frame = self._deparsed(hdr, meta, ctx, payload, ctx.truncate or job.truncate)
+        frame = self._deparse(ctx, hdr, meta, payload, ctx.truncate or job.truncate)
         if ctx.recirc_fl is not None:
             rf = RecirculatedFrame(frame)
             rf.preserved = self._preserve(meta, ctx.recirc_fl)
@@ -385,17 +350,6 @@ class V1Pipeline:
             return
         res.transmit.append((job.egress_port, frame))
         self._packets_out += 1
-
-    def _deparsed(self, hdr: Any, meta: Any, ctx: Context, payload: bytes, truncate: int) -> bytes:
-        """Checksum update and deparser: the frame to send, cut to ``truncate`` bytes if set."""
-        self._compute(hdr, meta, ctx)
-        chunks: list[bytes] = []
-        self._deparser(chunks, hdr, ctx)
-        chunks.append(payload)
-        frame = b"".join(chunks)
-        if truncate and len(frame) > truncate:
-            frame = frame[:truncate]
-        return frame
 
     def _clone_e2e(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
                    res: EgressResult) -> None:
@@ -425,7 +379,8 @@ class V1Pipeline:
         self._packets_in += 1
         ires = None
         try:
-            hdr, meta, sm, ctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None)
+            hdr, meta, sm, ctx = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
+                                             self._count_parser_error)
             if ctx.digests or ctx.clone_session or ctx.resubmit_fl is not None or sm.mcast_grp:
                 ires = IngressResult()
                 again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, ires)
@@ -442,38 +397,29 @@ class V1Pipeline:
             if again is not None:
                 self._resubmit(port, data, now_us, again, ires)
             return self._follow(res, ires.to_egress, 0, 1, now_us)
-        # egress of the one unicast copy, as _egress_pass with empty queues; the ingress
+        # egress of the one unicast copy, as _egress_into with empty queues; the ingress
         # context serves again when ingress left nothing in it that egress must not see
         # (what the check above did not rule out: a recirculation request or a truncation)
-        eport = sm.egress_port = sm.egress_spec
-        sm.egress_spec = sm.egress_rid = 0
-        sm.enq_timestamp = sm.enq_qdepth = sm.deq_timedelta = sm.deq_qdepth = 0
-        sm.egress_global_timestamp = now_us & MASK48
+        eport = sm.egress_spec
         payload = ctx.payload
         res = None
-        if ctx.recirc_fl is None and not ctx.truncate:
-            ctx.nbytes = sm.packet_length
-        else:
+        if ctx.recirc_fl is not None or ctx.truncate:
             ctx = self._Ctx()
-            ctx.sm, ctx.nbytes, ctx.now, ctx.payload = sm, sm.packet_length, now_us, payload
         try:
-            try:
-                self._egress(hdr, meta, sm, ctx)
-            except ExitControl:
-                pass
+            frame = self._egress_pass(ctx, hdr, meta, sm, eport, 0, sm.instance_type, 0, 0, 0, 0, now_us,
+                                      payload, 0)
+            if frame is not None:
+                self._packets_out += 1
+                return [(eport, frame)]
             if ctx.clone_session or ctx.recirc_fl is not None:
                 job = EgressJob(eport, sm.priority & 7, len(data), sm.instance_type, 0,
                                 (hdr, meta, sm, payload))
                 res = self._pending(port, data)
                 res.to_egress = [job]
                 self._end_egress(job, hdr, meta, sm, payload, ctx, res)
-            elif sm.egress_spec == DROP_PORT:
+            else:
                 self._stats["dropped_egress"] += 1
                 return []
-            else:
-                frame = self._deparsed(hdr, meta, ctx, payload, ctx.truncate)
-                self._packets_out += 1
-                return [(eport, frame)]
         except Exception:
             self._failed("egress")
             if res is None or not res.to_egress:

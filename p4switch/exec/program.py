@@ -30,7 +30,7 @@ class LoadedProgram:
         self.value_sets: dict[str, ValueSet] = compiled.value_sets
         self.actions: dict[str, ActionInfo] = compiled.actions
         self.pre = PacketReplicationEngine()
-        self.stages: dict[str, Callable] = compiled.stages
+        self.entries: dict[str, Callable] = compiled.entries
         self.field_lists = compiled.field_lists
         self.error_codes = compiled.error_codes
         self.error_names = {v: k for k, v in compiled.error_codes.items()}

@@ -107,10 +107,28 @@ def assign_into(dst: Any, src: Any) -> None:
         dst.assign(src)
 
 
+def random_in(rng: _random.Random, lo: int, hi: int) -> int:
+    """v1model ``random(result, lo, hi)``: uniform in [lo, hi]; ``lo`` when the range is empty."""
+    return lo if hi <= lo else rng.randint(lo, hi)
+
+
+def log_message(logs: list, msg: str, values: tuple = ()) -> None:
+    """v1model ``log_msg``: each ``{}`` of ``msg`` takes the next value; the text goes to the
+    pipeline's bounded ``logs`` and to the log."""
+    text = msg
+    for v in values:
+        text = text.replace("{}", str(v), 1)
+    logs.append(text)
+    if len(logs) > 1000:
+        del logs[:500]
+    log.info("log_msg: %s", text)
+
+
 class Context:
     """Per-packet state of one pass through a pipeline control that is not a P4 variable:
     extern side effects collected for the end-of-pipeline logic. Fields that are rarely set
-    default at class level (digests is a tuple, extended by ``+=``)."""
+    default at class level (digests is a tuple, extended by ``+=``). The mypyc backend has
+    a native class of the same fields instead (``native.CONTEXT_CLASS``)."""
 
     payload = b""
     clone_type = None
@@ -125,20 +143,13 @@ class Context:
     rng: _random.Random
     logs: list
     objs: Any  # the compiled program's objects of this switch (``native.module_text``)
-    # per packet, stored by the pipeline right after creation (three stores in the caller
-    # cost less than an ``__init__`` frame)
+    # per packet, stored by the generated entry points (``entries.py``)
     sm: Any
     nbytes: int
     now: int
 
     def random(self, lo: int, hi: int) -> int:
-        return lo if hi <= lo else self.rng.randint(lo, hi)
+        return random_in(self.rng, lo, hi)
 
     def log_msg(self, msg: str, values: tuple = ()) -> None:
-        text = msg
-        for v in values:
-            text = text.replace("{}", str(v), 1)
-        self.logs.append(text)
-        if len(self.logs) > 1000:
-            del self.logs[:500]
-        log.info("log_msg: %s", text)
+        log_message(self.logs, msg, values)

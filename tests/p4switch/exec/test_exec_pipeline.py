@@ -173,7 +173,7 @@ def test_malformed_frames_never_raise_and_are_counted():
 def test_program_fault_drops_the_packet_and_counts_it():
     prog = load("basic_l3.p4")
     pipe = V1Pipeline(prog)
-    pipe._ingress = lambda *a: 1 // 0  # a bug inside the generated code
+    pipe._begin = lambda *a: 1 // 0  # a bug inside the generated code
     assert pipe.process(0, bytes(40)) == []
     assert pipe.stats["dropped_internal_error"] == 1
 

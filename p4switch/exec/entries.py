@@ -1,0 +1,113 @@
+"""The generated module's entry points: what the pipeline calls per packet.
+
+``V1Pipeline`` owns BMv2's end-of-ingress and end-of-egress logic, but the work every packet
+does around the six stages (fresh headers and metadata, the standard metadata fields the
+target sets, the parser's error, the ingress control, the egress fields from the queue, the
+deparser's frame) is generated into the program's module, next to the stages it calls. With
+the mypyc backend it is then compiled too: stores into native objects from the interpreter
+were most of a compiled basic L3 packet's instructions (attribute look-ups through type
+descriptors, a Python frame per step), and here they are slot writes. The pipeline makes one
+call into the module for each pipeline half. Each takes the packet's context first: the
+mypyc backend types a generated function's ``ctx`` on its ``def`` line (``native.py``).
+
+- ``E_ingress(ctx, port, d, now, itype, keep, apply, on_error)`` -> ``(hdr, meta, sm, ctx)``:
+  new headers and metadata, ``keep`` (a preserved field list's ``(put, values)``, or None)
+  written back, the parser (its error in ``parser_error`` and, unless NoError, passed to
+  ``on_error``, which counts it; the payload after the last extracted header), and with
+  ``apply`` checksum verification and ingress.
+- ``E_egress(ctx, hdr, meta, sm, port, rid, itype, enq_ts, enq_qdepth, deq_timedelta,
+  deq_qdepth, now, payload, truncate)`` -> the frame to send, or None when the end-of-egress logic
+  has more to do (a clone, a recirculation or a drop: the pipeline's general path).
+- ``E_deparse(ctx, hdr, meta, payload, truncate)`` -> the frame: checksum update, deparser,
+  payload, cut to ``truncate`` bytes when set.
+"""
+
+from __future__ import annotations
+
+from p4switch.exec.runtime import DROP_PORT
+
+MASK48 = (1 << 48) - 1
+MASK32 = (1 << 32) - 1
+MASK19 = (1 << 19) - 1
+SPARE_HEADERS = 64
+
+_TEMPLATE = """
+_spare_headers: list[{H}] = []
+def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, apply: bool,
+              on_error: Any) -> tuple[{H}, {M}, {SM}, Any]:
+    hdr = _spare_headers.pop() if _spare_headers else {H}()
+    meta = {M}()
+    sm = {SM}()
+    n = len(d)
+    sm.ingress_port = port
+    sm.packet_length = n
+    sm.instance_type = itype
+    sm.ingress_global_timestamp = now & {MASK48}
+    if keep is not None:
+        keep[0](meta, keep[1])
+    ctx.sm = sm
+    ctx.nbytes = n
+    ctx.now = now
+    try:
+        off = {parser}(d, 0, hdr, meta, sm, ctx)
+    except ParserError as e:
+        sm.parser_error = e.code
+        if e.code:
+            on_error(e.code)
+        off = e.off or 0
+    ctx.payload = d[off:]
+    if apply:
+        try:
+            {verify_checksum}(hdr, meta, ctx)
+            {ingress}(hdr, meta, sm, ctx)
+        except ExitControl:
+            pass
+    return hdr, meta, sm, ctx
+
+def E_egress(ctx: Any, hdr: {H}, meta: {M}, sm: {SM}, port: int, rid: int, itype: int, enq_ts: int,
+             enq_qdepth: int, deq_timedelta: int, deq_qdepth: int, now: int, payload: bytes, truncate: int) -> bytes | None:
+    sm.egress_port = port
+    sm.egress_spec = 0
+    sm.egress_rid = rid
+    sm.instance_type = itype
+    sm.enq_timestamp = enq_ts & {MASK32}
+    sm.enq_qdepth = enq_qdepth & {MASK19}
+    sm.deq_timedelta = deq_timedelta & {MASK32}
+    sm.deq_qdepth = deq_qdepth & {MASK19}
+    sm.egress_global_timestamp = now & {MASK48}
+    ctx.sm = sm
+    ctx.nbytes = sm.packet_length
+    ctx.now = now
+    ctx.payload = payload
+    try:
+        {egress}(hdr, meta, sm, ctx)
+    except ExitControl:
+        pass
+    if ctx.clone_session or ctx.recirc_fl is not None or sm.egress_spec == {DROP_PORT}:
+        return None
+    frame = E_deparse(ctx, hdr, meta, payload, ctx.truncate or truncate)
+    if len(_spare_headers) < {SPARE}:
+        hdr.reset()
+        _spare_headers.append(hdr)
+    return frame
+
+def E_deparse(ctx: Any, hdr: {H}, meta: {M}, payload: bytes, truncate: int) -> bytes:
+    {compute_checksum}(hdr, meta, ctx)
+    out: list[bytes] = []
+    {deparser}(out, hdr, ctx)
+    out.append(payload)
+    frame = b"".join(out)
+    if truncate and len(frame) > truncate:
+        frame = frame[:truncate]
+    return frame
+"""
+
+NAMES = ("E_ingress", "E_egress", "E_deparse")
+
+
+def entry_code(stages: dict[str, str], hdr_cls: str, meta_cls: str, sm_cls: str) -> str:
+    """The entry points' source for a program whose stage functions are named in ``stages``
+    (v1model's six: parser, verify_checksum, ingress, egress, compute_checksum, deparser) and
+    whose parser's headers, metadata and standard metadata are the generated classes named."""
+    return _TEMPLATE.format(H=hdr_cls, M=meta_cls, SM=sm_cls, MASK48=MASK48, MASK32=MASK32,
+                            MASK19=MASK19, DROP_PORT=DROP_PORT, SPARE=SPARE_HEADERS, **stages)
