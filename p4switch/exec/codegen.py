@@ -10,6 +10,9 @@ A header extracted from the frame keeps its bytes as one int in ``r_`` (``raw_ke
 headers), and every generated field store patches that int too (``raw_patch``), so ``r_`` is
 always None or exactly the packed fields: the deparser emits it with one ``to_bytes`` instead
 of packing the fields again, and an IPv4-style checksum over the header's fields masks it.
+That is for the Python backend, where one big int saves bytecodes. The mypyc backend keeps no
+``r_``: it reads fields byte by byte, and packs headers and checksum inputs in byte- or
+16-bit-word-sized chunks of the fields (``bit_chunks``), all machine-size ints.
 """
 
 from __future__ import annotations
@@ -110,6 +113,29 @@ def raw_positions(t: T.HeaderType) -> dict[str, tuple[int, int]]:
     return out
 
 
+def bit_chunks(fields: list[tuple[str, int]], size: int) -> list[str]:
+    """Expressions of the consecutive ``size``-bit chunks of the bit string that ``fields``
+    (value code, width; most significant first) make, zero bits appended up to a whole chunk.
+    Each is a small int built from slices of the fields it overlaps: what the mypyc backend
+    packs with, where shifting one int of a whole header is a big-int operation per field."""
+    total = sum(w for _, w in fields)
+    out: list[str] = []
+    for start in range(0, total, size):
+        end = start + size
+        parts = []
+        pos = 0
+        for v, w in fields:
+            lo, hi = max(pos, start), min(pos + w, end)  # the overlap, in bits from the top
+            if lo < hi:
+                x = v if pos + w == hi else f"({v} >> {pos + w - hi})"
+                if lo > pos:  # bits above the overlap to mask off
+                    x = f"({x} & {(1 << (hi - lo)) - 1})"
+                parts.append(x if hi == end else f"({x} << {end - hi})")
+            pos += w
+        out.append(" | ".join(parts) or "0")
+    return out
+
+
 class TypeClasses:
     """Generates one class per struct-like type on first use and the default-value code of
     any type."""
@@ -120,6 +146,12 @@ class TypeClasses:
         self.keep: list[T.P4Type] = []
         self.err = error_codes
         self.native = False  # generating for the mypyc backend (see ``extract_lines``)
+
+    def raw_kept(self, t: T.P4Type) -> bool:
+        """``raw_kept`` for the code being generated: the mypyc backend keeps no ``r_``, it
+        packs from the fields in small ints (``bit_chunks``), where the Python backend saves
+        bytecodes with one big int."""
+        return not self.native and raw_kept(t)
 
     def default(self, t: T.P4Type) -> str:
         u = underlying(t) if not isinstance(t, T.EnumType) else t
@@ -196,7 +228,7 @@ class TypeClasses:
                     o(f"{a}: {self.annotation(ft)} = {self.default(ft)}")
             if is_header:
                 o("v_: bool = False")
-                if raw_kept(t):
+                if self.raw_kept(t):
                     o("r_: int | None = None")
             if aggregates:
                 o("def __init__(self) -> None:")
@@ -205,7 +237,7 @@ class TypeClasses:
                         o(f"self.{a} = {self.default(ft)}")
             scalars = [a for a, ft in fields if not is_aggregate(underlying(ft))]
             if is_header:
-                scalars += ["v_", "r_"] if raw_kept(t) else ["v_"]
+                scalars += ["v_", "r_"] if self.raw_kept(t) else ["v_"]
             o(f"def copy(self) -> {name}:")
             with o.indent():
                 o(f"c = {name}.__new__({name})" if aggregates else f"c = {name}()")
@@ -221,7 +253,7 @@ class TypeClasses:
                         o(f"self.{a} = {self.default(ft)}")
                 if is_header:
                     o("self.v_ = False")
-                    if raw_kept(t):
+                    if self.raw_kept(t):
                         o("self.r_ = None")
                 for a, ft in aggregates:
                     u = underlying(ft)
@@ -270,7 +302,7 @@ class TypeClasses:
                         for a, ft in fields:
                             if not is_aggregate(underlying(ft)):
                                 o(f"self.{a} = {self.default(ft)}")
-                        if raw_kept(t):
+                        if self.raw_kept(t):
                             o("self.r_ = None")
                         for a, ft in aggregates:
                             o(f"self.{a} = {self.default(ft)}")
@@ -307,7 +339,7 @@ class TypeClasses:
                  f"if {end} > len(d): raise ParserError({self.err['PacketTooShort']})"]
         if self.native:
             return lines + self._bytewise_lines(t, h, end)
-        if raw_kept(t):
+        if self.raw_kept(t):
             lines += [f"_v = from_bytes(d[o:{end}])", f"{h}.r_ = _v"]
         elif total:
             lines.append(f"_v = from_bytes(d[o:{end}])" + (f" >> {pad}" if pad else ""))
@@ -328,7 +360,7 @@ class TypeClasses:
         big-int operation per field: 7,800 of a fabric.p4 packet's 12,300 parser instructions.
         CPython runs the one-int form faster (one call, then fewer bytecodes), so the Python
         backend keeps it. Fields of more than 7 bytes go through ``from_bytes``."""
-        lines = [f"{h}.r_ = from_bytes(d[o:{end}])"] if raw_kept(t) else []
+        lines: list[str] = []
         pos = 0
         for a, w, is_bool in _leaf_fields(t):
             first, last = pos // 8, (pos + w - 1) // 8
@@ -365,10 +397,13 @@ class TypeClasses:
             shift -= w
             v = f"int({h}.{a})" if is_bool else f"{h}.{a}"
             parts.append(v if shift == 0 else f"({v} << {shift})")
+        if self.native:
+            vals = [(f"int({h}.{a})" if is_bool else f"{h}.{a}", w) for a, w, is_bool in widths]
+            return "bytes((" + "".join(c + ", " for c in bit_chunks(vals, 8)) + "))"
         acc = " | ".join(parts) or "0"
         if pad:
             acc = f"(({acc}) << {pad})"
-        if raw_kept(t):
+        if self.raw_kept(t):
             acc = f"{h}.r_ if {h}.r_ is not None else {acc}"
         return f"({acc}).to_bytes({nbytes})"
 

@@ -10,9 +10,9 @@ from p4switch.exec import hashes
 from p4switch.exec.codegen import (
     Lines,
     attr,
+    bit_chunks,
     is_aggregate,
     is_signed,
-    raw_kept,
     raw_positions,
     scalar_width,
     underlying,
@@ -135,6 +135,8 @@ class ExprGen:
                 extra = 8 if (total + pad) % 16 else 0
                 int_algo[0] = True
                 code = f"({acc})" if not extra else f"(({acc}) << 8)"
+                if self.pc.types.native:  # the sum of its 16-bit words: equal modulo 65535
+                    code = "(" + " + ".join(f"({w})" for w in bit_chunks([(v, int(w)) for v, w, _ in fields], 16)) + ")"
                 raw = self._raw_csum_input(e, [int(w) for _, w, _ in fields], pad + extra)
                 if raw is not None:
                     code = f"({raw[1]} if {raw[0]}.r_ is not None else {code})"
@@ -166,7 +168,7 @@ class ExprGen:
         if not items or not all(isinstance(x, A.Member) and x.kind == "field" for x in items):
             return None
         ht = underlying(items[0].expr.type)
-        if not raw_kept(ht):
+        if not self.pc.types.raw_kept(ht):
             return None
         h = self.expr(items[0].expr)
         names = [attr(x.name) for x in items]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from p4switch.exec import hashes
-from p4switch.exec.codegen import raw_kept, scalar_width, underlying
+from p4switch.exec.codegen import scalar_width, underlying
 from p4switch.exec.externs import Register
 from p4switch.frontend import ast as A
 
@@ -158,7 +158,7 @@ def _update_checksum(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
     with g.o.indent():
         value = _csum16_of_int(g, data) if algo == "H_csum16_int" else f"{algo}({data})"
         if algo == "H_csum16_int" and (isinstance(args[2], A.Member) and args[2].kind == "field"
-                                       and raw_kept(underlying(args[2].expr.type))):
+                                       and g.pc.types.raw_kept(underlying(args[2].expr.type))):
             # a header whose checksum is already right keeps its extracted bytes
             t = g.scope.tmp("ck")
             g.o(f"{t} = {value} & {(1 << w) - 1}")

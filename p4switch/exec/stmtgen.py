@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from p4switch.exec import hashes
-from p4switch.exec.codegen import attr, is_aggregate, raw_kept, raw_patch, scalar_width, underlying
+from p4switch.exec.codegen import attr, is_aggregate, raw_patch, scalar_width, underlying
 from p4switch.exec.compile_base import (
     PARSER_LOOP_LIMIT,
     STABLE,
@@ -375,7 +375,7 @@ class StmtGen(ExprGen):
         self.o(f"{target} = {value}")
         if isinstance(lhs, A.Member) and lhs.kind == "field":
             ht = underlying(lhs.expr.type)
-            if raw_kept(ht):  # the header's bytes follow the field
+            if self.pc.types.raw_kept(ht):  # the header's bytes follow the field
                 owner, a = target.rsplit(".", 1)
                 self.o(raw_patch(ht, owner, a) if _PURE.fullmatch(owner) else f"{owner}.r_ = None")
 
