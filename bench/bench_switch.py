@@ -17,6 +17,8 @@ performance build installed beside the default one, e.g. in /opt/bmv2-perf,
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,7 +29,7 @@ from lab.forwarding_rate import Route, forwarding_rate
 from lab.targets import TargetUnavailable, compile_program, tool
 from netbase.clock import DilatedClock
 from p4rt.entries import ActionCall, Lpm, TableEntry
-from p4switch.exec import LoadedProgram
+from p4switch.exec import LoadedProgram, native
 from p4switch.switch.device import Device
 
 FABRIC_P4 = Path(__file__).resolve().parent.parent / "p4src" / "fabric.p4"
@@ -40,31 +42,40 @@ ROUNDS = 2  # per target when BMv2 runs beside ours
 
 def _veth_rate(target: str, program: Path, routes: list[Route], frame: bytes) -> float:
     """Closed-loop packets/s of ``program`` on ``target`` switching ``frame`` from port 1 to
-    port 2 (raises TargetUnavailable when the target's tools are not installed)."""
+    port 2 (raises TargetUnavailable when the target's tools are not installed). ``ours:BACKEND``
+    runs our switch with that backend of the generated code (``p4switch --backend``)."""
+    target, _, backend = target.partition(":")
     with tempfile.TemporaryDirectory() as work:
         compiled = compile_program(target, program, work, include_dirs=[str(program.parent)])
         rate = forwarding_rate(target, compiled, routes, frame, seconds=60, max_frames=FRAMES, window=WINDOW,
-                               prefix="bs", cpu_port=CPU_PORT)
+                               prefix="bs", cpu_port=CPU_PORT, backend=backend or None)
     if rate.received < rate.sent:
         print(f"[bench_switch] {target} {program.name}: {rate.received}/{rate.sent} frames delivered")
     return rate.pps
 
 
 def _side_by_side(name: str, program: Path, routes: list[Route], frame: bytes) -> list[Result]:
-    """Ours alone, or ours and BMv2 in alternating rounds with the ratio of the medians."""
+    """Ours on each backend alone, or with BMv2 in alternating rounds and the ratios of the medians."""
     detail = f"{FRAMES} frames of {len(frame)} B, window {WINDOW}, wall time"
-    ours = [_veth_rate("ours", program, routes, frame)]
+    subprocess.run([sys.executable, "-m", "p4switch.exec.prebuild", str(program)], check=True,
+                   capture_output=True)  # no switch waits for a build of the mypyc backend's module
+    targets = [f"ours:{backend}" for backend in native.BACKENDS]
+    rates: dict[str, list[float]] = {t: [_veth_rate(t, program, routes, frame)] for t in targets}
     try:
-        bmv2 = [_veth_rate("bmv2", program, routes, frame)]
+        rates["bmv2"] = [_veth_rate("bmv2", program, routes, frame)]
     except TargetUnavailable as e:
-        return [Result(name, ours[0], "packets/s", f"p4switch process, {detail}; no BMv2 ratio: {e}")]
+        return [Result(f"{name} [{t[5:]}]", r[0], "packets/s", f"p4switch process, {detail}; no BMv2 ratio: {e}")
+                for t, r in rates.items()]
     for _ in range(ROUNDS - 1):
-        ours.append(_veth_rate("ours", program, routes, frame))
-        bmv2.append(_veth_rate("bmv2", program, routes, frame))
-    o, b = statistics.median(ours), statistics.median(bmv2)
-    return [Result(name, o, "packets/s", f"p4switch process, {detail}, median of {ROUNDS}"),
-            Result(f"{name} (BMv2)", b, "packets/s", f"{tool('simple_switch_grpc')}, same sender, alternating rounds"),
-            Result(f"{name}: ours / BMv2", o / b if b else 0.0, "x", "ratio of the medians")]
+        for t in rates:
+            rates[t].append(_veth_rate(t, program, routes, frame))
+    b = statistics.median(rates.pop("bmv2"))
+    out = [Result(f"{name} (BMv2)", b, "packets/s", f"{tool('simple_switch_grpc')}, same sender, alternating rounds")]
+    for t, r in rates.items():
+        o = statistics.median(r)
+        out += [Result(f"{name} [{t[5:]}]", o, "packets/s", f"p4switch process, {detail}, median of {ROUNDS}"),
+                Result(f"{name} [{t[5:]}]: ours / BMv2", o / b if b else 0.0, "x", "ratio of the medians")]
+    return out
 
 
 def _basic_over_veths() -> list[Result]:

@@ -32,13 +32,14 @@ class Rate:
 
 def forwarding_rate(target: str, compiled: Compiled, routes: list[Route], frame: bytes, *,
                     seconds: float = 1.0, max_frames: int = 20000, window: int = 64,
-                    prefix: str = "fr", cpu_port: int | None = None) -> Rate:
+                    prefix: str = "fr", cpu_port: int | None = None, backend: str | None = None) -> Rate:
     """Closed-loop packets/s of ``target`` running ``compiled`` and switching ``frame`` from
-    port 1 to port 2 (``routes`` make it go there), for about ``seconds`` or ``max_frames``."""
+    port 1 to port 2 (``routes`` make it go there), for about ``seconds`` or ``max_frames``
+    (``backend``: as for ``switch_command``)."""
     with tempfile.TemporaryDirectory() as work, VethPairs(2, prefix=prefix) as veths:
         grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
         cmd = switch_command(target, {1: veths.switch_side[0], 2: veths.switch_side[1]}, 1, grpc_addr, thrift,
-                             cpu_port=cpu_port, log_console=False)
+                             cpu_port=cpu_port, log_console=False, backend=backend)
         proc = start_switch(cmd, grpc_addr, thrift, Path(work) / "switch.log")
         tx = rx = None
         try:

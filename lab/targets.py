@@ -92,8 +92,10 @@ def compile_program(target: str, program: str | Path, out_dir: str | Path,
 
 def switch_command(target: str, interfaces: dict[int, str], device_id: int, grpc_addr: str, thrift_port: int,
                    cpu_port: int | None = None, priority_queues: int = 1, time_dilation: float = 1.0,
-                   pcap_dir: str | None = None, program: str | None = None, log_console: bool = True) -> list[str]:
-    """The command line that starts ``target`` as simple_switch_grpc would be started."""
+                   pcap_dir: str | None = None, program: str | None = None, log_console: bool = True,
+                   backend: str | None = None) -> list[str]:
+    """The command line that starts ``target`` as simple_switch_grpc would be started
+    (``backend``: ours only, the one that runs the generated code, see ``p4switch --backend``)."""
     if target == "ours":
         binary = tool("p4switch")
     elif target == "bmv2":
@@ -115,6 +117,10 @@ def switch_command(target: str, interfaces: dict[int, str], device_id: int, grpc
         cmd += ["--time-dilation", str(time_dilation)]
     elif time_dilation != 1.0:
         raise TargetUnavailable("BMv2 has no time dilation")
+    if backend is not None:
+        if target != "ours":
+            raise TargetUnavailable("only our switch has backends")
+        cmd += ["--backend", backend]
     cmd += ["--", "--grpc-server-addr", grpc_addr]
     if cpu_port is not None:
         cmd += ["--cpu-port", str(cpu_port)]

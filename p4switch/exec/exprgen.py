@@ -283,14 +283,21 @@ class ExprGen:
             return str(bt.size)
         return f"{self.expr(e.expr)}.{attr(e.name)}"
 
-    def e_ArrayIndex(self, e: A.ArrayIndex) -> str:
+    def e_ArrayIndex(self, e: A.ArrayIndex, typed: bool = True) -> str:
+        """A tuple item or a stack element; compiled (and not an assignment's target: ``typed``
+        False) a stack element is cast to its class, so its field accesses are slot accesses
+        rather than attribute look-ups on an ``Any`` (a ``Stack`` is a runtime object)."""
         bt = underlying(e.expr.type)
         if isinstance(bt, T.TupleType):
             return f"{self.expr(e.expr)}[{self.expr(e.index)}]"
         if e.index.is_const and e.index.value is not None:
-            return f"{self.expr(e.expr)}.h[{int(e.index.value)}]"
-        base = self.expr(e.expr)
-        return f"{base}.at({self.fixed_index.get(id(e)) or self.expr(e.index)})"
+            code = f"{self.expr(e.expr)}.h[{int(e.index.value)}]"
+        else:
+            code = f"{self.expr(e.expr)}.at({self.fixed_index.get(id(e)) or self.expr(e.index)})"
+        elem = underlying(bt.elem)
+        if typed and self.pc.types.native and isinstance(elem, T.StructLikeType):
+            return f"cast({self.pc.types.cls(elem)}, {code})"
+        return code
 
     def e_Slice(self, e: A.Slice) -> str:
         w = e.hi_value - e.lo_value + 1

@@ -152,7 +152,7 @@ def module_text(source: str, injected: dict[str, str], sm_cls: str) -> str:
     shared = "".join(f"{n}: Final[{injected[n]}] = _objects[{n!r}]\n"
                      for n in sorted(injected) if n != "Any" and n not in own)
     objects = "class Objects:\n" + "".join(f"    {n}: {injected[n]}\n" for n in own) + "    pass\n"
-    return ("import sys\nfrom typing import Any, Final\n"
+    return ("import sys\nfrom typing import Any, Final, cast\n"
             f"_objects: Any = sys.modules[{__name__!r}].loading\n" + shared + objects
             + _through_objects(source, set(own)) + CONTEXT_CLASS.format(sm_cls=sm_cls))
 

@@ -390,7 +390,7 @@ class StmtGen(ExprGen):
                 return self.expr(e)
             return f"{self.expr(e.expr)}.{attr(e.name)}"
         if isinstance(e, A.ArrayIndex):
-            return self.e_ArrayIndex(e)
+            return self.e_ArrayIndex(e, typed=False)
         raise UnsupportedError(e, f"unsupported assignment target {type(e).__name__}")
 
     # ---- calls -----------------------------------------------------------------------------
