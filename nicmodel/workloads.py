@@ -287,10 +287,12 @@ _OPTIONAL = {"bandwidth_bps", "duration_ns", "flows_per_host"}
 
 
 def pattern(rank: int, size: int, seed: int = 1) -> bytes:
-    """Deterministic per-rank test data (what each rank contributes). ``Generator.bytes``
-    fills the buffer directly: drawing bounded uint8 values took 34 instructions a byte, 4 %
-    of a simulated all-reduce."""
-    return np.random.default_rng([seed, rank]).bytes(size)
+    """Deterministic per-rank test data (what each rank contributes): the raw 64-bit words
+    of a PCG64 stream, little-endian. Drawing bounded uint8 values took 34 instructions a byte
+    (4 % of a simulated all-reduce), ``Generator.bytes`` 22; the raw words take a quarter of
+    its time."""
+    words = np.random.PCG64([seed, rank]).random_raw(-(-size // 8))
+    return words.astype("<u8", copy=False).tobytes()[:size]
 
 
 class Endpoint:
