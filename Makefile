@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP_APT := $(VENV)/.apt-stamp
 STAMP_PIP := $(VENV)/.pip-stamp
-APT_PACKAGES := mininet iputils-ping ethtool bridge-utils iproute2 tshark cpp libnanomsg5 iperf3 valgrind
+APT_PACKAGES := mininet iputils-ping ethtool bridge-utils iproute2 tshark cpp libnanomsg5 iperf3 valgrind python3-dev
 
 .PHONY: all setup lint test test-unit bench ptf run clean
 
@@ -36,6 +36,10 @@ $(STAMP_PIP): requirements.txt pyproject.toml $(STAMP_APT)
 	@touch $@
 
 setup: $(STAMP_PIP)
+	@# fabric.p4 compiled to C by mypyc (p4switch/exec/native.py), so switches run it so from the start
+	@# (the default backend, auto, runs a program's compiled module when it is built); a no-op once built
+	@$(PY) -m p4switch.exec.prebuild p4src/fabric.p4 >/dev/null || \
+	  echo "note: fabric.p4 could not be compiled to C (above); switches run its Python code"
 
 lint: setup
 	$(VENV)/bin/ruff check .

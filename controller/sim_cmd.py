@@ -36,7 +36,8 @@ from controller.report import comparison_table, plot
 from controller.telemetry import Telemetry
 from controller.textfmt import ProgressBar, shown_path
 from controller.workloads import save_run, stuck_detail, workload_errors, workload_specs
-from fabricsim.fabric import BACKENDS, P4Fabric, use_backend
+from fabricsim.fabric import CHOICES as BACKEND_CHOICES
+from fabricsim.fabric import P4Fabric, use_backend
 from fabricsim.link import LinkConfig
 from topo.builder import fat_tree, leaf_spine
 from topo.spec import load
@@ -120,10 +121,11 @@ def add_parser(sub: Any) -> None:
                     help="the cable between nodes A and B goes down at simulated time T (and up at T2), "
                          "e.g. leaf1-spine1@20us:200us (repeatable)")
     sp.add_argument("--seed", type=int, default=1)
-    sp.add_argument("--backend", choices=BACKENDS, default=None,
-                    help="what runs the switches' P4: python (the generated code) or mypyc (it compiled "
-                         "to C: the same results, faster; built once per program and cached); "
-                         "default $P4SWITCH_BACKEND or python")
+    sp.add_argument("--backend", choices=BACKEND_CHOICES, default=None,
+                    help="what runs the switches' P4: python (the generated code), mypyc (it compiled "
+                         "to C: the same results, faster; built once per program and cached) or auto "
+                         "(mypyc if the program's module is built, else python); default "
+                         "$P4SWITCH_BACKEND or auto")
     sp.add_argument("--out", type=Path, default=Path("out/sim"), help="output directory (default out/sim)")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -31,7 +31,7 @@ from fabricsim.p4rt_conn import InProcessConnection
 from fabricsim.switch_node import QUEUE_BYTES_REGISTER, TIMESTAMP_UNIT_NS, SwitchNode
 from nicmodel.nic import Nic
 from nicmodel.verbs import parse_mac
-from p4switch.exec.native import BACKENDS as BACKENDS  # re-exported for the controller's --backend
+from p4switch.exec.native import CHOICES as CHOICES  # re-exported for the controller's --backend
 from p4switch.exec.native import use_backend as use_backend
 from p4switch.switch.device import check_device_config
 from topo.spec import Topology

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from p4switch.exec import native
 from p4switch.exec.compile_base import Compiled, UnsupportedError
 from p4switch.exec.elaborate import ProgramCompiler
 
@@ -30,5 +31,15 @@ __all__ = ["Compiled", "UnsupportedError", "compile_checked"]
 
 
 def compile_checked(checked: Any, backend: str | None = None) -> Compiled:
-    """``backend``: ``python`` or ``mypyc`` (``native.py``); None takes ``P4SWITCH_BACKEND``."""
-    return ProgramCompiler(checked).compile(backend)
+    """``backend``: ``python``, ``mypyc`` or ``auto`` (``native.py``); None takes
+    ``P4SWITCH_BACKEND``. ``auto`` generates the compiled module's text and runs it if it is
+    built already, else generates and runs the Python one."""
+    choice = native.checked_backend(backend) if backend else native.backend()
+    if choice == "auto":
+        found = ProgramCompiler(checked).compile("mypyc", only_built=True)
+        if found is not None:
+            return found
+        choice = "python"
+    compiled = ProgramCompiler(checked).compile(choice)
+    assert compiled is not None  # only an ``only_built`` compile finds nothing
+    return compiled

@@ -104,9 +104,9 @@ class ProgramCompiler(RuntimeObjects):
         return name
 
     # ---- entry point -----------------------------------------------------------------------
-    def compile(self, backend: str | None = None) -> Compiled:
-        """The program's generated code, run by ``backend`` (``native.backend()`` when None)."""
-        backend = native.checked_backend(backend) if backend else native.backend()
+    def compile(self, backend: str, only_built: bool = False) -> Compiled | None:
+        """The program's generated code, run by ``backend`` (``python`` or ``mypyc``); with
+        ``only_built``, None rather than a build when mypyc's module is not in the cache."""
         self.types.native = backend == "mypyc"
         pipeline = self.checked.pipeline
         stages = {}
@@ -140,19 +140,23 @@ class ProgramCompiler(RuntimeObjects):
         src = (self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
                + entry_code(stages, hdr_c, meta_c, sm_c))
         self.result.source = src
-        defs = self._run(src, backend, sm_c)
+        defs = self._run(src, backend, sm_c, only_built)
+        if defs is None:
+            return None
         self.result.entries = {name: defs[name] for name in ENTRY_NAMES}
         self.result.field_lists = {fl: (defs[get], defs[put]) for fl, (get, put) in field_lists.items()}
         self.result.hdr_cls, self.result.meta_cls, self.result.sm_cls = (
             defs[hdr_c], defs[meta_c], defs[sm_c])
         return self.result
 
-    def _run(self, src: str, backend: str, sm_cls: str) -> dict[str, Any]:
+    def _run(self, src: str, backend: str, sm_cls: str, only_built: bool) -> dict[str, Any] | None:
         """Run the generated module with ``self.ns`` (the runtime objects) as its globals;
-        returns the globals, now with its classes and functions."""
+        returns the globals, now with its classes and functions (None: see ``compile``)."""
         if backend == "mypyc":
-            types = {k: self.ns_types.get(k, "Any") for k in self.ns}
-            name, built = native.build(native.module_text(src, types, sm_cls))
+            text = native.module_text(src, {k: self.ns_types.get(k, "Any") for k in self.ns}, sm_cls)
+            name, built = native.built(text) if only_built else native.build(text)
+            if built is None:
+                return None
             module, self.result.objects = native.load(name, built, self.ns)
             self.result.backend, self.result.module_file = backend, str(built)
             self.result.context_cls = module.Ctx

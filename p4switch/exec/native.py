@@ -20,8 +20,10 @@ statics and loaded a copy of the file per switch: 20 copies of the code made a k
 simulation slower than the Python backend, 6,300 against 6,650 hops per CPU second; one copy
 gives 10,200.)
 
-Choose with the environment: ``P4SWITCH_BACKEND=mypyc`` (``python`` is the default), the
-cache in ``P4SWITCH_NATIVE_CACHE`` (default ``~/.cache/p4switch/native``).
+Choose with the environment: ``P4SWITCH_BACKEND=python``, ``mypyc`` or ``auto``, the default:
+mypyc when the program's module is built already (``make setup`` builds fabric.p4's), else
+python, so a switch never waits for a build it was not asked for. The cache is in
+``P4SWITCH_NATIVE_CACHE`` (default ``~/.cache/p4switch/native``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ from types import ModuleType
 from typing import Any
 
 BACKENDS = ("python", "mypyc")
+# what a user may choose: a backend, or ``auto`` (the default): mypyc when the program's module
+# is already built (``make setup`` builds fabric.p4's; ``prebuild``), else python, so that no
+# switch waits for a build it did not ask for
+CHOICES = (*BACKENDS, "auto")
 BACKEND_ENV = "P4SWITCH_BACKEND"
 CACHE_ENV = "P4SWITCH_NATIVE_CACHE"
 # gcc -O1: fabric.p4 builds in 35 s against 74 s at -O3, which saves only 1.4 % of basic L3's
@@ -75,15 +81,15 @@ class NativeBuildError(RuntimeError):
 
 
 def checked_backend(name: str, what: str = "unknown backend ") -> str:
-    """``name`` if it is a backend, else a ValueError (``what`` before the name) with the choices."""
-    if name not in BACKENDS:
-        raise ValueError(f"{what}{name!r}: expected one of {', '.join(BACKENDS)}")
+    """``name`` if it is one of ``CHOICES``, else a ValueError (``what`` before the name) with them."""
+    if name not in CHOICES:
+        raise ValueError(f"{what}{name!r}: expected one of {', '.join(CHOICES)}")
     return name
 
 
 def backend() -> str:
-    """The backend new programs load with (``P4SWITCH_BACKEND``)."""
-    return checked_backend(os.environ.get(BACKEND_ENV) or "python", f"{BACKEND_ENV}=")
+    """The choice new programs load with (``P4SWITCH_BACKEND``, default ``auto``)."""
+    return checked_backend(os.environ.get(BACKEND_ENV) or "auto", f"{BACKEND_ENV}=")
 
 
 def use_backend(name: str) -> None:
@@ -202,15 +208,22 @@ def module_name(text: str) -> str:
     return "p4n_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
+def built(text: str) -> tuple[str, Path | None]:
+    """The module's name and its built extension in the cache, None if it is not built."""
+    name = module_name(text)
+    path = cache_dir() / (name + SUFFIX)
+    return name, path if path.exists() else None
+
+
 def build(text: str) -> tuple[str, Path]:
     """The module's name and its built extension in the cache, building it if need be. Two
     processes building the same module at once each build and the last rename wins (the
     results are the same file)."""
-    name = module_name(text)
+    name, found = built(text)
+    if found is not None:
+        return name, found
     cache = cache_dir()
-    built = cache / (name + SUFFIX)
-    if built.exists():
-        return name, built
+    built_path = cache / (name + SUFFIX)
     if not Path(sysconfig.get_paths()["include"], "Python.h").exists():
         raise NativeBuildError("the mypyc backend needs Python's C headers (Python.h), which this "
                                "Python lacks: install them (Debian: python3-dev) or use the python backend")
@@ -222,19 +235,19 @@ def build(text: str) -> tuple[str, Path]:
         if res.returncode != 0 or not out.exists():
             tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-20:])
             raise NativeBuildError(f"mypyc could not build the generated module:\n{tail}")
-        os.replace(out, built)
-    return name, built
+        os.replace(out, built_path)
+    return name, built_path
 
 
-def load(name: str, built: Path, objects: dict[str, Any]) -> tuple[ModuleType, Any]:
+def load(name: str, path: Path, objects: dict[str, Any]) -> tuple[ModuleType, Any]:
     """The built module (loaded once per process; its shared helpers taken from ``objects``
     then) and a new ``Objects`` holding this switch's own objects out of ``objects``."""
     global loading
     with _LOADING_LOCK:  # switches load their pipelines from several threads
         module = _loaded.get(name)
         if module is None:
-            loader = importlib.machinery.ExtensionFileLoader(name, str(built))
-            spec = importlib.util.spec_from_file_location(name, built, loader=loader)
+            loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+            spec = importlib.util.spec_from_file_location(name, path, loader=loader)
             assert spec is not None
             loading = objects
             try:

@@ -67,9 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--queue-bytes-register", default=None, metavar="NAME",
                     help="program register (by port) the switch keeps the queued bytes in")
     ap.add_argument("--link-seed", type=int, default=0, help="seed of the link-loss generators")
-    ap.add_argument("--backend", choices=native.BACKENDS, default=None,
-                    help="what runs the P4: python (the generated code) or mypyc (it compiled to C, "
-                         "built once per program and cached); default $P4SWITCH_BACKEND or python")
+    ap.add_argument("--backend", choices=native.CHOICES, default=None,
+                    help="what runs the P4: python (the generated code), mypyc (it compiled to C, "
+                         "built once per program and cached) or auto (mypyc if the program's module is "
+                         "built, else python); default $P4SWITCH_BACKEND or auto")
     return ap
 
 

@@ -63,8 +63,23 @@ def test_a_module_mypy_refuses_is_a_build_error_with_its_output(tmp_path, monkey
 
 def test_unknown_backend_is_refused(monkeypatch) -> None:
     monkeypatch.setenv(native.BACKEND_ENV, "cython")
-    with pytest.raises(ValueError, match="P4SWITCH_BACKEND='cython': expected one of python, mypyc"):
+    with pytest.raises(ValueError, match="P4SWITCH_BACKEND='cython': expected one of python, mypyc, auto"):
         LoadedProgram.from_checked(compile_file(str(BASIC)))
+
+
+def test_auto_runs_the_compiled_module_once_it_is_built_and_never_builds_it(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path))
+    monkeypatch.delenv(native.BACKEND_ENV, raising=False)  # auto is the default
+    first = LoadedProgram.from_checked(compile_file(str(BASIC)))
+    assert first.compiled.backend == "python" and not list(tmp_path.glob("*" + native.SUFFIX))
+    built = LoadedProgram.from_checked(compile_file(str(BASIC)), backend="mypyc")
+    again = LoadedProgram.from_checked(compile_file(str(BASIC)))
+    assert again.compiled.backend == "mypyc" and again.compiled.module_file == built.compiled.module_file
+    pipe = V1Pipeline(again)
+    pipe.prog.tables["MyIngress.ipv4_lpm"].insert(TableEntry(
+        {"hdr.ipv4.dstAddr": Lpm(0x0A000100, 24)},
+        ActionCall("MyIngress.ipv4_forward", {"dstAddr": 0xAA, "port": 3})))
+    assert [port for port, _ in pipe.process(0, FRAME)] == [3]
 
 
 def test_build_ahead_from_the_command_line() -> None:
