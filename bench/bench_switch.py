@@ -30,6 +30,7 @@ from lab.targets import TargetUnavailable, compile_program, tool
 from netbase.clock import DilatedClock
 from p4rt.entries import ActionCall, Lpm, TableEntry
 from p4switch.exec import LoadedProgram, native
+from p4switch.frontend import compile_file
 from p4switch.switch.device import Device
 
 FABRIC_P4 = Path(__file__).resolve().parent.parent / "p4src" / "fabric.p4"
@@ -105,9 +106,10 @@ class _Sink:
         return len(frames)
 
 
-def device_workload() -> tuple[Device, list[bytes]]:
-    """A Device running basic L3 (port 1 -> 2) without sockets, and one read's worth of frames."""
-    prog = LoadedProgram.from_file(BASIC_P4)
+def device_workload(backend: str | None = None) -> tuple[Device, list[bytes]]:
+    """A Device running basic L3 (port 1 -> 2) without sockets, and one read's worth of frames
+    (``backend`` as for ``LoadedProgram.from_checked``)."""
+    prog = LoadedProgram.from_checked(compile_file(str(BASIC_P4)), backend)
     prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000200, 24)},
                                          ActionCall(FORWARD, {"dstAddr": 0x0202, "port": 2})))
     device = Device(cpu_port=CPU_PORT, clock=DilatedClock())
@@ -117,17 +119,17 @@ def device_workload() -> tuple[Device, list[bytes]]:
     return device, [bytes(udp_frame("10.0.2.2", payload=b"x" * 64))] * IN_PROCESS_READ
 
 
-def _in_process_rate() -> Result:
-    device, read = device_workload()
+def _in_process_rate(backend: str) -> Result:
+    device, read = device_workload(backend)
     start = time.process_time()  # CPU time of this process: what one core does, load aside
     for _ in range(IN_PROCESS_FRAMES // IN_PROCESS_READ):  # as the I/O loop drives it: a read, then a poll
         device.receive_frames(1, read)
         device.poll()
     elapsed = time.process_time() - start
     assert device.stats["tx"] == IN_PROCESS_FRAMES
-    return Result("switch basic L3 device in process", IN_PROCESS_FRAMES / elapsed, "packets/s",
+    return Result(f"switch basic L3 device in process [{backend}]", IN_PROCESS_FRAMES / elapsed, "packets/s",
                   f"Device: ingress + traffic manager + egress, reads of {IN_PROCESS_READ} frames, no sockets; CPU time")
 
 
 def run() -> list[Result]:
-    return [_in_process_rate(), *_basic_over_veths(), *_fabric_over_veths()]
+    return [*(_in_process_rate(backend) for backend in native.BACKENDS), *_basic_over_veths(), *_fabric_over_veths()]
