@@ -113,15 +113,18 @@ def raw_positions(t: T.HeaderType) -> dict[str, tuple[int, int]]:
     return out
 
 
-def bit_chunks(fields: list[tuple[str, int]], size: int) -> list[str]:
-    """Expressions of the consecutive ``size``-bit chunks of the bit string that ``fields``
-    (value code, width; most significant first) make, zero bits appended up to a whole chunk.
-    Each is a small int built from slices of the fields it overlaps: what the mypyc backend
-    packs with, where shifting one int of a whole header is a big-int operation per field."""
+def bit_chunks(fields: list[tuple[str, int]], size: int | list[int]) -> list[str]:
+    """Expressions of the consecutive chunks of the bit string that ``fields`` (value code,
+    width; most significant first) make: ``size`` bits each, as many as the fields need (zero
+    bits appended up to a whole chunk), or the chunk sizes listed. Each is a small int built from
+    slices of the fields it overlaps: what the mypyc backend packs with, where shifting one int
+    of a whole header is a big-int operation per field."""
     total = sum(w for _, w in fields)
+    sizes = size if isinstance(size, list) else [size] * -(-total // size)
     out: list[str] = []
-    for start in range(0, total, size):
-        end = start + size
+    start = 0
+    for n in sizes:
+        end = start + n
         parts = []
         pos = 0
         for v, w in fields:
@@ -133,6 +136,7 @@ def bit_chunks(fields: list[tuple[str, int]], size: int) -> list[str]:
                 parts.append(x if hi == end else f"({x} << {end - hi})")
             pos += w
         out.append(" | ".join(parts) or "0")
+        start = end
     return out
 
 
@@ -397,9 +401,10 @@ class TypeClasses:
             shift -= w
             v = f"int({h}.{a})" if is_bool else f"{h}.{a}"
             parts.append(v if shift == 0 else f"({v} << {shift})")
-        if self.native:
+        if self.native:  # chunks of up to 7 bytes: each a small int and one to_bytes
             vals = [(f"int({h}.{a})" if is_bool else f"{h}.{a}", w) for a, w, is_bool in widths]
-            return "bytes((" + "".join(c + ", " for c in bit_chunks(vals, 8)) + "))"
+            sizes = [56] * (nbytes // 7) + ([8 * (nbytes % 7)] if nbytes % 7 else [])
+            return " + ".join(f"({c}).to_bytes({n // 8})" for c, n in zip(bit_chunks(vals, sizes), sizes)) or "b''"
         acc = " | ".join(parts) or "0"
         if pad:
             acc = f"(({acc}) << {pad})"

@@ -33,3 +33,20 @@ def test_chunks_are_the_slices_of_the_packed_fields(layout: list[tuple[str, int]
         packed <<= padded - total
         want = [packed >> (padded - size * (i + 1)) & ((1 << size) - 1) for i in range(padded // size)]
         assert [eval(e, {}, values) for e in exprs] == want
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_chunks_of_listed_sizes_as_the_deparser_packs(layout: list[tuple[str, int]]) -> None:
+    rng = random.Random(7)
+    total = sum(w for _, w in layout)
+    nbytes = -(-total // 8)
+    sizes = [56] * (nbytes // 7) + ([8 * (nbytes % 7)] if nbytes % 7 else [])
+    exprs = bit_chunks(layout, sizes)
+    for _ in range(300):
+        values = {name: rng.getrandbits(w) for name, w in layout}
+        packed = 0
+        for name, w in layout:
+            packed = packed << w | values[name]
+        packed <<= nbytes * 8 - total
+        got = b"".join(eval(e, {}, values).to_bytes(n // 8) for e, n in zip(exprs, sizes))
+        assert got == packed.to_bytes(nbytes)
