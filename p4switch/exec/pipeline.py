@@ -95,6 +95,10 @@ class IngressResult:
         self.to_egress: list[EgressJob] = []
         self.digests: list[DigestMessage] = []
 
+    def clear(self) -> None:
+        self.to_egress.clear()
+        self.digests.clear()
+
 
 class EgressResult:
     """What one egress pass produced: frames to send, E2E clones for the traffic manager,
@@ -106,6 +110,11 @@ class EgressResult:
         self.transmit: list[tuple[int, bytes]] = []
         self.to_egress: list[EgressJob] = []
         self.recirculate: list[tuple[int, bytes]] = []
+
+    def clear(self) -> None:
+        self.transmit.clear()
+        self.to_egress.clear()
+        self.recirculate.clear()
 
 
 class RecirculatedFrame(bytes):
@@ -210,11 +219,14 @@ class V1Pipeline:
         return meta, sm
 
     # ---- ingress ---------------------------------------------------------------------------
-    def ingress(self, port: int, data: bytes, now_us: int = 0) -> IngressResult:
+    def ingress(self, port: int, data: bytes, now_us: int = 0, res: IngressResult | None = None) -> IngressResult:
         """Parser, checksum verification and ingress for a frame received on ``port``, then
         BMv2's end-of-ingress logic; resubmitted passes run here, at most ``max_passes``.
-        A ``RecirculatedFrame`` starts a RECIRC pass with its preserved metadata."""
-        res = IngressResult()
+        A ``RecirculatedFrame`` starts a RECIRC pass with its preserved metadata. What it
+        produced is appended to ``res`` (the device passes one it empties and reuses: two
+        lists and an object less per packet) or to a new result."""
+        if res is None:
+            res = IngressResult()
         self._packets_in += 1
         if type(data) is not bytes or self.max_passes < 1:  # a RecirculatedFrame, or any bytes-like object
             itype = getattr(data, "instance_type", PKT_INSTANCE_TYPE_NORMAL)
@@ -307,17 +319,16 @@ class V1Pipeline:
         self._stats["cloned"] += len(sess.replicas)
 
     # ---- egress ----------------------------------------------------------------------------
-    def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0) -> EgressResult:
+    def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0,
+               res: EgressResult | None = None) -> EgressResult:
         """Egress, checksum update and deparser for a job the traffic manager dequeued, with
-        the queue metadata it measured; then BMv2's end-of-egress logic."""
-        res = EgressResult()
-        self._egress_into(job, qmeta or _EMPTY_QUEUE, now_us, res)
-        return res
-
-    def _egress_into(self, job: EgressJob, q: QueueMeta, now_us: int, res: EgressResult) -> None:
-        """One egress pass whose outputs are appended to ``res``; a fault drops the packet.
-        A plain transmission (no clone, recirculation or drop) ends here; the rest of BMv2's
+        the queue metadata it measured; then BMv2's end-of-egress logic. Appends to ``res``
+        as ``ingress`` does. A fault of the pass drops the packet (counted). A plain
+        transmission (no clone, recirculation or drop) ends here; the rest of BMv2's
         end-of-egress logic is ``_end_egress``."""
+        if res is None:
+            res = EgressResult()
+        q = qmeta or _EMPTY_QUEUE
         try:
             hdr, meta, sm, payload = job._state
             ctx = self._Ctx()
@@ -331,6 +342,7 @@ class V1Pipeline:
                 self._packets_out += 1
         except Exception:  # as before the fusion: any fault of the pass drops the packet, counted
             self._failed("egress")
+        return res
 
     def _end_egress(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
                     res: EgressResult) -> None:
@@ -397,7 +409,7 @@ class V1Pipeline:
             if again is not None:
                 self._resubmit(port, data, now_us, again, ires)
             return self._follow(res, ires.to_egress, 0, 1, now_us)
-        # egress of the one unicast copy, as _egress_into with empty queues; the ingress
+        # egress of the one unicast copy, as egress with empty queues; the ingress
         # context serves again when ingress left nothing in it that egress must not see
         # (what the check above did not rule out: a recirculation request or a truncation)
         eport = sm.egress_spec
@@ -440,7 +452,7 @@ class V1Pipeline:
         E2E clones), then ingress and egress for each frame from ``res.recirculate[nxt]`` on
         (the list starts with the original frame and grows with recirculated ones)."""
         pending = res.recirculate
-        egress = self._egress_into
+        egress = self.egress
         while True:
             res.to_egress = jobs
             while done < len(jobs):

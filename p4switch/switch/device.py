@@ -27,7 +27,7 @@ from netbase.clock import Clock, DilatedClock
 from netbase.lag import SchedulingLag
 from netbase.pfc import is_mac_control
 from p4rt.entries import NotFoundError
-from p4switch.exec import LoadedProgram, V1Pipeline
+from p4switch.exec import EgressResult, IngressResult, LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_source
 from p4switch.p4info import device_config as dc
 from p4switch.switch.link import Link
@@ -119,6 +119,9 @@ class Device:
         self.port_rx: Counter[int] = Counter()  # frames received per port
         self.port_tx: Counter[int] = Counter()  # frames that left per port (the port's send succeeded)
         self._inject: deque[tuple[int, bytes]] = deque()  # packet-outs and recirculations
+        # what the pipeline's last ingress/egress pass produced: emptied after each, reused
+        self._ingress_out = IngressResult()
+        self._egress_out = EgressResult()
         self._pcap: dict[tuple[int, str], PcapWriter] = {}
         self._pcap_epoch_ns = 0
         self._trace = log.isEnabledFor(logging.DEBUG)  # per-packet log lines (-L debug), checked once
@@ -240,18 +243,25 @@ class Device:
         if self.pipe is None:
             self.stats["drop_no_pipeline"] += 1
             return
+        res = self._ingress_out
         try:
-            res = self.pipe.ingress(port, frame, now // self.timestamp_unit_ns)
+            self.pipe.ingress(port, frame, now // self.timestamp_unit_ns, res)
         except Exception:  # the executor must not raise; if it does, lose one packet, not the switch
             log.exception("ingress failed on a %d-byte frame from port %d", len(frame), port)
             self.stats["pipeline_errors"] += 1
+            res.clear()
             return
-        for digest in res.digests:
-            self.stats["digests"] += 1
-            if self.on_digest is not None:
-                self.on_digest(digest)
-        for job in res.to_egress:
+        if res.digests:
+            digests = res.digests.copy()
+            res.digests.clear()
+            for digest in digests:
+                self.stats["digests"] += 1
+                if self.on_digest is not None:
+                    self.on_digest(digest)
+        jobs = res.to_egress
+        for job in jobs:
             self._enqueue(job, now)
+        jobs.clear()
 
     def _enqueue(self, job: Any, now: int) -> None:
         if not self.tm.enqueue(job.egress_port, job.priority, job, job.packet_length, now):
@@ -304,19 +314,29 @@ class Device:
         unit = self.timestamp_unit_ns
         if self._queue_bytes is not None:
             self._queue_bytes.p_write(dep.port, dep.deq_qbytes)
+        out = self._egress_out
         try:
-            out = self.pipe.egress(dep.item, dep, now // unit)  # dep carries QueueMeta's fields
+            self.pipe.egress(dep.item, dep, now // unit, out)  # dep carries QueueMeta's fields
         except Exception:
             log.exception("egress failed on port %d", dep.port)
             self.stats["pipeline_errors"] += 1
+            out.clear()
             return
-        for port, frame in out.transmit:
-            self._transmit(port, frame, now)
-        for job in out.to_egress:
-            self._enqueue(job, now)
-        for port, frame in out.recirculate:
-            self.stats["recirculated"] += 1
-            self._inject.append((port, frame))
+        if out.transmit:
+            try:  # emptied even if a packet-in handler raises: no frame is sent twice
+                for port, frame in out.transmit:
+                    self._transmit(port, frame, now)
+            finally:
+                out.transmit.clear()
+        if out.to_egress:
+            for job in out.to_egress:
+                self._enqueue(job, now)
+            out.to_egress.clear()
+        if out.recirculate:
+            for port, frame in out.recirculate:
+                self.stats["recirculated"] += 1
+                self._inject.append((port, frame))
+            out.recirculate.clear()
 
     def _transmit(self, port: int, frame: bytes, now: int) -> None:
         if self._trace:

@@ -95,6 +95,9 @@ class EgressPort:
     tx_bytes: int = 0
     backlog: int = 0  # packets in all queues of the port
     backlog_bytes: int = 0  # their frame lengths
+    # bit p set while queue p holds a packet: pop and next_event_ns look at those queues only,
+    # highest priority first, instead of walking all eight for every departure
+    ready: int = 0
     armed: bool = False  # a PFC watchdog is configured on some class
 
 
@@ -205,6 +208,7 @@ class TrafficManager:
             q.dropped_full += 1
             return False
         items.append((item, length, now, p.backlog))
+        p.ready |= 1 << priority
         p.backlog += 1
         p.backlog_bytes += length
         self._backlog += 1
@@ -222,21 +226,23 @@ class TrafficManager:
         if not self._backlog and not self._armed_ports:
             return None
         rr, ports = self._rr, self.ports
-        top = self.priority_queues - 1
         for i, port in enumerate(rr):
             p = ports[port]
             if p.armed:
                 self._watchdog(p, now)
-            if not p.backlog or p.busy_until > now:
+            ready = p.ready
+            if not ready or p.busy_until > now:
                 continue
             classes = p.pfc.classes
             queues = p.queues
-            for pr in range(top, -1, -1):
+            while ready:  # the non-empty queues, highest priority first
+                pr = ready.bit_length() - 1
                 q = queues[pr]
-                if q.items and q.next_allowed <= now:
+                if q.next_allowed <= now:
                     st = classes[pr]
                     if st.paused_until <= now or st.storm:  # ClassState.blocks, inline (per packet)
                         break
+                ready ^= 1 << pr
             else:
                 continue
             rr.append(rr.pop(i))
@@ -248,6 +254,7 @@ class TrafficManager:
             q.dequeued += 1
             if not items:
                 q.nonempty_since = None
+                p.ready ^= 1 << pr
             if q.rate_pps:
                 q.next_allowed = _pace(q.next_allowed, now, int(1e9 / q.rate_pps))
             unit = self.timestamp_unit_ns
@@ -286,6 +293,7 @@ class TrafficManager:
                 p.backlog_bytes -= sum(e[1] for e in q.items)
                 q.items.clear()
                 q.nonempty_since = None
+                p.ready &= ~(1 << pr)
 
     def next_event_ns(self, now: int) -> int | None:
         """Earliest fabric time at which :meth:`pop` may return something or a watchdog acts."""
@@ -293,11 +301,16 @@ class TrafficManager:
             return None
         best: int | None = None
         for p in self.ports.values():
-            if not p.backlog and not p.armed:
+            if not p.ready and not p.armed:
                 continue
             classes = p.pfc.classes
+            queues = p.queues
             busy = p.busy_until
-            for pr, q in enumerate(p.queues):
+            look = (1 << len(queues)) - 1 if p.armed else p.ready  # every class's watchdog, or the busy queues
+            while look:
+                pr = look.bit_length() - 1
+                look ^= 1 << pr
+                q = queues[pr]
                 st: ClassState = classes[pr]
                 if st.watchdog is not None:
                     t = st.watchdog_deadline(q.nonempty_since)
@@ -320,6 +333,7 @@ class TrafficManager:
                 n += len(q.items)
                 q.items.clear()
                 q.nonempty_since = None
+            p.ready = 0
             p.backlog = 0
             p.backlog_bytes = 0
         self._backlog = 0

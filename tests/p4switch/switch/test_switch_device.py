@@ -130,6 +130,30 @@ def test_packet_out_and_packet_in_through_the_cpu_port(dev) -> None:
     assert got == [(2 << 7).to_bytes(2, "big") + frame]  # packet_in header: ingress_port=2
 
 
+def test_a_failing_packet_in_handler_loses_its_frame_only(dev) -> None:
+    """The device reuses its pipeline result lists: a handler that raises must not leave a
+    frame behind to be sent again with the next packet."""
+    device, _, ports, prog = dev
+    prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000700, 24)}, ActionCall(TO_CPU)))
+    got: list[bytes] = []
+
+    def refuse(frame: bytes) -> None:
+        raise RuntimeError("controller gone")
+
+    device.on_packet_in = refuse
+    device.receive(2, udp("10.0.7.1"))
+    with pytest.raises(RuntimeError):
+        device.poll()
+    device.on_packet_in = got.append
+    second = udp("10.0.7.2")
+    device.receive(2, second)
+    device.poll()
+    assert got == [(2 << 7).to_bytes(2, "big") + second]
+    device.receive(1, udp("10.0.2.2"))
+    device.poll()
+    assert ports[2].sent == [out(udp("10.0.2.2"))] and len(got) == 1
+
+
 def test_link_delay_and_loss(dev) -> None:
     device, clock, ports, _ = dev
     device.set_link(2, delay_ns=10_000)

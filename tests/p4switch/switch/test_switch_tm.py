@@ -67,6 +67,27 @@ def test_strict_priority_serves_the_highest_queue_first() -> None:
         (7, "q7"), (7, "q7"), (3, "q3"), (3, "q3"), (0, "q0"), (0, "q0")]
 
 
+def test_queues_that_empty_and_fill_again_keep_strict_priority() -> None:
+    """pop and next_event_ns look only at the queues holding packets: a queue that empties
+    and fills again, and one a pause holds back, are each seen at the right time."""
+    tm = TrafficManager(priority_queues=8)
+    tm.set_port_rate(2, 100e9)
+    tm.enqueue(2, 7, "a7", 100, 0)
+    assert [d.item for d in drain(tm, 0)] == ["a7"]  # queue 7 is empty again
+    assert tm.pop(10_000) is None and tm.next_event_ns(10_000) is None
+    tm.enqueue(2, 0, "b0", 100, 10_000)
+    tm.enqueue(2, 7, "b7", 100, 10_000)
+    tm.enqueue(2, 4, "b4", 100, 10_000)
+    assert [tm.pop(t).item for t in (10_000, 20_000, 30_000)] == ["b7", "b4", "b0"]
+    pause(tm, 2, 40_000, c7_enabled=1, c7_pause_time=1000)  # class 7 held for 5120 ns
+    tm.enqueue(2, 7, "c7", 100, 40_000)
+    tm.enqueue(2, 1, "c1", 100, 40_000)
+    assert [d.item for d in drain(tm, 40_000)] == ["c1"]
+    assert tm.next_event_ns(40_000) == 45_120
+    assert [d.item for d in drain(tm, 45_120)] == ["c7"]
+    assert tm.next_event_ns(50_000) is None
+
+
 def test_priority_out_of_range_is_dropped_as_in_bmv2() -> None:
     tm = TrafficManager(priority_queues=1)
     assert not tm.enqueue(1, 3, "x", 100, 0)
