@@ -9,8 +9,11 @@ hands the kernel every frame a wake-up produced for one port in one call.
 
 Each slot keeps what ``recvmsg`` gave: the frame, the sender's ``sockaddr_ll`` (its packet type
 tells our own transmissions apart) and the ancillary data (PACKET_AUXDATA, for the VLAN tag the
-kernel stripped). Slots are ``max_frame`` bytes each in an anonymous mapping, so memory is only
-used where frames land (a 106-byte frame touches one page of its slot).
+kernel stripped). The receive loop hands out each frame as the wire had it: our own
+transmissions skipped, a stripped VLAN tag put back (:func:`restore_vlan_tag`); the usual frame,
+untagged, is told by one look at its slot's ancillary data, with no object made but the frame.
+Slots are ``max_frame`` bytes each in an anonymous mapping, so memory is only used where frames
+land (a 106-byte frame touches one page of its slot).
 
 Sending copies each frame into a slot of its own (a ``memcpy`` of a short frame costs far less
 than a ctypes object per frame would) and sets its iovec's length; the kernel treats each
@@ -25,11 +28,48 @@ import ctypes
 import errno
 import mmap
 import os
+import socket
 import struct
 
 MSG_DONTWAIT = 0x40
 SOCKADDR_LL_SIZE = 20
 SLL_PKTTYPE_OFFSET = 10  # sll_family u16, sll_protocol u16, sll_ifindex i32, sll_hatype u16, then sll_pkttype
+SOL_PACKET = 263
+PACKET_OUTGOING = 4  # sockaddr_ll.sll_pkttype of a copy of a frame sent from this host
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 1 << 4
+TP_STATUS_VLAN_TPID_VALID = 1 << 6
+ETH_P_8021Q = 0x8100
+ETH_ADDRS_LEN = 12  # destination + source MAC: where an 802.1Q tag goes
+
+# struct tpacket_auxdata: tp_status, tp_len, tp_snaplen, tp_mac, tp_net, tp_vlan_tci, tp_vlan_tpid
+AUXDATA = struct.Struct("=IIIHHHH")
+AUX_SPACE = socket.CMSG_SPACE(AUXDATA.size)  # the control buffer one frame's auxiliary data needs
+_VLAN_TAG = struct.Struct("!HH")
+_CMSG = struct.Struct("@Nii")  # struct cmsghdr: cmsg_len, cmsg_level, cmsg_type
+_CMSG_DATA = socket.CMSG_LEN(0)  # where a control message's data starts
+_AUX_CMSG_HEAD = _CMSG.pack(socket.CMSG_LEN(AUXDATA.size), SOL_PACKET, PACKET_AUXDATA)
+# the auxiliary data's control message header and its tp_status, read at once
+_AUX_HEAD_AND_STATUS = struct.Struct(f"={_CMSG_DATA}sI")
+
+
+def restore_vlan_tag(frame: bytes, control: bytes) -> bytes:
+    """``frame`` with the 802.1Q/802.1ad tag the kernel stripped put back at offset 12, if its
+    auxiliary data (the control messages of a PACKET_AUXDATA socket, as received) says it had one."""
+    pos, end = 0, len(control)
+    while pos + _CMSG.size <= end:
+        length, level, kind = _CMSG.unpack_from(control, pos)
+        if length < _CMSG.size:
+            break
+        if level == SOL_PACKET and kind == PACKET_AUXDATA and length >= _CMSG_DATA + AUXDATA.size:
+            status, _, _, _, _, tci, tpid = AUXDATA.unpack_from(control, pos + _CMSG_DATA)
+            if status & TP_STATUS_VLAN_VALID:
+                if not status & TP_STATUS_VLAN_TPID_VALID:
+                    tpid = ETH_P_8021Q
+                return frame[:ETH_ADDRS_LEN] + _VLAN_TAG.pack(tpid, tci) + frame[ETH_ADDRS_LEN:]
+            return frame
+        pos += socket.CMSG_SPACE(length - _CMSG_DATA)
+    return frame
 
 
 class _IoVec(ctypes.Structure):
@@ -86,9 +126,10 @@ class _Slots:
 
 
 class BatchReceiver:
-    """``recv(fd, n)``: up to ``n`` (at most ``batch``) waiting frames of a packet socket as
-    (frame, sll_pkttype, the control buffer's bytes) in one ``recvmmsg`` call;
-    none waiting is an empty list, a failure an OSError as ``recvmsg`` would raise it."""
+    """``recv(fd, n)``: up to ``n`` (at most ``batch``) waiting frames of a packet socket with
+    PACKET_AUXDATA on, in one ``recvmmsg`` call, as the wire had them (PACKET_OUTGOING copies
+    left out, a stripped VLAN tag put back); none waiting is an empty list, a failure an OSError
+    as ``recvmsg`` would raise it."""
 
     def __init__(self, batch: int, max_frame: int, control_size: int) -> None:
         self.batch, self.max_frame, self.control_size = batch, max_frame, control_size
@@ -106,7 +147,7 @@ class BatchReceiver:
             hdr.msg_name, hdr.msg_namelen = names + i * SOCKADDR_LL_SIZE, SOCKADDR_LL_SIZE
             hdr.msg_control, hdr.msg_controllen = controls + i * control_size, control_size
 
-    def recv(self, fd: int, limit: int) -> list[tuple[bytes, int, bytes]]:
+    def recv(self, fd: int, limit: int) -> list[bytes]:
         n = _recvmmsg(fd, self._msgs_at, min(limit, self.batch), MSG_DONTWAIT, None)
         if n < 0:
             err = ctypes.get_errno()
@@ -116,16 +157,25 @@ class BatchReceiver:
         out = []
         frames, names, controls, msgs = self._frames, self._names_view, self._controls_view, self._msgs_view
         max_frame, control_size = self.max_frame, self.control_size
+        plain_head, plain_size = _AUX_CMSG_HEAD, _AUX_HEAD_AND_STATUS.size
         for i in range(n):
             at = i * _MMSG_SIZE
             used, length = _CONTROLLEN_AND_LEN.unpack_from(msgs, at + _CONTROLLEN_AT)
-            start, control_at = i * max_frame, i * control_size
-            out.append((frames[start:start + length], names[i * SOCKADDR_LL_SIZE + SLL_PKTTYPE_OFFSET],
-                        bytes(controls[control_at:control_at + used])))
             # The kernel wrote back the control length (the address length stays what a
             # sockaddr_ll needs; msg_flags is output only): ready the slot for the next call.
             if used != control_size:
                 _SIZE_T.pack_into(msgs, at + _CONTROLLEN_AT, control_size)
+            if names[i * SOCKADDR_LL_SIZE + SLL_PKTTYPE_OFFSET] == PACKET_OUTGOING:
+                continue  # a kernel without PACKET_IGNORE_OUTGOING looped our own frame back
+            start, control_at = i * max_frame, i * control_size
+            frame = frames[start:start + length]
+            # Nearly every frame: the auxiliary data alone, no tag, told at a glance.
+            if used >= plain_size:
+                head, status = _AUX_HEAD_AND_STATUS.unpack_from(controls, control_at)
+                if head == plain_head and not status & TP_STATUS_VLAN_VALID:
+                    out.append(frame)
+                    continue
+            out.append(restore_vlan_tag(frame, bytes(controls[control_at:control_at + used])))
         return out
 
     def close(self) -> None:

@@ -39,30 +39,17 @@ import threading
 from collections import Counter
 from collections.abc import Mapping
 
-from netbase.mmsg import BatchReceiver, BatchSender
+from netbase.mmsg import AUX_SPACE, PACKET_AUXDATA, SOL_PACKET, BatchReceiver, BatchSender
 
 ETH_P_ALL = 0x0003
-ETH_P_8021Q = 0x8100
-ETH_ADDRS_LEN = 12  # destination + source MAC: where an 802.1Q tag goes
 
-SOL_PACKET = 263
 PACKET_ADD_MEMBERSHIP = 1
 PACKET_MR_PROMISC = 1
-PACKET_OUTGOING = 4  # sockaddr_ll.sll_pkttype of a copy of a frame sent from this host
 PACKET_STATISTICS = 6
-PACKET_AUXDATA = 8
 PACKET_IGNORE_OUTGOING = 23  # Linux 4.20+
-TP_STATUS_VLAN_VALID = 1 << 4
-TP_STATUS_VLAN_TPID_VALID = 1 << 6
 SIOCGIFMTU = 0x8921
 
 _TPACKET_STATS = struct.Struct("II")  # tp_packets (incl. drops), tp_drops
-# struct tpacket_auxdata: tp_status, tp_len, tp_snaplen, tp_mac, tp_net, tp_vlan_tci, tp_vlan_tpid
-_AUXDATA = struct.Struct("=IIIHHHH")
-_VLAN_TAG = struct.Struct("!HH")
-_CMSG = struct.Struct("@Nii")  # struct cmsghdr: cmsg_len, cmsg_level, cmsg_type
-_CMSG_DATA = socket.CMSG_LEN(0)  # where a control message's data starts
-_AUX_STATUS = struct.Struct("=I")  # tpacket_auxdata.tp_status, its first field
 
 SO_SNDBUFFORCE = 32  # Linux: SO_SNDBUF/SO_RCVBUF beyond wmem_max/rmem_max (root)
 SO_RCVBUFFORCE = 33
@@ -70,8 +57,6 @@ SOCKET_BUFFER = 4 << 20  # bytes of kernel buffer per direction: bursts wait, no
 MAX_FRAME = 1 << 18  # bytes asked of each receive: more than any MTU, so no frame is cut
 RECV_BATCH = 64  # frames one receive call takes at most
 SEND_BATCH = 64  # frames one send call carries at most
-_ANC_SPACE = socket.CMSG_SPACE(_AUXDATA.size)
-_AUX_CMSG_HEAD = _CMSG.pack(socket.CMSG_LEN(_AUXDATA.size), SOL_PACKET, PACKET_AUXDATA)
 
 TX_REASONS = {
     errno.EMSGSIZE: "tx_too_big",
@@ -91,29 +76,6 @@ def kernel_drop_totals(drops: Mapping[str, int]) -> dict[str, int]:
     reasons by direction (what reports and the controller add up)."""
     return {"rx_kernel_drops": sum(n for r, n in drops.items() if r.startswith("rx_")),
             "tx_kernel_drops": sum(n for r, n in drops.items() if r.startswith("tx_"))}
-
-
-def restore_vlan_tag(frame: bytes, control: bytes) -> bytes:
-    """``frame`` with the 802.1Q/802.1ad tag the kernel stripped put back at offset 12, if its
-    auxiliary data (the control messages of a PACKET_AUXDATA socket, as received) says it had one."""
-    # Nearly every frame: the auxiliary data alone, no tag. Told at a glance (0.3 us a frame
-    # where the walk over the control messages below takes 0.75).
-    if control.startswith(_AUX_CMSG_HEAD) and not _AUX_STATUS.unpack_from(control, _CMSG_DATA)[0] & TP_STATUS_VLAN_VALID:
-        return frame
-    pos, end = 0, len(control)
-    while pos + _CMSG.size <= end:
-        length, level, kind = _CMSG.unpack_from(control, pos)
-        if length < _CMSG.size:
-            break
-        if level == SOL_PACKET and kind == PACKET_AUXDATA and length >= _CMSG_DATA + _AUXDATA.size:
-            status, _, _, _, _, tci, tpid = _AUXDATA.unpack_from(control, pos + _CMSG_DATA)
-            if status & TP_STATUS_VLAN_VALID:
-                if not status & TP_STATUS_VLAN_TPID_VALID:
-                    tpid = ETH_P_8021Q
-                return frame[:ETH_ADDRS_LEN] + _VLAN_TAG.pack(tpid, tci) + frame[ETH_ADDRS_LEN:]
-            return frame
-        pos += socket.CMSG_SPACE(length - _CMSG_DATA)
-    return frame
 
 
 def interface_rx_packets(ifname: str) -> int | None:
@@ -163,7 +125,7 @@ class PacketSocketPort:
         except OSError as e:
             self.sock.close()
             raise ValueError(f"cannot open interface {ifname!r}: {e}") from e
-        self._rx = BatchReceiver(RECV_BATCH, MAX_FRAME, _ANC_SPACE)
+        self._rx = BatchReceiver(RECV_BATCH, MAX_FRAME, AUX_SPACE)
         self._tx = BatchSender(SEND_BATCH, MAX_FRAME)
         self.rx_errors = 0  # receive failures (interface down or gone): counted, the owner goes on
         self._tx_drops: Counter[str] = Counter()
@@ -192,9 +154,8 @@ class PacketSocketPort:
             except OSError:  # interface went down or away: count it, the owner goes on
                 self.rx_errors += 1
                 break
-            frames.extend(restore_vlan_tag(data, control) for data, pkttype, control in got
-                          if pkttype != PACKET_OUTGOING)
-            if len(got) < min(want, RECV_BATCH):  # the socket is drained
+            frames += got
+            if len(got) < min(want, RECV_BATCH):  # drained (or an old kernel's own copies left out: one more call)
                 break
         return frames
 
