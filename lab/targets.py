@@ -13,6 +13,7 @@ The command lines are the same apart from the binary: ``-i N@ifname ... --device
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import socket
@@ -151,6 +152,12 @@ class SwitchProcess:
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError(f"the switch did not open {self.grpc_addr} within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def cpu_seconds(self) -> float:
+        """CPU time the switch process has used so far, all its threads (utime + stime of
+        /proc/PID/stat): what forwarding costs the machine, whatever else runs on it."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def log_tail(self, lines: int = 40) -> str:
         if self.log_path is None or not self.log_path.exists():
