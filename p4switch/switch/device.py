@@ -120,6 +120,7 @@ class Device:
         self.port_tx: Counter[int] = Counter()  # frames that left per port (the port's send succeeded)
         self._inject: deque[tuple[int, bytes]] = deque()  # packet-outs and recirculations
         # what the pipeline's last ingress/egress pass produced: emptied after each, reused
+        # (a pass a callback starts while they still hold an outer pass's output gets its own)
         self._ingress_out = IngressResult()
         self._egress_out = EgressResult()
         self._pcap: dict[tuple[int, str], PcapWriter] = {}
@@ -244,6 +245,8 @@ class Device:
             self.stats["drop_no_pipeline"] += 1
             return
         res = self._ingress_out
+        if res.to_egress or res.digests:  # an outer pass's, still in use: a callback re-entered the device
+            res = IngressResult()
         try:
             self.pipe.ingress(port, frame, now // self.timestamp_unit_ns, res)
         except Exception:  # the executor must not raise; if it does, lose one packet, not the switch
@@ -315,6 +318,8 @@ class Device:
         if self._queue_bytes is not None:
             self._queue_bytes.p_write(dep.port, dep.deq_qbytes)
         out = self._egress_out
+        if out.transmit or out.to_egress or out.recirculate:  # in use by an outer pass, as in _ingress
+            out = EgressResult()
         try:
             self.pipe.egress(dep.item, dep, now // unit, out)  # dep carries QueueMeta's fields
         except Exception:

@@ -154,6 +154,28 @@ def test_a_failing_packet_in_handler_loses_its_frame_only(dev) -> None:
     assert ports[2].sent == [out(udp("10.0.2.2"))] and len(got) == 1
 
 
+def test_a_handler_that_re_enters_the_device_sees_every_frame_once(dev) -> None:
+    """In the simulator a packet-out polls the device at once (``notify``), from inside the
+    packet-in handler: the inner pass must not share the outer pass's reused result lists."""
+    device, _, ports, prog = dev
+    prog.tables[TABLE].insert(TableEntry({"hdr.ipv4.dstAddr": Lpm(0x0A000700, 24)}, ActionCall(TO_CPU)))
+    device.notify = device.poll
+    got: list[bytes] = []
+    answer = udp("10.0.3.3")
+
+    def handler(frame: bytes) -> None:
+        got.append(frame)
+        if len(got) == 1:
+            device.packet_out((3 << 7).to_bytes(2, "big") + answer)  # polls the device again
+
+    device.on_packet_in = handler
+    first, second = udp("10.0.7.1"), udp("10.0.7.2")
+    device.receive_frames(2, [first, second])
+    device.poll()
+    assert got == [(2 << 7).to_bytes(2, "big") + f for f in (first, second)]
+    assert ports[3].sent == [answer]
+
+
 def test_link_delay_and_loss(dev) -> None:
     device, clock, ports, _ = dev
     device.set_link(2, delay_ns=10_000)
