@@ -43,12 +43,12 @@ ETH_P_8021Q = 0x8100
 ETH_ADDRS_LEN = 12  # destination + source MAC: where an 802.1Q tag goes
 
 # struct tpacket_auxdata: tp_status, tp_len, tp_snaplen, tp_mac, tp_net, tp_vlan_tci, tp_vlan_tpid
-AUXDATA = struct.Struct("=IIIHHHH")
-AUX_SPACE = socket.CMSG_SPACE(AUXDATA.size)  # the control buffer one frame's auxiliary data needs
+_AUXDATA = struct.Struct("=IIIHHHH")
+AUX_SPACE = socket.CMSG_SPACE(_AUXDATA.size)  # the control buffer one frame's auxiliary data needs
 _VLAN_TAG = struct.Struct("!HH")
 _CMSG = struct.Struct("@Nii")  # struct cmsghdr: cmsg_len, cmsg_level, cmsg_type
 _CMSG_DATA = socket.CMSG_LEN(0)  # where a control message's data starts
-_AUX_CMSG_HEAD = _CMSG.pack(socket.CMSG_LEN(AUXDATA.size), SOL_PACKET, PACKET_AUXDATA)
+_AUX_CMSG_HEAD = _CMSG.pack(socket.CMSG_LEN(_AUXDATA.size), SOL_PACKET, PACKET_AUXDATA)
 # the auxiliary data's control message header and its tp_status, read at once
 _AUX_HEAD_AND_STATUS = struct.Struct(f"={_CMSG_DATA}sI")
 
@@ -61,8 +61,8 @@ def restore_vlan_tag(frame: bytes, control: bytes) -> bytes:
         length, level, kind = _CMSG.unpack_from(control, pos)
         if length < _CMSG.size:
             break
-        if level == SOL_PACKET and kind == PACKET_AUXDATA and length >= _CMSG_DATA + AUXDATA.size:
-            status, _, _, _, _, tci, tpid = AUXDATA.unpack_from(control, pos + _CMSG_DATA)
+        if level == SOL_PACKET and kind == PACKET_AUXDATA and length >= _CMSG_DATA + _AUXDATA.size:
+            status, _, _, _, _, tci, tpid = _AUXDATA.unpack_from(control, pos + _CMSG_DATA)
             if status & TP_STATUS_VLAN_VALID:
                 if not status & TP_STATUS_VLAN_TPID_VALID:
                     tpid = ETH_P_8021Q

@@ -113,6 +113,12 @@ def raw_positions(t: T.HeaderType) -> dict[str, tuple[int, int]]:
     return out
 
 
+def deparse_chunk_sizes(nbytes: int) -> list[int]:
+    """Bit sizes of the chunks the compiled deparser emits an ``nbytes``-byte header in: up to
+    7 bytes each, so every chunk is a small int with one ``to_bytes``."""
+    return [56] * (nbytes // 7) + ([8 * (nbytes % 7)] if nbytes % 7 else [])
+
+
 def bit_chunks(fields: list[tuple[str, int]], size: int | list[int]) -> list[str]:
     """Expressions of the consecutive chunks of the bit string that ``fields`` (value code,
     width; most significant first) make: ``size`` bits each, as many as the fields need (zero
@@ -403,7 +409,7 @@ class TypeClasses:
             parts.append(v if shift == 0 else f"({v} << {shift})")
         if self.native:  # chunks of up to 7 bytes: each a small int and one to_bytes
             vals = [(f"int({h}.{a})" if is_bool else f"{h}.{a}", w) for a, w, is_bool in widths]
-            sizes = [56] * (nbytes // 7) + ([8 * (nbytes % 7)] if nbytes % 7 else [])
+            sizes = deparse_chunk_sizes(nbytes)
             return " + ".join(f"({c}).to_bytes({n // 8})" for c, n in zip(bit_chunks(vals, sizes), sizes)) or "b''"
         acc = " | ".join(parts) or "0"
         if pad:

@@ -208,10 +208,15 @@ def module_name(text: str) -> str:
     return "p4n_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
+def _cached(name: str) -> Path:
+    """Where the cache keeps module ``name``'s extension."""
+    return cache_dir() / (name + SUFFIX)
+
+
 def built(text: str) -> tuple[str, Path | None]:
     """The module's name and its built extension in the cache, None if it is not built."""
     name = module_name(text)
-    path = cache_dir() / (name + SUFFIX)
+    path = _cached(name)
     return name, path if path.exists() else None
 
 
@@ -223,7 +228,6 @@ def build(text: str) -> tuple[str, Path]:
     if found is not None:
         return name, found
     cache = cache_dir()
-    built_path = cache / (name + SUFFIX)
     if not Path(sysconfig.get_paths()["include"], "Python.h").exists():
         raise NativeBuildError("the mypyc backend needs Python's C headers (Python.h), which this "
                                "Python lacks: install them (Debian: python3-dev) or use the python backend")
@@ -235,8 +239,9 @@ def build(text: str) -> tuple[str, Path]:
         if res.returncode != 0 or not out.exists():
             tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-20:])
             raise NativeBuildError(f"mypyc could not build the generated module:\n{tail}")
-        os.replace(out, built_path)
-    return name, built_path
+        path = _cached(name)
+        os.replace(out, path)
+    return name, path
 
 
 def load(name: str, path: Path, objects: dict[str, Any]) -> tuple[ModuleType, Any]:

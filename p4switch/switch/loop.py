@@ -57,8 +57,9 @@ class SwitchLoop:
         sel.register(self._wake_r, select.EPOLLIN)
         by_fd: dict[int, tuple[int, FramePort]] = {}
         for num, p in self.ports.items():
-            sel.register(p.fileno(), select.EPOLLIN)
-            by_fd[p.fileno()] = (num, p)
+            fd = p.fileno()
+            sel.register(fd, select.EPOLLIN)
+            by_fd[fd] = (num, p)
         wake_fd = self._wake_r
         due: int | None = None  # the fabric time of the event the loop last slept for
         try:

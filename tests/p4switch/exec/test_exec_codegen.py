@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from p4switch.exec.codegen import bit_chunks
+from p4switch.exec.codegen import bit_chunks, deparse_chunk_sizes
 
 LAYOUTS = [
     [("a", 4), ("b", 4), ("c", 8), ("d", 3), ("e", 13)],  # IPv4-like: fields inside and across bytes
@@ -40,7 +40,7 @@ def test_chunks_of_listed_sizes_as_the_deparser_packs(layout: list[tuple[str, in
     rng = random.Random(7)
     total = sum(w for _, w in layout)
     nbytes = -(-total // 8)
-    sizes = [56] * (nbytes // 7) + ([8 * (nbytes % 7)] if nbytes % 7 else [])
+    sizes = deparse_chunk_sizes(nbytes)
     exprs = bit_chunks(layout, sizes)
     for _ in range(300):
         values = {name: rng.getrandbits(w) for name, w in layout}
