@@ -11,8 +11,9 @@ headers), and every generated field store patches that int too (``raw_patch``), 
 always None or exactly the packed fields: the deparser emits it with one ``to_bytes`` instead
 of packing the fields again, and an IPv4-style checksum over the header's fields masks it.
 That is for the Python backend, where one big int saves bytecodes. The mypyc backend keeps no
-``r_``: it reads fields byte by byte, and packs headers and checksum inputs in byte- or
-16-bit-word-sized chunks of the fields (``bit_chunks``), all machine-size ints.
+``r_``: it reads fields byte by byte, and packs checksum inputs in byte- or 16-bit-word-sized
+chunks of the fields (``bit_chunks``) and headers in 32-bit ones, all machine-size ints, a
+header with one precompiled ``Struct.pack``.
 """
 
 from __future__ import annotations
@@ -113,10 +114,20 @@ def raw_positions(t: T.HeaderType) -> dict[str, tuple[int, int]]:
     return out
 
 
+_CHUNK_BITS = {"I": 32, "H": 16, "B": 8}  # struct's big-endian unsigned formats
+
+
+def deparse_chunk_format(nbytes: int) -> str:
+    """The ``struct`` format (without its ``>``) the compiled deparser packs an ``nbytes``-byte
+    header with: 4-byte chunks, then 2 and 1 for the rest, so every chunk is a small int and
+    the header is one call of a precompiled ``Struct.pack`` (a ``to_bytes`` per 7-byte chunk
+    and the concatenations cost twice as much)."""
+    return "I" * (nbytes // 4) + "H" * (nbytes % 4 // 2) + "B" * (nbytes % 2)
+
+
 def deparse_chunk_sizes(nbytes: int) -> list[int]:
-    """Bit sizes of the chunks the compiled deparser emits an ``nbytes``-byte header in: up to
-    7 bytes each, so every chunk is a small int with one ``to_bytes``."""
-    return [56] * (nbytes // 7) + ([8 * (nbytes % 7)] if nbytes % 7 else [])
+    """Bit sizes of the chunks of ``deparse_chunk_format``."""
+    return [_CHUNK_BITS[c] for c in deparse_chunk_format(nbytes)]
 
 
 def bit_chunks(fields: list[tuple[str, int]], size: int | list[int]) -> list[str]:
@@ -156,6 +167,8 @@ class TypeClasses:
         self.keep: list[T.P4Type] = []
         self.err = error_codes
         self.native = False  # generating for the mypyc backend (see ``extract_lines``)
+        # name -> struct format of the packers the mypyc backend's deparser calls (``packed_bytes``)
+        self.packers: dict[str, str] = {}
 
     def raw_kept(self, t: T.P4Type) -> bool:
         """``raw_kept`` for the code being generated: the mypyc backend keeps no ``r_``, it
@@ -407,10 +420,14 @@ class TypeClasses:
             shift -= w
             v = f"int({h}.{a})" if is_bool else f"{h}.{a}"
             parts.append(v if shift == 0 else f"({v} << {shift})")
-        if self.native:  # chunks of up to 7 bytes: each a small int and one to_bytes
+        if self.native:  # small-int chunks, one precompiled Struct.pack (``packers``)
+            if not nbytes:
+                return "b''"
             vals = [(f"int({h}.{a})" if is_bool else f"{h}.{a}", w) for a, w, is_bool in widths]
-            sizes = deparse_chunk_sizes(nbytes)
-            return " + ".join(f"({c}).to_bytes({n // 8})" for c, n in zip(bit_chunks(vals, sizes), sizes)) or "b''"
+            fmt = deparse_chunk_format(nbytes)
+            name = f"pack_{fmt}"
+            self.packers[name] = ">" + fmt
+            return f"{name}({', '.join(bit_chunks(vals, deparse_chunk_sizes(nbytes)))})"
         acc = " | ".join(parts) or "0"
         if pad:
             acc = f"(({acc}) << {pad})"

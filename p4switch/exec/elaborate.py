@@ -4,6 +4,7 @@ with their constructor arguments, and generate one Python function per instance.
 from __future__ import annotations
 
 import itertools
+import struct
 from typing import Any
 
 from p4switch.exec import hashes, native, runtime
@@ -140,6 +141,7 @@ class ProgramCompiler(RuntimeObjects):
         src = (self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
                + entry_code(stages, hdr_c, meta_c, sm_c))
         self.result.source = src
+        self.ns.update({name: struct.Struct(fmt).pack for name, fmt in self.types.packers.items()})
         defs = self._run(src, backend, sm_c, only_built)
         if defs is None:
             return None

@@ -1,13 +1,15 @@
 """``codegen.bit_chunks``: the mypyc backend packs headers and checksum inputs in small-int
-chunks; each chunk must be exactly that slice of the fields' bit string (zero-padded)."""
+chunks (headers with one ``struct`` format); each chunk must be exactly that slice of the
+fields' bit string (zero-padded)."""
 
 from __future__ import annotations
 
 import random
+import struct
 
 import pytest
 
-from p4switch.exec.codegen import bit_chunks, deparse_chunk_sizes
+from p4switch.exec.codegen import bit_chunks, deparse_chunk_format, deparse_chunk_sizes
 
 LAYOUTS = [
     [("a", 4), ("b", 4), ("c", 8), ("d", 3), ("e", 13)],  # IPv4-like: fields inside and across bytes
@@ -48,5 +50,5 @@ def test_chunks_of_listed_sizes_as_the_deparser_packs(layout: list[tuple[str, in
         for name, w in layout:
             packed = packed << w | values[name]
         packed <<= nbytes * 8 - total
-        got = b"".join(eval(e, {}, values).to_bytes(n // 8) for e, n in zip(exprs, sizes))
+        got = struct.pack(">" + deparse_chunk_format(nbytes), *(eval(e, {}, values) for e in exprs))
         assert got == packed.to_bytes(nbytes)
