@@ -28,7 +28,6 @@ python, so a switch never waits for a build it was not asked for. The cache is i
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.machinery
 import importlib.metadata
@@ -44,17 +43,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from p4switch.build_cache import BACKEND_ENV, OPT_LEVEL, SUFFIX, cache_dir, key_prefix
+
 BACKENDS = ("python", "mypyc")
 # what a user may choose: a backend, or ``auto`` (the default): mypyc when the program's module
 # is already built (``make setup`` builds fabric.p4's; ``prebuild``), else python, so that no
 # switch waits for a build it did not ask for
 CHOICES = (*BACKENDS, "auto")
-BACKEND_ENV = "P4SWITCH_BACKEND"
-CACHE_ENV = "P4SWITCH_NATIVE_CACHE"
-# gcc -O1: fabric.p4 builds in 35 s against 74 s at -O3, which saves only 1.4 % of basic L3's
-# instructions (34,200 against 34,700 a packet): the C is mostly calls into CPython and mypyc's runtime
-OPT_LEVEL = "1"
-SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 # Run in the build directory with the module's name as argument: mypyc checks the module with
 # mypy, writes C, and setuptools compiles it next to the source.
@@ -96,12 +91,6 @@ def use_backend(name: str) -> None:
     """Load every program of this process from now on with backend ``name``: also the ones a
     P4Runtime client pushes later, which is why the choice is the process's environment."""
     os.environ[BACKEND_ENV] = checked_backend(name)
-
-
-def cache_dir() -> Path:
-    path = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "p4switch" / "native")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 # ``runtime.Context`` as a native class: the generated functions take it as ``ctx: Ctx``, so
@@ -198,13 +187,8 @@ def _through_objects(source: str, own: set[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-@functools.cache
-def _mypy_version() -> str:
-    return importlib.metadata.version("mypy")  # read from its metadata once, not per switch
-
-
 def module_name(text: str) -> str:
-    key = f"{_mypy_version()}\0{sys.version}\0{OPT_LEVEL}\0{text}"
+    key = key_prefix() + text
     return "p4n_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 

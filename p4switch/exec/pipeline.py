@@ -27,7 +27,9 @@ import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from mypy_extensions import mypyc_attr
 
 from p4switch.exec.program import LoadedProgram
 from p4switch.exec.runtime import (
@@ -40,6 +42,7 @@ from p4switch.exec.runtime import (
     PKT_INSTANCE_TYPE_RESUBMIT,
     AssertionFailed,
     Context,
+    PassContext,
 )
 
 log = logging.getLogger("p4switch.exec")
@@ -63,6 +66,16 @@ class QueueMeta:
     enq_qdepth: int = 0
     deq_timedelta: int = 0
     deq_qdepth: int = 0
+
+
+class QueueTimes(Protocol):
+    """What egress reads of the queue a packet left: a ``QueueMeta``, or the traffic manager's
+    ``Departure``, which carries the same fields and is passed as it is."""
+
+    enq_timestamp: int
+    enq_qdepth: int
+    deq_timedelta: int
+    deq_qdepth: int
 
 
 class EgressJob:
@@ -117,6 +130,7 @@ class EgressResult:
         self.recirculate.clear()
 
 
+@mypyc_attr(native_class=False)  # compiled (``p4switch.hotpath``), a subclass of bytes must stay a Python class
 class RecirculatedFrame(bytes):
     """A frame sent back to ingress by ``recirculate``: bytes that also carry the preserved
     user metadata, so that feeding it to ``V1Pipeline.ingress`` starts a RECIRC pass."""
@@ -273,7 +287,7 @@ class V1Pipeline:
         return self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
 
     def _end_ingress(self, port: int, data: bytes, now_us: int, hdr: Any, meta: Any, sm: Any,
-                     ctx: Context, res: IngressResult) -> Preserved | None:
+                     ctx: PassContext, res: IngressResult) -> Preserved | None:
         """BMv2's end-of-ingress logic; returns the preserved fields of a resubmit, else None."""
         if ctx.digests:
             res.digests.extend(DigestMessage(name, fields) for name, fields in ctx.digests)
@@ -302,7 +316,7 @@ class V1Pipeline:
                                            (hdr, meta, sm, ctx.payload)))
         return None
 
-    def _clone_i2e(self, port: int, data: bytes, now_us: int, meta: Any, ctx: Context,
+    def _clone_i2e(self, port: int, data: bytes, now_us: int, meta: Any, ctx: PassContext,
                    res: IngressResult) -> None:
         sess = self.prog.pre.clone_sessions.get(ctx.clone_session)
         if sess is None:
@@ -319,7 +333,7 @@ class V1Pipeline:
         self._stats["cloned"] += len(sess.replicas)
 
     # ---- egress ----------------------------------------------------------------------------
-    def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0,
+    def egress(self, job: EgressJob, qmeta: QueueTimes | None = None, now_us: int = 0,
                res: EgressResult | None = None) -> EgressResult:
         """Egress, checksum update and deparser for a job the traffic manager dequeued, with
         the queue metadata it measured; then BMv2's end-of-egress logic. Appends to ``res``
@@ -344,7 +358,7 @@ class V1Pipeline:
             self._failed("egress")
         return res
 
-    def _end_egress(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
+    def _end_egress(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: PassContext,
                     res: EgressResult) -> None:
         """BMv2's end-of-egress logic, checksum update and deparser."""
         if ctx.clone_session:
@@ -363,7 +377,7 @@ class V1Pipeline:
         res.transmit.append((job.egress_port, frame))
         self._packets_out += 1
 
-    def _clone_e2e(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: Context,
+    def _clone_e2e(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: PassContext,
                    res: EgressResult) -> None:
         sess = self.prog.pre.clone_sessions.get(ctx.clone_session)
         if sess is None:
@@ -405,16 +419,15 @@ class V1Pipeline:
             self._failed("ingress")
             return []
         if ires is not None:
-            res = self._pending(port, data)
             if again is not None:
                 self._resubmit(port, data, now_us, again, ires)
-            return self._follow(res, ires.to_egress, 0, 1, now_us)
+            return self._follow(self._pending(port, data), ires.to_egress, 0, 1, now_us)
         # egress of the one unicast copy, as egress with empty queues; the ingress
         # context serves again when ingress left nothing in it that egress must not see
         # (what the check above did not rule out: a recirculation request or a truncation)
         eport = sm.egress_spec
         payload = ctx.payload
-        res = None
+        res: EgressResult | None = None
         if ctx.recirc_fl is not None or ctx.truncate:
             ctx = self._Ctx()
         try:

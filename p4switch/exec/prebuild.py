@@ -1,25 +1,28 @@
 """``python -m p4switch.exec.prebuild PROGRAM.p4...``: build the mypyc backend's compiled
 module of each program ahead (``native.py``), so that no switch waits for a build when it
-loads the program (fabric.p4's takes about 35 s). A module already in the cache is found, not
-rebuilt; the command prints where each one is."""
+loads the program (fabric.p4's takes about 35 s), and the switch's own per-packet modules
+(``p4switch.hotpath``). A build already in the cache is found, not made again; the command
+prints where each one is."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from p4switch import hotpath
 from p4switch.exec.compile import compile_checked
 from p4switch.frontend import compile_file
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m p4switch.exec.prebuild", description=__doc__.split("\n\n")[0])
-    ap.add_argument("programs", nargs="+", help="P4-16 (v1model) source files")
+    ap.add_argument("programs", nargs="*", help="P4-16 (v1model) source files")
     ap.add_argument("-I", dest="include", action="append", default=[], help="include directory")
     args = ap.parse_args(argv)
     for path in args.programs:
         compiled = compile_checked(compile_file(path, include_dirs=args.include), backend="mypyc")
         print(f"{path}: {compiled.backend} module {compiled.module_file}")
+    print(f"{', '.join(hotpath.MODULES)}: built in {hotpath.build()}")
     return 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import random as _random
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger("p4switch.exec")
 
@@ -124,6 +124,19 @@ def log_message(logs: list, msg: str, values: tuple = ()) -> None:
     log.info("log_msg: %s", text)
 
 
+class PassContext(Protocol):
+    """What the pipeline reads of a pass's context: a ``Context`` (Python backend) or the
+    compiled module's native ``Ctx``, which are not related classes."""
+
+    payload: bytes
+    clone_session: int
+    clone_fl: int | None
+    resubmit_fl: int | None
+    recirc_fl: int | None
+    digests: tuple
+    truncate: int
+
+
 class Context:
     """Per-packet state of one pass through a pipeline control that is not a P4 variable:
     extern side effects collected for the end-of-pipeline logic. Fields that are rarely set
@@ -131,11 +144,11 @@ class Context:
     a native class of the same fields instead (``native.CONTEXT_CLASS``)."""
 
     payload = b""
-    clone_type = None
+    clone_type: Any = None
     clone_session = 0
-    clone_fl = None
-    resubmit_fl = None
-    recirc_fl = None
+    clone_fl: int | None = None
+    resubmit_fl: int | None = None
+    recirc_fl: int | None = None
     digests: tuple = ()
     truncate = 0
 

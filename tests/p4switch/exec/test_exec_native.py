@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from p4rt.entries import ActionCall, Lpm, TableEntry
+from p4switch import build_cache, hotpath
 from p4switch.exec import LoadedProgram, V1Pipeline, native
 from p4switch.frontend import compile_file
 
@@ -55,7 +56,7 @@ def test_each_load_has_tables_of_its_own() -> None:
 
 
 def test_a_module_mypy_refuses_is_a_build_error_with_its_output(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(build_cache.CACHE_ENV, str(tmp_path))
     with pytest.raises(native.NativeBuildError, match=r'Incompatible types in assignment.*"str".*"int"'):
         native.build(native.module_text("x: int = 'one'\n", {}, "Any"))
     assert not list(tmp_path.glob("*" + native.SUFFIX))  # nothing half-built is cached
@@ -68,7 +69,7 @@ def test_unknown_backend_is_refused(monkeypatch) -> None:
 
 
 def test_auto_runs_the_compiled_module_once_it_is_built_and_never_builds_it(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(build_cache.CACHE_ENV, str(tmp_path))
     monkeypatch.delenv(native.BACKEND_ENV, raising=False)  # auto is the default
     first = LoadedProgram.from_checked(compile_file(str(BASIC)))
     assert first.compiled.backend == "python" and not list(tmp_path.glob("*" + native.SUFFIX))
@@ -86,9 +87,11 @@ def test_build_ahead_from_the_command_line() -> None:
     run = subprocess.run([sys.executable, "-m", "p4switch.exec.prebuild", str(BASIC)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    built = Path(run.stdout.split(" module ")[1].strip())
-    assert run.stdout.startswith(f"{BASIC}: mypyc module ") and built.exists()
+    program, switch = run.stdout.splitlines()
+    built = Path(program.split(" module ")[1])
+    assert program.startswith(f"{BASIC}: mypyc module ") and built.exists()
     assert built.parent == native.cache_dir()
+    assert Path(switch.split(" built in ")[1]) == hotpath.build_dir()  # the switch's own modules too
 
 
 COUNTING = """
