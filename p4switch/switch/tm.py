@@ -37,25 +37,31 @@ MAX_PRIORITY_QUEUES = 8
 DEFAULT_NOMINAL_SPEED_BPS = 100e9
 
 
-@dataclass(slots=True)
 class Departure:
     """A packet leaving the traffic manager, with its queueing metadata in BMv2 units under
     the names the egress pipeline reads (``enq_timestamp``, ``enq_qdepth``, ``deq_timedelta``,
-    ``deq_qdepth``, as in ``p4switch.exec.QueueMeta``), so it is passed to egress as it is."""
+    ``deq_qdepth``, as in ``p4switch.exec.QueueMeta``), so it is passed to egress as it is.
+    A plain class, not a dataclass: compiled (``p4switch.hotpath``), a dataclass keeps the
+    interpreted ``__init__`` the dataclasses module writes, 3,600 instructions a packet."""
 
-    port: int
-    queue: int
-    item: Any
-    length: int
-    enq_ns: int
-    enq_qdepth: int
-    deq_ns: int
-    deq_qdepth: int
-    deq_qbytes: int  # bytes left in the port's queues behind this packet (frame lengths)
-    # enq_ns and the queueing time in the timestamps' unit (the device's timestamp_unit_ns);
-    # fields, not properties: egress reads both for every packet
-    enq_timestamp: int
-    deq_timedelta: int
+    __slots__ = ("port", "queue", "item", "length", "enq_ns", "enq_qdepth", "deq_ns", "deq_qdepth",
+                 "deq_qbytes", "enq_timestamp", "deq_timedelta")
+
+    def __init__(self, port: int, queue: int, item: Any, length: int, enq_ns: int, enq_qdepth: int,
+                 deq_ns: int, deq_qdepth: int, deq_qbytes: int, enq_timestamp: int, deq_timedelta: int) -> None:
+        self.port = port
+        self.queue = queue
+        self.item = item
+        self.length = length
+        self.enq_ns = enq_ns
+        self.enq_qdepth = enq_qdepth
+        self.deq_ns = deq_ns
+        self.deq_qdepth = deq_qdepth
+        self.deq_qbytes = deq_qbytes  # bytes left in the port's queues behind this packet (frame lengths)
+        # enq_ns and the queueing time in the timestamps' unit (the device's timestamp_unit_ns);
+        # fields, not properties: egress reads both for every packet
+        self.enq_timestamp = enq_timestamp
+        self.deq_timedelta = deq_timedelta
 
 
 def _pace(next_allowed: int, now: int, interval_ns: int) -> int:
