@@ -52,7 +52,7 @@ def _veth_rate(target: str, program: Path, routes: list[Route], frame: bytes) ->
     with tempfile.TemporaryDirectory() as work:
         compiled = compile_program(target, program, work, include_dirs=[str(program.parent)])
         rate = forwarding_rate(target, compiled, routes, frame, seconds=60, max_frames=FRAMES, window=WINDOW,
-                               prefix="bs", cpu_port=CPU_PORT, backend=backend or None)
+                               prefix="bs", cpu_port=CPU_PORT, backend=backend or None, batched=True)
     if rate.received < rate.sent:
         print(f"[bench_switch] {target} {program.name}: {rate.received}/{rate.sent} frames delivered")
     return rate
