@@ -4,7 +4,7 @@ PFC and the v1model pipeline around the program's code (``MODULES``).
 A packet's way through the device is a dozen Python calls between these classes (receive,
 ingress, enqueue, the TM's scheduling, egress, transmit) besides the program's own compiled
 code; interpreted, they were two thirds of a basic L3 packet's 55,000 instructions. Compiled
-together, those calls are C calls and the fields slot reads: 36,000 (``python -m bench
+together, those calls are C calls and the fields slot reads: 32,700 (``python -m bench
 instructions``, "device basic L3").
 
 The build is made ahead (``python -m p4switch.exec.prebuild``, which ``make setup`` runs; 15-25 s)
@@ -12,8 +12,10 @@ into the native cache, under a key of the modules' source bytes (and mypy's vers
 interpreter's and the optimisation level, as a program's module). A finder that
 ``p4switch/__init__`` installs imports the build in the modules' place only when its key
 matches the sources as they are: an edited module runs as Python until it is built again,
-never as a stale build. ``P4SWITCH_BACKEND=python`` runs them as Python (the reference: the
-tests run them both ways), as it runs programs. No build, no compiler: Python, as before.
+never as a stale build. ``P4SWITCH_BACKEND=python`` in the environment a process starts with
+runs them as Python (the reference: the tests run them both ways), as it runs programs; the
+``--backend`` options (``p4switch``, ``fabricctl sim run``) choose a program's code only, since
+the modules are imported before options are read. No build, no compiler: Python, as before.
 """
 
 from __future__ import annotations
@@ -96,17 +98,19 @@ class _Finder(importlib.abc.MetaPathFinder):
         self._checked = False
 
     def _build(self) -> Path | None:
-        if not self._checked:  # once per process: the key reads the sources
+        # decided once per process (the key reads the sources), so that all the modules come
+        # from the build or none: compiled, each expects the others' native classes
+        if not self._checked:
             self._checked = True
-            found = build_dir()
-            if found.exists():
+            found = None if build_cache.python_only() else build_dir()
+            if found is not None and found.exists():
                 _load_runtime(found)
                 self._dir = found
         return self._dir
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
-        if fullname not in MODULES or build_cache.python_only():
+        if fullname not in MODULES:
             return None
         found = self._build()
         if found is None:
