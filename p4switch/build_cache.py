@@ -8,9 +8,13 @@ from __future__ import annotations
 import functools
 import importlib.machinery
 import importlib.metadata
+import importlib.util
 import os
+import subprocess
 import sys
+import sysconfig
 from pathlib import Path
+from types import ModuleType
 
 BACKEND_ENV = "P4SWITCH_BACKEND"
 CACHE_ENV = "P4SWITCH_NATIVE_CACHE"
@@ -40,3 +44,29 @@ def key_prefix() -> str:
 def python_only() -> bool:
     """``P4SWITCH_BACKEND=python``: nothing compiled runs, neither programs nor the switch."""
     return os.environ.get(BACKEND_ENV) == "python"
+
+
+class NativeBuildError(RuntimeError):
+    """mypyc could not build (the message ends with its output)."""
+
+
+def run_mypyc(setup: str, args: list[str], cwd: Path | str, outputs: list[Path], what: str) -> None:
+    """Run the build script ``setup`` (``python -c``) with ``args`` in ``cwd``; a
+    NativeBuildError naming ``what`` unless it made every one of ``outputs``."""
+    if not Path(sysconfig.get_paths()["include"], "Python.h").exists():
+        raise NativeBuildError("the mypyc backend needs Python's C headers (Python.h), which this "
+                               "Python lacks: install them (Debian: python3-dev) or use the python backend")
+    res = subprocess.run([sys.executable, "-c", setup, *args], cwd=cwd, capture_output=True, text=True)
+    if res.returncode != 0 or not all(p.exists() for p in outputs):
+        tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-20:])
+        raise NativeBuildError(f"mypyc could not build {what}:\n{tail}")
+
+
+def load_extension(name: str, path: Path) -> ModuleType:
+    """Import the built extension at ``path`` as module ``name`` (not put in ``sys.modules``)."""
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

@@ -25,7 +25,6 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -72,12 +71,9 @@ def build() -> Path:
         return final
     with tempfile.TemporaryDirectory(dir=final.parent, prefix="build-") as tmp:
         out, c_dir = Path(tmp, "out"), Path(tmp, "c")
-        res = subprocess.run([sys.executable, "-c", _SETUP, str(out), str(c_dir), build_cache.OPT_LEVEL,
-                              *(str(_source(m).relative_to(ROOT)) for m in MODULES)],
-                             cwd=ROOT, capture_output=True, text=True)
-        if res.returncode != 0 or not all(_extension(out, m).exists() for m in MODULES):
-            tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-20:])
-            raise RuntimeError(f"mypyc could not build the switch's modules:\n{tail}")
+        build_cache.run_mypyc(_SETUP, [str(out), str(c_dir), build_cache.OPT_LEVEL,
+                                       *(str(_source(m).relative_to(ROOT)) for m in MODULES)],
+                              ROOT, [_extension(out, m) for m in MODULES], "the switch's modules")
         try:
             os.rename(out, final)
         except OSError:
@@ -124,12 +120,7 @@ def _load_runtime(found: Path) -> None:
     (lib,) = (p for p in found.glob("*__mypyc*" + build_cache.SUFFIX))
     name = lib.name.split(".")[0]
     if name not in sys.modules:
-        loader = importlib.machinery.ExtensionFileLoader(name, str(lib))
-        spec = importlib.util.spec_from_file_location(name, lib, loader=loader)
-        assert spec is not None
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-        sys.modules[name] = module
+        sys.modules[name] = build_cache.load_extension(name, lib)
 
 
 def install() -> None:

@@ -29,21 +29,23 @@ python, so a switch never waits for a build it was not asked for. The cache is i
 from __future__ import annotations
 
 import hashlib
-import importlib.machinery
-import importlib.metadata
-import importlib.util
 import os
 import re
-import subprocess
-import sys
-import sysconfig
 import tempfile
 import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from p4switch.build_cache import BACKEND_ENV, OPT_LEVEL, SUFFIX, cache_dir, key_prefix
+from p4switch.build_cache import (
+    BACKEND_ENV,
+    OPT_LEVEL,
+    SUFFIX,
+    cache_dir,
+    key_prefix,
+    load_extension,
+    run_mypyc,
+)
 
 BACKENDS = ("python", "mypyc")
 # what a user may choose: a backend, or ``auto`` (the default): mypyc when the program's module
@@ -69,10 +71,6 @@ _LOADING_LOCK = threading.Lock()
 _loaded: dict[str, ModuleType] = {}  # module name -> the process's one instance of it
 _OWN = re.compile(r"O\d+_\w*")  # a switch's own runtime objects (``RuntimeObjects.add_object``)
 _OWN_USE = re.compile(r"\bO\d+_\w*")
-
-
-class NativeBuildError(RuntimeError):
-    """mypyc could not build a program's module (the message ends with its output)."""
 
 
 def checked_backend(name: str, what: str = "unknown backend ") -> str:
@@ -211,18 +209,10 @@ def build(text: str) -> tuple[str, Path]:
     name, found = built(text)
     if found is not None:
         return name, found
-    cache = cache_dir()
-    if not Path(sysconfig.get_paths()["include"], "Python.h").exists():
-        raise NativeBuildError("the mypyc backend needs Python's C headers (Python.h), which this "
-                               "Python lacks: install them (Debian: python3-dev) or use the python backend")
-    with tempfile.TemporaryDirectory(dir=cache, prefix="build-") as tmp:
+    with tempfile.TemporaryDirectory(dir=cache_dir(), prefix="build-") as tmp:
         (Path(tmp) / f"{name}.py").write_text(text)
-        res = subprocess.run([sys.executable, "-c", _SETUP, OPT_LEVEL, name], cwd=tmp,
-                             capture_output=True, text=True)
         out = Path(tmp) / (name + SUFFIX)
-        if res.returncode != 0 or not out.exists():
-            tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-20:])
-            raise NativeBuildError(f"mypyc could not build the generated module:\n{tail}")
+        run_mypyc(_SETUP, [OPT_LEVEL, name], tmp, [out], "the generated module")
         path = _cached(name)
         os.replace(out, path)
     return name, path
@@ -235,13 +225,9 @@ def load(name: str, path: Path, objects: dict[str, Any]) -> tuple[ModuleType, An
     with _LOADING_LOCK:  # switches load their pipelines from several threads
         module = _loaded.get(name)
         if module is None:
-            loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-            spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-            assert spec is not None
             loading = objects
             try:
-                module = importlib.util.module_from_spec(spec)
-                loader.exec_module(module)
+                module = load_extension(name, path)
             finally:
                 loading = None
             _loaded[name] = module

@@ -57,7 +57,7 @@ def test_each_load_has_tables_of_its_own() -> None:
 
 def test_a_module_mypy_refuses_is_a_build_error_with_its_output(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv(build_cache.CACHE_ENV, str(tmp_path))
-    with pytest.raises(native.NativeBuildError, match=r'Incompatible types in assignment.*"str".*"int"'):
+    with pytest.raises(build_cache.NativeBuildError, match=r'Incompatible types in assignment.*"str".*"int"'):
         native.build(native.module_text("x: int = 'one'\n", {}, "Any"))
     assert not list(tmp_path.glob("*" + native.SUFFIX))  # nothing half-built is cached
 
