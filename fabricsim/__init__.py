@@ -16,4 +16,11 @@ knows it is simulated: both only read the time they are given.
 * ``fabric.P4Fabric``: a topology's switches, hosts and links, wired and ready.
 * ``reference_switch`` / ``reference_fabric``: the fast reference switch model (not P4),
   kept for the NIC's transport tests.
+
+The engine, links and nodes run compiled when built (``HOTPATH``; ``netbase.hotpath``).
 """
+
+from netbase.hotpath import HotPath
+
+HOTPATH = HotPath("fabricsim", ("fabricsim.engine", "fabricsim.link", "fabricsim.switch_node", "fabricsim.host"))
+HOTPATH.install()

@@ -10,9 +10,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Final
 
-_NEVER = 1 << 80  # later than any time a run is given (ns): "no until_ns" without a test per event
+_NEVER: Final = 1 << 80  # later than any time a run is given (ns): "no until_ns" without a test per event
 
 
 class Simulator:
@@ -58,7 +58,7 @@ class Simulator:
         while heap:
             when = heap[0][0]
             if when > horizon:
-                self.now = until_ns
+                self.now = horizon  # until_ns: no time is later than _NEVER
                 break
             _, _, callback, args = pop(heap)
             self.now = when
@@ -68,6 +68,6 @@ class Simulator:
                 break
         else:
             if until_ns is not None and self.now < until_ns:
-                self.now = until_ns
+                self.now = horizon  # until_ns: no time is later than _NEVER
         self.events_run += ran
         return ran

@@ -5,12 +5,22 @@ at every ``next_wakeup``, call ``poll_transmit`` until it returns nothing."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from fabricsim.background import BackgroundFlow, BackgroundSink, is_background
 from fabricsim.engine import Simulator
-from fabricsim.link import Link
 from nicmodel.nic import Nic
 from nicmodel.workloads import Endpoint
+
+
+class Uplink(Protocol):
+    """What a host needs of its port into the fabric: a ``link.Link``, or a test's own port
+    (compiled, ``netbase.hotpath``, an attribute typed ``Link`` would refuse anything else)."""
+
+    @property
+    def busy_until(self) -> int: ...
+
+    def transmit(self, frame: bytes) -> int: ...
 
 
 class SimHost:
@@ -21,7 +31,7 @@ class SimHost:
         self.sim = sim
         self.nic = nic
         self.name = name
-        self.link: Link | None = None
+        self.link: Uplink | None = None
         self.endpoint: Endpoint | None = None
         self.on_done: Callable[[SimHost], None] | None = None  # called while the workload is done
         # best-effort background (fabricsim/background.py): sent when the NIC leaves the uplink idle
@@ -29,7 +39,7 @@ class SimHost:
         self.sink: BackgroundSink | None = None
         self._wake_at: int | None = None
 
-    def attach(self, uplink: Link) -> None:
+    def attach(self, uplink: Uplink) -> None:
         """``uplink`` carries this host's frames into the fabric."""
         self.link = uplink
 

@@ -12,41 +12,41 @@ an INT source/transit hop and a sink do to a frame, for simulated switches and t
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from netbase import ipv4
 from nicmodel.cc.base import HopInt
 
-INT_UDP_PORT = 4792
-SHIM_LEN = 4
-MD_LEN = 12
-HOP_WORDS = 8
-HOP_LEN = 4 * HOP_WORDS
-INT_TYPE_MD = 1
-NPT_UDP_PORT = 1
-MD_VERSION = 2
-INSTRUCTIONS = 0xFF00
-DOMAIN_ID = 0x0AF1
-DEFAULT_MAX_HOPS = 5
+INT_UDP_PORT: Final = 4792
+SHIM_LEN: Final = 4
+MD_LEN: Final = 12
+HOP_WORDS: Final = 8
+HOP_LEN: Final = 4 * HOP_WORDS
+INT_TYPE_MD: Final = 1
+NPT_UDP_PORT: Final = 1
+MD_VERSION: Final = 2
+INSTRUCTIONS: Final = 0xFF00
+DOMAIN_ID: Final = 0x0AF1
+DEFAULT_MAX_HOPS: Final = 5
 # INT-MD ds_flags: the units of the hop records (fabric.p4's time_unit table sets them)
-DS_TIME_NS = 0x0001  # timestamps and hop latency in nanoseconds (else microseconds)
-DS_QUEUE_BYTES = 0x0002  # queue occupancy in bytes (else packets)
+DS_TIME_NS: Final = 0x0001  # timestamps and hop latency in nanoseconds (else microseconds)
+DS_QUEUE_BYTES: Final = 0x0002  # queue occupancy in bytes (else packets)
 # INT-MD time_scale (INT_LAYOUT.md): timestamp ticks per fabric tick, for a target whose clock
 # runs faster than the fabric it models (BMv2 stamps wall-clock time while the live fabric runs
 # D times slower). 16 bits: mantissa in bits 11..0, exponent in bits 15..12, scale = m << e;
 # 0 means 1. Rounded to the nearest such value: within 1/4096 of any scale up to 2^27.
-SCALE_MANTISSA_BITS = 12
-_SCALE_MANTISSA_MAX = (1 << SCALE_MANTISSA_BITS) - 1
-_SCALE_EXP_MAX = 15
+SCALE_MANTISSA_BITS: Final = 12
+_SCALE_MANTISSA_MAX: Final = (1 << SCALE_MANTISSA_BITS) - 1
+_SCALE_EXP_MAX: Final = 15
 
-REPORT_HDR_LEN = 16
-REPORT_VERSION = 1
-REPORT_KIND_INT = 1
+REPORT_HDR_LEN: Final = 16
+REPORT_VERSION: Final = 1
+REPORT_KIND_INT: Final = 1
 
-_SHIM = struct.Struct("!BBH")
-_REPORT = struct.Struct("!BBHIII")
-_HOP = struct.Struct("!IHHIIIIII")
-_U16 = struct.Struct("!H")
+_SHIM: Final = struct.Struct("!BBH")
+_REPORT: Final = struct.Struct("!BBHIII")
+_HOP: Final = struct.Struct("!IHHIIIIII")
+_U16: Final = struct.Struct("!H")
 
 
 class IntStack(NamedTuple):
@@ -174,7 +174,7 @@ def decode_echo(buf: bytes, off: int) -> tuple[tuple[HopInt, ...], int]:
 
 # --- what switches do to a frame (simulated fabric, tests) -------------------------------
 
-_ETH_HLEN = 14
+_ETH_HLEN: Final = 14
 
 
 def _ip_udp(frame: bytes | bytearray) -> tuple[int, int]:

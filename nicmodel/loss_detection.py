@@ -15,12 +15,12 @@ themselves. Sequence numbers are absolute (nicmodel/psn.py).
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from typing import Protocol
+from typing import Final, Protocol
 
 from nicmodel.verbs import LossDetection, QpConfig, Reliability
 
-_REO_PERSIST = 16  # RFC 8985: loss episodes a widened reorder window is kept for
-_RTX_LOG = 256  # recent resends remembered to match duplicate reports against
+_REO_PERSIST: Final = 16  # RFC 8985: loss episodes a widened reorder window is kept for
+_RTX_LOG: Final = 256  # recent resends remembered to match duplicate reports against
 
 
 class SentPacket(Protocol):

@@ -115,10 +115,11 @@ class Nic:
 
     # ------------------------------------------------------------------ verbs
 
-    def register_mr(self, buffer: bytearray | None = None, *, length: int | None = None,
+    def register_mr(self, buffer: bytearray | bytes | None = None, *, length: int | None = None,
                     addr: int | None = None, access: Access = Access.ALL) -> MemoryRegion:
         """Register ``buffer`` (or, with ``length`` only, a sink region without storage)
-        at virtual address ``addr`` (default: a fresh page-aligned address)."""
+        at virtual address ``addr`` (default: a fresh page-aligned address). The buffer must
+        be a bytearray, which the NIC writes into; bytes are refused with a VerbsError."""
         if buffer is not None:
             if not isinstance(buffer, bytearray):
                 raise VerbsError("a memory region's buffer must be a bytearray")

@@ -9,10 +9,12 @@ the nearest absolute number with those low 24 bits, i.e. within half the PSN spa
 
 from __future__ import annotations
 
-PSN_BITS = 24
-PSN_MOD = 1 << PSN_BITS
-PSN_MASK = PSN_MOD - 1
-_HALF = PSN_MOD >> 1
+from typing import Final
+
+PSN_BITS: Final = 24
+PSN_MOD: Final = 1 << PSN_BITS
+PSN_MASK: Final = PSN_MOD - 1
+_HALF: Final = PSN_MOD >> 1
 PSN_WINDOW = _HALF  # most packets a requester may have unacknowledged: half the PSN space (IBA vol. 1 ch. 9.7)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 import struct
 from bisect import bisect_right
+from typing import Final
 
 from netbase.ethernet import wire_time_ns
 from nicmodel import roce
@@ -27,11 +28,11 @@ from nicmodel.loss_detection import detector_for
 from nicmodel.psn import PSN_WINDOW, unwrap
 from nicmodel.verbs import Completion, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
 
-_U32 = struct.Struct("!I")
-HEADER_BYTES = roce.DATA_HEADER_BYTES
-_ZEROS = bytes(4096)
-_PADS = (b"", b"\0", b"\0\0", b"\0\0\0")
-_NAK_STATUS = {
+_U32: Final = struct.Struct("!I")
+HEADER_BYTES: Final = roce.DATA_HEADER_BYTES
+_ZEROS: Final = bytes(4096)
+_PADS: Final = (b"", b"\0", b"\0\0", b"\0\0\0")
+_NAK_STATUS: Final = {
     roce.NAK_INVALID_REQUEST: WcStatus.REM_INV_REQ_ERR,
     roce.NAK_REMOTE_ACCESS: WcStatus.REM_ACCESS_ERR,
     roce.NAK_REMOTE_OPERATIONAL: WcStatus.REM_OP_ERR,
@@ -236,7 +237,7 @@ class Requester:
         # smaller than ``ack_every`` packets while no ACK request is in flight: a responder
         # coalescing every ``ack_every`` packets (we assume the peer's setting is ours) would
         # otherwise wait for packets that cannot come. Larger windows always produce ACKs.
-        after = self.inflight_bytes + (0 if retransmit and rec.in_flight else size)
+        after = self.inflight_bytes + (0 if rec is not None and rec.in_flight else size)
         ackreq = retransmit or op in roce.OP_ENDS or (
             self._ackreq_seq < self.snd_una
             and after < self.config.ack_every * (HEADER_BYTES + self.mtu)
@@ -249,7 +250,7 @@ class Requester:
         cnt = self.counters
         cnt.data_pkts_sent += 1
         cnt.data_bytes_sent += size
-        if retransmit:
+        if rec is not None:
             cnt.retransmitted_pkts += 1
             rec.retransmitted = True
             rec.sent_ns = now_ns

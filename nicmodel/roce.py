@@ -42,33 +42,33 @@ from __future__ import annotations
 import struct
 import zlib
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Final, NamedTuple, cast
 
 from netbase.ipv4 import checksum as ipv4_checksum
 from nicmodel import int_md
 
-ROCE_UDP_PORT = 4791
-ETH_P_IPV4 = 0x0800
-ETH_P_VLAN = 0x8100
-ETH_HLEN = 14
-IPV4_HLEN = 20
-UDP_HLEN = 8
-BTH_LEN = 12
-RETH_LEN = 16
-AETH_LEN = 4
-IMM_LEN = 4
-ICRC_LEN = 4
-CNP_PAD_LEN = 16
-ECN_NOT_ECT = 0
-ECN_ECT1 = 1
-ECN_ECT0 = 2
-ECN_CE = 3
-DEFAULT_PKEY = 0xFFFF
-BROADCAST_MAC = b"\xff" * 6
+ROCE_UDP_PORT: Final = 4791
+ETH_P_IPV4: Final = 0x0800
+ETH_P_VLAN: Final = 0x8100
+ETH_HLEN: Final = 14
+IPV4_HLEN: Final = 20
+UDP_HLEN: Final = 8
+BTH_LEN: Final = 12
+RETH_LEN: Final = 16
+AETH_LEN: Final = 4
+IMM_LEN: Final = 4
+ICRC_LEN: Final = 4
+CNP_PAD_LEN: Final = 16
+ECN_NOT_ECT: Final = 0
+ECN_ECT1: Final = 1
+ECN_ECT0: Final = 2
+ECN_CE: Final = 3
+DEFAULT_PKEY: Final = 0xFFFF
+BROADCAST_MAC: Final = b"\xff" * 6
 
-ACK_EXT_INT = 0x01
-ACK_EXT_SACK = 0x02
-ACK_EXT_DSACK = 0x04
+ACK_EXT_INT: Final = 0x01
+ACK_EXT_SACK: Final = 0x02
+ACK_EXT_DSACK: Final = 0x04
 
 
 class Opcode(IntEnum):
@@ -90,62 +90,62 @@ class Opcode(IntEnum):
     CNP = 0x81
 
 
-OP_SEND = frozenset(range(0x00, 0x06))
-OP_WRITE = frozenset(range(0x06, 0x0C))
-OP_DATA = OP_SEND | OP_WRITE
-OP_FIRST = frozenset({0x00, 0x06})
-OP_MIDDLE = frozenset({0x01, 0x07})
-OP_LAST = frozenset({0x02, 0x03, 0x08, 0x09})
-OP_ONLY = frozenset({0x04, 0x05, 0x0A, 0x0B})
-OP_STARTS = OP_FIRST | OP_ONLY  # a message begins with this packet
-OP_ENDS = OP_LAST | OP_ONLY  # a message ends with this packet
-OP_HAS_RETH = frozenset({0x06, 0x0A, 0x0B})
-OP_HAS_IMM = frozenset({0x03, 0x05, 0x09, 0x0B})
+OP_SEND: Final = frozenset(range(0x00, 0x06))
+OP_WRITE: Final = frozenset(range(0x06, 0x0C))
+OP_DATA: Final = OP_SEND | OP_WRITE
+OP_FIRST: Final = frozenset({0x00, 0x06})
+OP_MIDDLE: Final = frozenset({0x01, 0x07})
+OP_LAST: Final = frozenset({0x02, 0x03, 0x08, 0x09})
+OP_ONLY: Final = frozenset({0x04, 0x05, 0x0A, 0x0B})
+OP_STARTS: Final = OP_FIRST | OP_ONLY  # a message begins with this packet
+OP_ENDS: Final = OP_LAST | OP_ONLY  # a message ends with this packet
+OP_HAS_RETH: Final = frozenset({0x06, 0x0A, 0x0B})
+OP_HAS_IMM: Final = frozenset({0x03, 0x05, 0x09, 0x0B})
 
 # (first, middle, last, only) opcodes per message kind, without and with immediate data.
-SEND_OPS = (0x00, 0x01, 0x02, 0x04)
-SEND_IMM_OPS = (0x00, 0x01, 0x03, 0x05)
-WRITE_OPS = (0x06, 0x07, 0x08, 0x0A)
-WRITE_IMM_OPS = (0x06, 0x07, 0x09, 0x0B)
+SEND_OPS: Final = (0x00, 0x01, 0x02, 0x04)
+SEND_IMM_OPS: Final = (0x00, 0x01, 0x03, 0x05)
+WRITE_OPS: Final = (0x06, 0x07, 0x08, 0x0A)
+WRITE_IMM_OPS: Final = (0x06, 0x07, 0x09, 0x0B)
 
 # AETH syndrome (IBA 9.7.5.1): bits 6..5 say ACK (00), RNR NAK (01) or NAK (11).
-SYN_KIND_MASK = 0x60
-SYN_ACK = 0x00
-SYN_RNR = 0x20
-SYN_NAK = 0x60
-NAK_PSN_SEQUENCE = 0
-NAK_INVALID_REQUEST = 1
-NAK_REMOTE_ACCESS = 2
-NAK_REMOTE_OPERATIONAL = 3
-CREDITS_INVALID = 0x1F  # "no end-to-end credit information"
+SYN_KIND_MASK: Final = 0x60
+SYN_ACK: Final = 0x00
+SYN_RNR: Final = 0x20
+SYN_NAK: Final = 0x60
+NAK_PSN_SEQUENCE: Final = 0
+NAK_INVALID_REQUEST: Final = 1
+NAK_REMOTE_ACCESS: Final = 2
+NAK_REMOTE_OPERATIONAL: Final = 3
+CREDITS_INVALID: Final = 0x1F  # "no end-to-end credit information"
 
 # End-to-end credit encoding (IBA table 45): code -> number of receive WQEs.
-CREDIT_TABLE = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+CREDIT_TABLE: Final = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
                 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768)
 # RNR NAK timer encoding (IBA table 46): code -> minimum wait in nanoseconds.
-RNR_TIMER_NS = (655_360_000, 10_000, 20_000, 30_000, 40_000, 60_000, 80_000, 120_000,
+RNR_TIMER_NS: Final = (655_360_000, 10_000, 20_000, 30_000, 40_000, 60_000, 80_000, 120_000,
                 160_000, 240_000, 320_000, 480_000, 640_000, 960_000, 1_280_000, 1_920_000,
                 2_560_000, 3_840_000, 5_120_000, 7_680_000, 10_240_000, 15_360_000,
                 20_480_000, 30_720_000, 40_960_000, 61_440_000, 81_920_000, 122_880_000,
                 163_840_000, 245_760_000, 327_680_000, 491_520_000)
 
-_ETH = struct.Struct("!6s6sH")
-_IPV4 = struct.Struct("!BBHHHBBH4s4s")
-_UDP = struct.Struct("!HHHH")
-_BTH = struct.Struct("!BBHII")
-_RETH = struct.Struct("!QII")
-_U32 = struct.Struct("!I")
-_ICRC = struct.Struct("<I")
-_H = struct.Struct("!H")
-_HHH = struct.Struct("!HHH")
-_LRH_STANDIN = b"\xff" * 8
-_CNP_PAD = bytes(CNP_PAD_LEN)
+_ETH: Final = struct.Struct("!6s6sH")
+_IPV4: Final = struct.Struct("!BBHHHBBH4s4s")
+_UDP: Final = struct.Struct("!HHHH")
+_BTH: Final = struct.Struct("!BBHII")
+_RETH: Final = struct.Struct("!QII")
+_U32: Final = struct.Struct("!I")
+_ICRC: Final = struct.Struct("<I")
+_H: Final = struct.Struct("!H")
+_HHH: Final = struct.Struct("!HHH")
+_LRH_STANDIN: Final = b"\xff" * 8
+_CNP_PAD: Final = bytes(CNP_PAD_LEN)
 
 
 # Reasons that mean "not RoCE at all": the host's own traffic (TCP, ARP, other UDP), which a
 # real RNIC hands to the kernel's network device rather than dropping (the NIC model's kernel
 # sees the same frames on its interface and takes them).
-HOST_STACK_REASONS = frozenset({"unknown_ethertype", "not_udp", "not_roce"})
+HOST_STACK_REASONS: Final = frozenset({"unknown_ethertype", "not_udp", "not_roce"})
 
 
 class Malformed(Exception):
@@ -273,7 +273,7 @@ class FrameTemplate:
 
 
 # Bytes a data packet carries besides its payload and padding: Ethernet, IPv4, UDP, BTH, ICRC
-DATA_HEADER_BYTES = ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + ICRC_LEN
+DATA_HEADER_BYTES: Final = ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + ICRC_LEN
 
 
 def write_frame_bytes(mtu: int) -> int:
@@ -339,7 +339,9 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     n = len(frame)
     if n < ETH_HLEN:
         raise Malformed("truncated", "Ethernet header")
-    dst_mac, src_mac, etype = _ETH.unpack_from(frame, 0)
+    # the unpacked fields typed (cast): compiled (netbase.hotpath), Any would make every
+    # test and mask below a generic object operation
+    dst_mac, src_mac, etype = cast(tuple[bytes, bytes, int], _ETH.unpack_from(frame, 0))
     off = ETH_HLEN
     if etype == ETH_P_VLAN:
         if n < off + 4:
@@ -352,7 +354,8 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
         raise Malformed("unknown_ethertype", hex(etype))
     if n < off + IPV4_HLEN:
         raise Malformed("truncated", "IPv4 header")
-    vihl, tos, total, _id, _frag, _ttl, proto, _csum, src_ip, dst_ip = _IPV4.unpack_from(frame, off)
+    vihl, tos, total, _id, _frag, _ttl, proto, _csum, src_ip, dst_ip = cast(
+        tuple[int, int, int, int, int, int, int, int, bytes, bytes], _IPV4.unpack_from(frame, off))
     ihl = (vihl & 0x0F) * 4
     if vihl >> 4 != 4 or ihl < IPV4_HLEN:
         raise Malformed("bad_ip_header")
@@ -367,7 +370,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     ip_off = off
     end = off + total  # ignore Ethernet padding after the IP datagram
     off += ihl
-    sport, dport, ulen, _ucs = _UDP.unpack_from(frame, off)
+    sport, dport, ulen, _ucs = cast(tuple[int, int, int, int], _UDP.unpack_from(frame, off))
     if ulen != total - ihl:
         raise Malformed("bad_udp_length")
     udp_off = off
@@ -384,7 +387,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     if end - off < BTH_LEN + ICRC_LEN:
         raise Malformed("truncated", "BTH")
     bth_off = off
-    opcode, b1, pkey, w2, w3 = _BTH.unpack_from(frame, off)
+    opcode, b1, pkey, w2, w3 = cast(tuple[int, int, int, int, int], _BTH.unpack_from(frame, off))
     if b1 & 0x0F:
         raise Malformed("bad_transport_version")
     body_end = end - ICRC_LEN

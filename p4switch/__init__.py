@@ -1,5 +1,8 @@
-"""The software v1model target. Its per-packet modules run compiled when built (``hotpath``)."""
+"""The software v1model target. Its per-packet modules run compiled when built (``HOTPATH``;
+``netbase.hotpath``)."""
 
-from p4switch import hotpath
+from netbase.hotpath import HotPath
 
-hotpath.install()
+HOTPATH = HotPath("p4switch", ("p4switch.switch.pfc", "p4switch.switch.tm", "p4switch.exec.pipeline",
+                               "p4switch.switch.device"))
+HOTPATH.install()

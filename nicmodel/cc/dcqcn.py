@@ -116,7 +116,7 @@ class Dcqcn(NoOpEvents):
         if self._increase_at is None:  # not recovering: the byte counter is idle too
             return
         self.bytes_since_event += nbytes
-        while self.bytes_since_event >= self.params.byte_counter and self._increase_at is not None:
+        while self.bytes_since_event >= self.params.byte_counter and self._recovering():
             self.bytes_since_event -= self.params.byte_counter
             self.byte_events += 1
             self._increase()
@@ -124,12 +124,18 @@ class Dcqcn(NoOpEvents):
     def on_timer(self, now_ns: int) -> None:
         """Run every rate-increase timer expiry that is due."""
         p = self.params
-        while self._increase_at is not None and self._increase_at <= now_ns:
-            due = self._increase_at
+        while (due := self._increase_at) is not None and due <= now_ns:
             self.timer_events += 1
             self._increase()
-            if self._increase_at is not None:
+            if self._recovering():
                 self._increase_at = due + p.timer_ns
+
+    def _recovering(self) -> bool:
+        """Whether a rate increase is still to come. A method, not ``self._increase_at is not
+        None`` in the loops: ``_increase`` may end the recovery, but after one test of the
+        attribute mypy takes its type as known across the call, and compiled code
+        (``netbase.hotpath``) trusts that (a None read where an int is known raises TypeError)."""
+        return self._increase_at is not None
 
     def next_timer(self) -> int | None:
         return self._increase_at

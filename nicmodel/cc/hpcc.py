@@ -60,10 +60,11 @@ at the cost of a slightly fuller queue.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from nicmodel.cc.base import AckInfo, HopInt, NoOpEvents, clamp, ewma
 
-_WRAP32 = 1 << 32
+_WRAP32: Final = 1 << 32
 
 
 @dataclass
@@ -156,7 +157,7 @@ class Hpcc(NoOpEvents):
                 continue  # older than the link's previous record: its ACK came by a faster path
             rate_bps = hop.link_rate_mbps * 1e6
             dt_ns = ((hop.egress_ts_us - st.rate_ref.egress_ts_us) % _WRAP32) * hop.ts_unit_ns
-            min_dt_ns = p.min_ts_delta_us * 1000 if hop.ts_unit_ns > 1 else 1
+            min_dt_ns = float(p.min_ts_delta_us * 1000) if hop.ts_unit_ns > 1 else 1.0
             if rate_bps > 0:
                 min_dt_ns = max(min_dt_ns, p.min_rate_frames * p.mtu_bytes * 8e9 / rate_bps)
             if dt_ns >= min_dt_ns:

@@ -37,7 +37,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from p4switch.build_cache import (
+from netbase.build_cache import (
     BACKEND_ENV,
     OPT_LEVEL,
     SUFFIX,

@@ -130,7 +130,7 @@ class EgressResult:
         self.recirculate.clear()
 
 
-@mypyc_attr(native_class=False)  # compiled (``p4switch.hotpath``), a subclass of bytes must stay a Python class
+@mypyc_attr(native_class=False)  # compiled (``netbase.hotpath``), a subclass of bytes must stay a Python class
 class RecirculatedFrame(bytes):
     """A frame sent back to ingress by ``recirculate``: bytes that also carry the preserved
     user metadata, so that feeding it to ``V1Pipeline.ingress`` starts a RECIRC pass."""

@@ -41,7 +41,7 @@ class Departure:
     """A packet leaving the traffic manager, with its queueing metadata in BMv2 units under
     the names the egress pipeline reads (``enq_timestamp``, ``enq_qdepth``, ``deq_timedelta``,
     ``deq_qdepth``, as in ``p4switch.exec.QueueMeta``), so it is passed to egress as it is.
-    A plain class, not a dataclass: compiled (``p4switch.hotpath``), a dataclass keeps the
+    A plain class, not a dataclass: compiled (``netbase.hotpath``), a dataclass keeps the
     interpreted ``__init__`` the dataclasses module writes, 3,600 instructions a packet."""
 
     __slots__ = ("port", "queue", "item", "length", "enq_ns", "enq_qdepth", "deq_ns", "deq_qdepth",

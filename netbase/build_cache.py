@@ -1,7 +1,9 @@
-"""Where mypyc's builds are kept and what keys them, for both kinds of compiled code: a
-program's generated module (``p4switch.exec.native``) and the switch's own per-packet modules
-(``p4switch.hotpath``). Standard library only: ``p4switch/__init__`` reaches it before any
-module that may be replaced by its build is imported."""
+"""Where mypyc's builds are kept and what keys them, for both kinds of compiled code: a P4
+program's generated module (``p4switch.exec.native``) and the per-packet modules of the switch,
+the NIC model and the simulator (``netbase.hotpath``). Standard library only: a package's
+``__init__`` reaches it before any module that may be replaced by its build is imported. The
+environment's names keep the switch's prefix, where they began (``P4SWITCH_BACKEND=python``
+runs everything as Python)."""
 
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ def key_prefix() -> str:
 
 
 def python_only() -> bool:
-    """``P4SWITCH_BACKEND=python``: nothing compiled runs, neither programs nor the switch."""
+    """``P4SWITCH_BACKEND=python``: nothing compiled runs, neither programs nor any module group."""
     return os.environ.get(BACKEND_ENV) == "python"
 
 
