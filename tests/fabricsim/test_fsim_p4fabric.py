@@ -6,6 +6,9 @@ PFC pauses under incast, the same run files twice."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -97,18 +100,23 @@ def test_all_reduce_recovers_when_both_uplinks_of_a_leaf_fail_for_a_while(fabric
 
 
 def test_same_inputs_give_byte_identical_run_files(tmp_path, monkeypatch) -> None:
-    """Also when the switches' P4 runs compiled to C (``--backend mypyc``)."""
+    """Also when the switches' P4 runs compiled to C (``--backend mypyc``), and when nothing
+    does: a process started with ``P4SWITCH_BACKEND=python`` runs the switch's, the NIC
+    model's and the simulator's modules as Python too (``netbase.hotpath``), the reference
+    their builds must match."""
     monkeypatch.setenv("P4SWITCH_BACKEND", "python")  # restored afterwards: --backend sets it
     argv = ["sim", "run", "--topology", "leafspine:2x2x2", "--profiles", "baseline,ai-fabric",
             "--workload", "all-reduce", "--size", "32KiB", "--seed", "3", "--no-progress"]
     assert fabricctl([*argv, "--out", str(tmp_path / "a")]) == 0
     assert fabricctl([*argv, "--out", str(tmp_path / "b")]) == 0
     assert fabricctl([*argv, "--backend", "mypyc", "--out", str(tmp_path / "c")]) == 0
+    subprocess.run([sys.executable, "-m", "controller.cli", *argv, "--out", str(tmp_path / "d")],
+                   check=True, capture_output=True, timeout=600, cwd=Path(__file__).parents[2])
     runs_a = sorted((tmp_path / "a" / "runs").glob("*.json"))
     assert [p.name for p in runs_a] == ["001-all-reduce-baseline.json", "002-all-reduce-ai-fabric.json"]
     for p in runs_a:
-        assert p.read_bytes() == (tmp_path / "b" / "runs" / p.name).read_bytes()
-        assert p.read_bytes() == (tmp_path / "c" / "runs" / p.name).read_bytes()
+        for other in "bcd":
+            assert p.read_bytes() == (tmp_path / other / "runs" / p.name).read_bytes(), other
         assert json.loads(p.read_text())["ok"] is True
 
 
