@@ -60,7 +60,7 @@ def values_by_id(infos: Mapping[int, Any], items: Iterable[tuple[int, bytes]], w
         if item_id in values:
             raise invalid(f"{what}: {kind} {info.name} given twice")
         values[item_id] = to_int(data, info.bitwidth, f"{what} {kind} {info.name}")
-    missing = [info.name for info_id, info in infos.items() if info_id not in values]
-    if missing:
+    if len(values) != len(infos):  # every id in values is one of infos', once
+        missing = [info.name for info_id, info in infos.items() if info_id not in values]
         raise invalid(f"{what}: missing {kind} {', '.join(missing)}")
     return values

@@ -111,6 +111,15 @@ class TableEntry:
     idle_timeout_ns: int = 0
     metadata: bytes = b""
 
+    def copy(self) -> TableEntry:
+        """A copy with its own match dict and counter (the action, meter and cookie are not
+        changed in place, so they are shared). Spelled out, not ``dataclasses.replace``, which
+        cost a table insert more than the rest of its bookkeeping."""
+        c = self.counter
+        return TableEntry(dict(self.match), self.action, self.priority,
+                          None if c is None else CounterData(c.packets, c.bytes),
+                          self.meter, self.idle_timeout_ns, self.metadata)
+
 
 @dataclass(frozen=True)
 class Replica:

@@ -67,6 +67,10 @@ class ActionInfo:
     params: tuple[tuple[str, int], ...]
 
 
+# what a key field left out of an entry matches, by match kind (a range: its whole span, made per field)
+_WILDCARD = {MatchKind.LPM: (0, 0), MatchKind.TERNARY: (0, 0), MatchKind.OPTIONAL: None}
+
+
 def _full(width: int) -> int:
     return (1 << width) - 1
 
@@ -288,6 +292,7 @@ class Table:
         self.direct_counter = direct_counter.name if direct_counter else None
         self.direct_meter = direct_meter.name if direct_meter else None
         self._match_fields = [(i, k) for i, k in enumerate(self.key) if k.match_kind != MatchKind.SELECTOR]
+        self._match_names = frozenset(k.name for _, k in self._match_fields)
         self._selector_fields = [(i, k.width) for i, k in enumerate(self.key) if k.match_kind == MatchKind.SELECTOR]
         kinds = {k.match_kind for _, k in self._match_fields}
         self.needs_priority = bool(kinds & {MatchKind.TERNARY, MatchKind.RANGE, MatchKind.OPTIONAL})
@@ -332,51 +337,53 @@ class Table:
             raise InvalidEntryError(f"table {self.name}: action {call.name} is not one of its actions")
         return idx, args_of(call, self._actions[call.name])
 
+    def _fits(self, k: KeyField, v: int, what: str = "value") -> int:
+        if not isinstance(v, int) or not 0 <= v <= _full(k.width):
+            raise InvalidEntryError(f"table {self.name}: {k.name} {what} {v} does not fit in {k.width} bits")
+        return v
+
     def _canon(self, match: dict[str, FieldMatch]) -> tuple:
-        known = {k.name for _, k in self._match_fields}
-        unknown = set(match) - known
-        if unknown:
+        if not self._match_names.issuperset(match):
+            unknown = set(match) - self._match_names
             raise InvalidEntryError(f"table {self.name}: unknown key field(s) {', '.join(sorted(unknown))}")
         out = []
+        fits = self._fits
         for _, k in self._match_fields:
             m = match.get(k.name)
-            full = _full(k.width)
             kind = k.match_kind
             if m is None:
                 if kind == MatchKind.EXACT:
                     raise InvalidEntryError(f"table {self.name}: exact key field {k.name} is required")
-                out.append({MatchKind.LPM: (0, 0), MatchKind.TERNARY: (0, 0),
-                            MatchKind.RANGE: (0, full), MatchKind.OPTIONAL: None}[kind])
-                continue
-
-            def fits(v: int, what: str = "value") -> int:
-                if not isinstance(v, int) or not 0 <= v <= full:
-                    raise InvalidEntryError(f"table {self.name}: {k.name} {what} {v} does not fit in {k.width} bits")
-                return v
-
-            if isinstance(m, Exact):
-                v = fits(m.value)
-                out.append({MatchKind.EXACT: v, MatchKind.LPM: (v, k.width), MatchKind.TERNARY: (v, full),
-                            MatchKind.RANGE: (v, v), MatchKind.OPTIONAL: v}[kind])
+                out.append((0, _full(k.width)) if kind == MatchKind.RANGE else _WILDCARD[kind])
             elif isinstance(m, Lpm) and kind == MatchKind.LPM:
                 if not 0 <= m.prefix_len <= k.width:
                     raise InvalidEntryError(f"table {self.name}: {k.name} prefix length {m.prefix_len} out of range")
-                v = fits(m.value)
+                v = fits(k, m.value)
                 if v & ~_prefix_mask(m.prefix_len, k.width):
                     raise InvalidEntryError(f"table {self.name}: {k.name} value has bits set beyond the prefix length")
                 out.append((v, m.prefix_len))
+            elif isinstance(m, Exact):
+                v = fits(k, m.value)
+                if kind == MatchKind.EXACT or kind == MatchKind.OPTIONAL:
+                    out.append(v)
+                elif kind == MatchKind.LPM:
+                    out.append((v, k.width))
+                elif kind == MatchKind.TERNARY:
+                    out.append((v, _full(k.width)))
+                else:  # RANGE
+                    out.append((v, v))
             elif isinstance(m, Ternary) and kind == MatchKind.TERNARY:
-                v, mk = fits(m.value), fits(m.mask, "mask")
+                v, mk = fits(k, m.value), fits(k, m.mask, "mask")
                 if v & ~mk:
                     raise InvalidEntryError(f"table {self.name}: {k.name} value has bits set outside the mask")
                 out.append((v, mk))
             elif isinstance(m, Range) and kind == MatchKind.RANGE:
-                lo, hi = fits(m.low, "low"), fits(m.high, "high")
+                lo, hi = fits(k, m.low, "low"), fits(k, m.high, "high")
                 if lo > hi:
                     raise InvalidEntryError(f"table {self.name}: {k.name} range low {lo} > high {hi}")
                 out.append((lo, hi))
             elif isinstance(m, Optional) and kind == MatchKind.OPTIONAL:
-                out.append(None if m.value is None else fits(m.value))
+                out.append(None if m.value is None else fits(k, m.value))
             else:
                 raise InvalidEntryError(f"table {self.name}: {type(m).__name__} match given for {kind.value} field {k.name}")
         return tuple(out)
@@ -422,9 +429,9 @@ class Table:
         self._check_extras(entry)
         if self.profile is not None:
             self.profile.ref(entry.action, +1)
-        stored = replace(entry, match=dict(entry.match))
-        if self.dcounter is not None:
-            stored.counter = replace(entry.counter) if entry.counter else CounterData()
+        stored = entry.copy()
+        if self.dcounter is not None and not entry.counter:
+            stored.counter = CounterData()
         rec = _Rec(stored, next(self._eids), idx, args)
         rec.last_hit = rec.reported = now_us
         self._entries[key] = rec
@@ -547,7 +554,7 @@ class Table:
     @staticmethod
     def _copy(e: TableEntry) -> TableEntry:
         """Callers get copies: the stored entry's counter keeps counting in the data plane."""
-        return replace(e, match=dict(e.match), counter=None if e.counter is None else replace(e.counter))
+        return e.copy()
 
     def set_default(self, action: ActionCall) -> None:
         if self.default_is_const:
