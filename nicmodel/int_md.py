@@ -110,7 +110,10 @@ def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0, scale_field
     out = []
     for off in range(len(raw) - size, -1, -size):
         sw, ip, ep, lat, q, its, ets, txb, rate = _HOP.unpack_from(raw, off)
-        out.append(HopInt(sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit, in_bytes))
+        # every field given: tuple.__new__ as the named tuple's own _make does, without the
+        # Python-level __new__ a call of HopInt runs (4,400 instructions; an ACK echoes
+        # several hops, an INT report too)
+        out.append(tuple.__new__(HopInt, (sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit, in_bytes)))
     return tuple(out)
 
 
