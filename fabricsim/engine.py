@@ -58,7 +58,7 @@ class Simulator:
         while heap:
             when = heap[0][0]
             if when > horizon:
-                self.now = horizon  # until_ns: no time is later than _NEVER
+                self.now = horizon  # until_ns here (horizon is its int-typed alias)
                 break
             _, _, callback, args = pop(heap)
             self.now = when
@@ -68,6 +68,6 @@ class Simulator:
                 break
         else:
             if until_ns is not None and self.now < until_ns:
-                self.now = horizon  # until_ns: no time is later than _NEVER
+                self.now = horizon  # until_ns here (horizon is its int-typed alias)
         self.events_run += ran
         return ran
