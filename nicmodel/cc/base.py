@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
+from mypy_extensions import mypyc_attr
+
 
 class HopInt(NamedTuple):
     """One switch hop of echoed INT metadata (see p4src/include/INT_LAYOUT.md). A named
@@ -72,6 +74,9 @@ class CongestionControl(Protocol):
         ...
 
 
+# The algorithms run compiled (``nicmodel.HOTPATH``); a user's variant, or a test's recording one,
+# subclasses them in Python, which a compiled class allows only when it says so.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class NoOpEvents:
     """Do-nothing handlers for every transport event. An algorithm inherits them and
     overrides only the events it reacts to, so each one reads as what it does (DCQCN:
@@ -96,6 +101,7 @@ class NoOpEvents:
         return None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class LineRate(NoOpEvents):
     """No congestion control: always send at line rate (the comparison baseline)."""
 

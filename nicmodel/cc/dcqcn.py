@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from nicmodel.cc.base import NoOpEvents, ewma
 
 
@@ -70,6 +72,7 @@ TABLE_PARAMS: dict[str, float] = {"byte_counter": 150 * 1024, "timer_ns": 55_000
                                   "min_rate_bps": 5e9}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # as NoOpEvents
 class Dcqcn(NoOpEvents):
     """DCQCN reaction point for one queue pair (rate-based: ``window_bytes`` is None). It
     reacts to CNPs, bytes sent and its increase timer; ACKs and timeouts carry no signal."""

@@ -62,6 +62,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 from nicmodel.cc.base import AckInfo, HopInt, NoOpEvents, clamp, ewma
 
 _WRAP32: Final = 1 << 32
@@ -93,6 +95,7 @@ class HpccParams:
             raise ValueError("hpcc min_rate_bps must be in (0, line rate]")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # as NoOpEvents
 class Hpcc(NoOpEvents):
     """HPCC sender state for one queue pair (window plus pacing rate W / T). It reacts to
     ACKs only: no ECN (CNPs), no timers."""

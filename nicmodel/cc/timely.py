@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from nicmodel.cc.base import AckInfo, NoOpEvents, clamp, ewma
 
 
@@ -64,6 +66,7 @@ class TimelyParams:
             raise ValueError("timely min_rate_bps must be in (0, line rate]")
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # as NoOpEvents
 class Timely(NoOpEvents):
     """TIMELY sender state for one queue pair (rate-based). Delay is its only signal: it
     reacts to ACKs (RTT samples), not to ECN (CNPs) or timers."""

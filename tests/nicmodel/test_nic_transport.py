@@ -8,6 +8,7 @@ import random
 import pytest
 
 from nicmodel import Nic, QpConfig, QpState, Reliability, VerbsError, WcOpcode, WcStatus, roce
+from nicmodel.cc import ALGORITHMS, AckInfo, create_cc
 
 GBN = Reliability.GO_BACK_N
 SR = Reliability.SELECTIVE_REPEAT
@@ -390,3 +391,23 @@ def test_selective_repeat_places_packets_at_their_offset_before_the_hole_fills(n
         4, WcOpcode.RECV_RDMA_WITH_IMM, WcStatus.SUCCESS, len(src), 5)
     [wc] = a.poll_cq()
     assert (wc.wr_id, wc.status, wc.byte_len) == (1, WcStatus.SUCCESS, len(src))
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_a_python_subclass_of_each_algorithm_drives_a_queue_pair(net, name):
+    """Every algorithm can be varied by subclassing it in Python (a user's variant, a test's
+    recording one), also when the algorithms run compiled: the QP calls the override."""
+    params_cls, _factory = ALGORITHMS[name]
+
+    class Counting(type(create_cc(name, 100e9))):  # type: ignore[misc]
+        acks = 0
+
+        def on_ack(self, ack: AckInfo) -> None:
+            self.acks += 1
+            super().on_ack(ack)
+
+    cc = Counting(100e9) if params_cls is None else Counting(100e9, params_cls())
+    a, b, qa, qb, src, dst, _ = written(net, GBN, net.deliver_all, size=64_000, cc_a=cc)
+    assert dst[4096:4096 + len(src)] == src
+    assert [c.status for c in a.poll_cq()] == [WcStatus.SUCCESS] * 2
+    assert cc.acks > 0 and cc.rate_bps > 0
