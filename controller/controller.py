@@ -300,13 +300,11 @@ class FabricController:
 
     def read_counter(self, switch: str, counter: str, indices: list[int] | None = None) -> dict[int, tuple[int, int]]:
         """index -> (packets, bytes) of an indirect counter: all cells, or just ``indices``."""
-        ents = []
-        for i in indices if indices is not None else [None]:
-            ent = p4runtime_pb2.Entity()
-            ent.counter_entry.CopyFrom(self.p4.counter_pb(counter, i))
-            ents.append(ent)
-        out = {e.counter_entry.index.index: (e.counter_entry.data.packet_count, e.counter_entry.data.byte_count)
-               for e in self.conns[switch].read(ents)}
+        out = {}
+        for e in self.conns[switch].read(self.p4.cell_reads("counters", counter, indices)):
+            entry = e.counter_entry
+            data = entry.data
+            out[entry.index.index] = (data.packet_count, data.byte_count)
         self.read_via["counters"] = "P4Runtime counter read"
         return out
 
@@ -332,14 +330,11 @@ class FabricController:
 
     def read_register(self, switch: str, register: str, indices: list[int] | None = None) -> dict[int, int]:
         """index -> value of a register: all cells, or just ``indices``."""
-        ents = []
-        for i in indices if indices is not None else [None]:
-            ent = p4runtime_pb2.Entity()
-            ent.register_entry.CopyFrom(self.p4.register_pb(register, i))
-            ents.append(ent)
         try:
-            out = {e.register_entry.index.index: int.from_bytes(e.register_entry.data.bitstring, "big")
-                   for e in self.conns[switch].read(ents)}
+            out = {}
+            for e in self.conns[switch].read(self.p4.cell_reads("registers", register, indices)):
+                entry = e.register_entry
+                out[entry.index.index] = int.from_bytes(entry.data.bitstring, "big")
             self.read_via["registers"] = "P4Runtime register read"
             return out
         except P4RuntimeError as e:  # BMv2's P4Runtime server reads no registers: its Thrift API does

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from controller import fabric_rules
 from controller.alerts import AlertMonitor
@@ -80,10 +80,11 @@ class Snapshot:
         }
 
 
-@dataclass
-class HopPoint:
+class HopPoint(NamedTuple):
     """One hop record of an INT report, its times in fabric microseconds (the units the
-    report's INT-MD header gives, converted)."""
+    report's INT-MD header gives, converted). A named tuple, made with ``tuple.__new__``
+    in ``on_packet_in``: a report carries a record per switch of its path, and the
+    collector takes every report the fabric's sinks send."""
 
     switch: str
     port: int
@@ -126,10 +127,10 @@ class Telemetry:
         with self._lock:
             self.reports[switch] = self.reports.get(switch, 0) + 1
             for h in hops:
-                name = self.by_device.get(h.switch_id, f"dev{h.switch_id}")
+                name = self.by_device.get(h.switch_id) or f"dev{h.switch_id}"
                 us = h.ts_unit_ns / 1000
-                self.hops.append(HopPoint(name, h.egress_port, h.egress_ts_us * us, h.qdepth_pkts,
-                                          h.hop_latency_us * us))
+                self.hops.append(tuple.__new__(HopPoint, (name, h.egress_port, h.egress_ts_us * us, h.qdepth_pkts,
+                                                          h.hop_latency_us * us)))
 
     # -- counters ---------------------------------------------------------------------------
     def sample(self) -> Snapshot:

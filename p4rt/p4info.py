@@ -9,6 +9,7 @@ codec (``p4rt.codec``) that our P4Runtime server uses too, so both ends encode a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,8 @@ from p4rt.entries import (
 )
 from p4rt.errors import P4InfoError
 from p4rt.schema import Schema
+
+CELL_READS_KEPT = 256  # selections whose Read entities P4InfoIndex keeps (a poller's few, a CLI's any)
 
 
 def encode(value: int, bitwidth: int) -> bytes:
@@ -77,6 +80,7 @@ class P4InfoIndex:
                 self._by_name[(kind, pre.name)] = obj
                 if pre.alias:
                     self._by_name.setdefault((kind, pre.alias), obj)
+        self._cell_reads: dict[tuple[str, str, tuple[int, ...] | None], tuple[p4runtime_pb2.Entity, ...]] = {}
 
     # -- lookups -----------------------------------------------------------------------
     def resolve(self, kind: str, name: str) -> str:
@@ -193,6 +197,26 @@ class P4InfoIndex:
         if index is not None:
             msg.index.index = index
         return msg
+
+    def cell_reads(self, kind: str, name: str, indices: Iterable[int] | None) -> tuple[p4runtime_pb2.Entity, ...]:
+        """The Read entities of cells ``indices`` of a counter or register (``kind``
+        "counters" or "registers"; every cell with None). Built once per selection and shared,
+        so the caller must not change them: a poller reads the same cells every sample, and
+        building their messages cost as much as the switch's reading them."""
+        key = (kind, name, None if indices is None else tuple(indices))
+        entities = self._cell_reads.get(key)
+        if entities is None:
+            build, field = ((self.counter_pb, "counter_entry") if kind == "counters"
+                            else (self.register_pb, "register_entry"))
+            built = []
+            for index in [None] if key[2] is None else key[2]:
+                entity = p4runtime_pb2.Entity()
+                getattr(entity, field).CopyFrom(build(name, index))
+                built.append(entity)
+            if len(self._cell_reads) >= CELL_READS_KEPT:
+                self._cell_reads.clear()
+            entities = self._cell_reads[key] = tuple(built)
+        return entities
 
     @staticmethod
     def clone_session_pb(cs: CloneSession) -> p4runtime_pb2.PacketReplicationEngineEntry:

@@ -293,6 +293,45 @@ class Entities:
     # Entities for the rest. The large kinds take the device lock only while they copy state
     # out, in stretches of at most SNAPSHOT cells or one table, and encode after letting go,
     # so a full Read never stalls forwarding for long; the others run under the lock.
+    def read_all(self, entities: Iterable[p4runtime_pb2.Entity], out: ReadOut) -> None:
+        """``read`` of each entity in turn, except that a run of entities naming one cell
+        each of the same counter or register (what a poller such as the controller's
+        telemetry sends: the cells of the ports it watches) is read as one selection: one
+        hold of the device lock and one encoding for the run, not one for each cell."""
+        run: tuple[str, int] | None = None  # (kind, object id) of the run of cells so far
+        cells: list[int] = []
+        for entity in entities:
+            kind = entity.WhichOneof("entity")
+            field = _CELL_ID.get(kind) if kind else None
+            if field is not None:
+                msg = getattr(entity, kind)
+                obj_id = getattr(msg, field)
+                if obj_id and msg.HasField("index"):
+                    if run != (kind, obj_id):
+                        if run is not None:
+                            self._read_cells(run, cells, out)
+                        run, cells = (kind, obj_id), []
+                    cells.append(msg.index.index)
+                    continue
+            if run is not None:
+                self._read_cells(run, cells, out)
+                run = None
+            self.read(entity, out)
+        if run is not None:
+            self._read_cells(run, cells, out)
+
+    def _read_cells(self, run: tuple[str, int], indexes: list[int], out: ReadOut) -> None:
+        kind, obj_id = run
+        counter = kind == "counter_entry"
+        info = (self.schema.lookup("counter", self.schema.counters, obj_id) if counter
+                else self.schema.lookup("register", self.schema.registers, obj_id))
+        for index in indexes:
+            self._check_index(info, index)
+        if counter:
+            self._counter_cells(obj_id, self.program.counters[info.preamble.name], indexes, out)
+        else:
+            self._register_cells(obj_id, self.program.registers[info.preamble.name], indexes, out)
+
     def read(self, entity: p4runtime_pb2.Entity, out: ReadOut) -> None:
         """Put one Entity into ``out`` for every object ``entity`` selects."""
         kind = entity.WhichOneof("entity")
@@ -404,8 +443,11 @@ class Entities:
     def _read_counter_entry(self, msg: p4runtime_pb2.CounterEntry, out: ReadOut) -> None:
         for cid, counter, indexes in self._selected("counter", self.schema.counters, self.program.counters,
                                                     msg.counter_id, msg):
-            for cells in self._snapshots(indexes, counter.read):
-                out.extend_raw(W.counter_entities(cid, [(i, c.packets, c.bytes) for i, c in cells]))
+            self._counter_cells(cid, counter, indexes, out)
+
+    def _counter_cells(self, cid: int, counter: Any, indexes: Iterable[int], out: ReadOut) -> None:
+        for cells in self._snapshots(indexes, counter.read):
+            out.extend_raw(W.counter_entities(cid, [(i, c.packets, c.bytes) for i, c in cells]))
 
     def _read_meter_entry(self, msg: p4runtime_pb2.MeterEntry, out: ReadOut) -> None:
         for mid, meter, indexes in self._selected("meter", self.schema.meters, self.program.meters, msg.meter_id, msg):
@@ -419,8 +461,11 @@ class Entities:
     def _read_register_entry(self, msg: p4runtime_pb2.RegisterEntry, out: ReadOut) -> None:
         for rid, register, indexes in self._selected("register", self.schema.registers, self.program.registers,
                                                      msg.register_id, msg):
-            for cells in self._snapshots(indexes, register.read):
-                out.extend_raw(W.register_entities(rid, [(i, canonical(v)) for i, v in cells]))
+            self._register_cells(rid, register, indexes, out)
+
+    def _register_cells(self, rid: int, register: Any, indexes: Iterable[int], out: ReadOut) -> None:
+        for cells in self._snapshots(indexes, register.read):
+            out.extend_raw(W.register_entities(rid, [(i, canonical(v)) for i, v in cells]))
 
     def _read_direct(self, msg: Any, out: ReadOut, kind: str) -> None:
         """Direct counter or meter entries: the table entries read with their ``counter_data``
@@ -539,5 +584,8 @@ def yield_to_forwarding() -> None:
     interpreter's 5 ms switch interval: the control plane works in chunks so that packets
     pass between them, and this makes them pass."""
     time.sleep(0)
+
+
+_CELL_ID = {"counter_entry": "counter_id", "register_entry": "register_id"}  # read_all's runs of cells
 _LOCKS_ITSELF = {"table_entry", "counter_entry", "register_entry", "direct_counter_entry", "direct_meter_entry"}
 _TABLE_ENTRY = W.ENTITY_TAGS["table_entry"]

@@ -248,8 +248,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             with self.control_lock:  # the schema and the program of one pipeline, not one of each
                 entities = Entities(self.device.program, self._schema(), self.digests, self.pipeline.oneshots,
                                     self.now_ns, self.device.lock, self.pause)
-            for entity in request.entities:
-                entities.read(entity, out)
+            entities.read_all(request.entities, out)
         except P4RuntimeError as e:
             self._fail(context, e)
         except E.EntryError as e:

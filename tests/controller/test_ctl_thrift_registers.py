@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 import grpc
 import pytest
-from p4.v1 import p4runtime_pb2
 
 from controller.controller import FabricController
 from controller.fabric_rules import figure_sources
@@ -37,7 +36,7 @@ def bmv2_like():
     device = Device(device_id=1)
     device.set_program(LoadedProgram.from_file(BASIC_P4))
     server = ThriftServer(device, port=0)
-    ctl = SimpleNamespace(p4=SimpleNamespace(register_pb=lambda name, i: p4runtime_pb2.RegisterEntry()),
+    ctl = SimpleNamespace(p4=SimpleNamespace(cell_reads=lambda kind, name, indices: ()),
                           conns={"leaf1": NoRegisterReads()}, thrift_ports={"leaf1": server.port}, read_via={})
     yield device, ctl
     server.close()
