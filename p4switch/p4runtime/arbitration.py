@@ -40,7 +40,8 @@ class Arbiter:
     """Election ids of the streams that arbitrated (default role), keyed by stream."""
 
     def __init__(self) -> None:
-        self.clients: dict[Hashable, int] = {}
+        self.clients: dict[Hashable, int] = {}  # changed only by update and remove
+        self._primary: Hashable | None = None  # kept by them: asked for on every packet-in
 
     @property
     def highest(self) -> int | None:
@@ -49,11 +50,11 @@ class Arbiter:
 
     def primary(self) -> Hashable | None:
         """The stream of the primary client, None while no client has arbitrated."""
+        return self._primary
+
+    def _elect(self) -> None:
         highest = self.highest
-        for key, election_id in self.clients.items():
-            if election_id == highest:
-                return key
-        return None
+        self._primary = next((key for key, election_id in self.clients.items() if election_id == highest), None)
 
     def is_primary(self, election_id: int) -> bool:
         """Does a request carrying ``election_id`` come from the current primary?"""
@@ -70,6 +71,7 @@ class Arbiter:
                                      f"election id {election_id} is already used by another client")
         before = self.primary()
         self.clients[key] = election_id
+        self._elect()
         if self.primary() != before:
             return [Notice(k, self._code_for(k)) for k in self.clients]
         return [Notice(key, self._code_for(key))]
@@ -78,6 +80,7 @@ class Arbiter:
         """A stream closed; if it was the primary, tell the others who is primary now."""
         was_primary = self.primary() == key
         self.clients.pop(key, None)
+        self._elect()
         if was_primary:
             return [Notice(k, self._code_for(k)) for k in self.clients]
         return []

@@ -78,8 +78,10 @@ class PacketInHeader:
         metadata = []
         for mid, width in self.fields:
             shift -= width
-            metadata.append(PacketMetadata(mid, canonical((word >> shift) & ((1 << width) - 1))))
-        return PacketIn(frame[size:], tuple(metadata))
+            # every field given: tuple.__new__, as a named tuple's _make does, without the
+            # Python-level __new__ a call runs (a packet-in per INT report in a simulation)
+            metadata.append(tuple.__new__(PacketMetadata, (mid, canonical((word >> shift) & ((1 << width) - 1)))))
+        return tuple.__new__(PacketIn, (frame[size:], tuple(metadata)))
 
 
 def decode_packet_in(header: p4info_pb2.ControllerPacketMetadata | None, frame: bytes) -> p4runtime_pb2.PacketIn | None:
