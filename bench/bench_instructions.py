@@ -1,4 +1,5 @@
-"""Machine instructions per packet of the executor and the device, counted by callgrind.
+"""Machine instructions per packet of the executor and the device (and per cell a telemetry
+sample reads from the simulated switches), counted by callgrind.
 
 Each workload of ``bench.instructions`` runs twice under ``valgrind --tool=callgrind``, for
 ``FEW`` and ``MANY`` steps with counting on only around the steps; the difference divided

@@ -1,5 +1,5 @@
-"""One workload of the executor or the device, run under callgrind with instrumentation
-switched on only around its packets: ``python -m bench.instructions NAME STEPS``; or the
+"""One workload of the executor, the device or the controller's telemetry, run under callgrind
+with instrumentation switched on only around its packets: ``python -m bench.instructions NAME STEPS``; or the
 simulator's 2x2x2 ring all-reduce (``bench_fabricsim``'s (a), baseline profile) counted from
 the workload's start to its end: ``python -m bench.instructions fabricsim BYTES_PER_HOST``.
 
@@ -23,12 +23,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import bench_exec, bench_fabric, bench_switch
+from controller.controller import FabricController
+from controller.fabric_rules import PORT_STATS
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
-from controller.sim_cmd import simulate
+from controller.sim_cmd import sim_units, simulate
+from controller.telemetry import Telemetry
 from controller.workloads import workload_specs
+from fabricsim.fabric import P4Fabric
 from p4switch.exec import V1Pipeline
-from topo.builder import leaf_spine
+from topo.builder import fat_tree, leaf_spine
 
 Step = Callable[[], None]
 MIN_STEP_PACKETS = 64  # a workload of fewer frames goes through them again
@@ -60,12 +64,34 @@ def _device() -> tuple[Step, int]:
     return step, len(read)
 
 
+def _telemetry() -> tuple[Step, int]:
+    """One telemetry sample of a configured k=4 fat tree in the simulator (fabric.p4, the
+    ai-fabric profile): every port statistic of every switch read over the in-process
+    P4Runtime connection; its "packets" are the cells read."""
+    topo = fat_tree(4)
+    fab = P4Fabric(topo)
+    with tempfile.TemporaryDirectory() as tmp:
+        ctl = FabricController(topo, compile_fabric("ours", Path(tmp)), settings_for("ai-fabric"),
+                               nics=fab.nics, connection=fab.connection, units=sim_units(fab))
+        ctl.start()
+    tel = Telemetry(ctl, fabric_us=lambda: fab.now_ns() / 1e3)
+    cells = sum(len(range(p * 8, p * 8 + 8)) if per_prio else 1
+                for s in topo.switches for p in topo.ports_of(s.name)
+                for _kind, _short, per_prio in PORT_STATS.values())
+
+    def step() -> None:
+        tel.sample()
+
+    return step, cells
+
+
 WORKLOADS: dict[str, Callable[[], tuple[Step, int]]] = {
     "exec basic L3": lambda: _process(bench_exec.basic_workload()),
     "exec fabric.p4 routing": lambda: _process(bench_exec.fabric_routing_workload()),
     **{f"exec fabric.p4 {name}": (lambda setup=setup: _process(bench_fabric.workload(setup)))
        for name, setup in bench_fabric.PROFILES.items()},
     "device basic L3": _device,
+    "telemetry sample fattree4 (cells)": _telemetry,
 }
 
 
