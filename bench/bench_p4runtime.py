@@ -33,6 +33,7 @@ from p4switch.p4info import generate_p4info, ids
 from p4switch.p4info.device_config import encode
 from p4switch.p4runtime import P4RuntimeServer
 from p4switch.switch.device import Device
+from p4switch.switch.loop import share_the_gil_promptly
 
 ROOT = Path(__file__).resolve().parent.parent
 BASIC = ROOT / "tests" / "p4switch" / "p4runtime" / "programs" / "basic_l3.p4"
@@ -150,7 +151,7 @@ def _forward(device, frame: bytes, stop: threading.Event) -> None:
 
 
 def _full_read_stall() -> list[Result]:
-
+    share_the_gil_promptly()  # as the switch process does
     p4info, device, server, conn = _start(FABRIC, [str(ROOT / "p4src"), str(ROOT / "p4src" / "include")])
     sink = _GapSink()
     device.add_port(1, _GapSink())

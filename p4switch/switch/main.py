@@ -32,7 +32,7 @@ from p4switch.frontend import compile_file
 from p4switch.p4info import generate_p4info
 from p4switch.p4runtime import P4RuntimeServer
 from p4switch.switch.device import Device, check_device_config
-from p4switch.switch.loop import SwitchLoop
+from p4switch.switch.loop import SwitchLoop, share_the_gil_promptly
 from p4switch.switch.ports import parse_interface
 from p4switch.switch.thrift_server import DEFAULT_PORT, ThriftServer
 
@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"p4switch: cannot load {args.program}:\n{e}", file=sys.stderr)
             return 1
         loop = SwitchLoop(device, ports)
+        share_the_gil_promptly()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: loop.stop())
         try:
