@@ -25,8 +25,9 @@ from pathlib import Path
 from p4.v1 import p4runtime_pb2
 
 from bench.result import Result
-from controller.fabric_rules import PORT_STATS
+from controller.fabric_rules import PORT_STATS, stat_cells
 from lab.basic_program import udp_frame
+from p4rt.p4info import P4InfoIndex
 from p4rt.switch_conn import SwitchConnection
 from p4rt.wire import fields
 from p4switch.frontend import compile_file
@@ -195,9 +196,9 @@ def _full_read_stall() -> list[Result]:
             assert _count_entities(list(read(poll_bytes, timeout=60))) == polled
         p1 = time.process_time()
         watch = server.service.pause = _PauseWatch(server.service.pause)
-        request = request.SerializeToString()
+        full = request.SerializeToString()
         a0 = time.perf_counter()
-        alone = _count_entities(list(read(request, timeout=120)))
+        alone = _count_entities(list(read(full, timeout=120)))
         a1 = time.perf_counter()
         forwarder.start()
         deadline = time.perf_counter() + 10
@@ -205,7 +206,7 @@ def _full_read_stall() -> list[Result]:
             time.sleep(0.01)
         watch.last = None  # the next Read may run on another gRPC worker thread
         t0 = time.perf_counter()
-        count = _count_entities(list(read(request, timeout=120)))
+        count = _count_entities(list(read(full, timeout=120)))
         t1 = time.perf_counter()
         idle_end = t1 + (t1 - t0)  # as long again without a Read, for comparison
         while time.perf_counter() < idle_end:
@@ -232,22 +233,13 @@ def _full_read_stall() -> list[Result]:
 
 
 def _poller_request(p4info) -> p4runtime_pb2.ReadRequest:
-    """What the controller's telemetry asks a switch for on each sample (``PORT_STATS``): a
-    cell of each per-port statistic for every port it watches, priorities one by one where
-    the statistic is kept per priority, in one Read."""
+    """What the controller's telemetry asks a switch for on each sample (``read_port_stats``):
+    the cells of each ``PORT_STATS`` statistic for every port it watches, in one Read."""
+    index = P4InfoIndex(p4info)
     request = p4runtime_pb2.ReadRequest()
-    for _field, (kind, short, per_prio) in PORT_STATS.items():
-        objects = p4info.registers if kind == "registers" else p4info.counters
-        obj = next(o for o in objects if o.preamble.name.endswith("." + short) or o.preamble.name == short)
-        for port in range(1, POLLED_PORTS + 1):
-            for index in range(port * 8, port * 8 + 8) if per_prio else [port]:
-                entity = request.entities.add()
-                msg = entity.register_entry if kind == "registers" else entity.counter_entry
-                if kind == "registers":
-                    msg.register_id = obj.preamble.id
-                else:
-                    msg.counter_id = obj.preamble.id
-                msg.index.index = index
+    for kind, short, per_prio in PORT_STATS.values():
+        cells = stat_cells(list(range(1, POLLED_PORTS + 1)), per_prio)
+        request.entities.extend(index.cell_reads(kind, index.resolve(kind, short), cells))
     return request
 
 

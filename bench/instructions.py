@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bench import bench_exec, bench_fabric, bench_switch
 from controller.controller import FabricController
-from controller.fabric_rules import PORT_STATS
+from controller.fabric_rules import PORT_STATS, stat_cells
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
 from controller.sim_cmd import sim_units, simulate
@@ -75,9 +75,8 @@ def _telemetry() -> tuple[Step, int]:
                                nics=fab.nics, connection=fab.connection, units=sim_units(fab))
         ctl.start()
     tel = Telemetry(ctl, fabric_us=lambda: fab.now_ns() / 1e3)
-    cells = sum(len(range(p * 8, p * 8 + 8)) if per_prio else 1
-                for s in topo.switches for p in topo.ports_of(s.name)
-                for _kind, _short, per_prio in PORT_STATS.values())
+    cells = sum(len(stat_cells(list(topo.ports_of(s.name)), per_prio))
+                for s in topo.switches for _kind, _short, per_prio in PORT_STATS.values())
 
     def step() -> None:
         tel.sample()

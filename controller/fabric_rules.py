@@ -380,6 +380,12 @@ def describe_index(topo: Topology, switch: str, name: str, index: int) -> str:
     return ""
 
 
+def stat_cells(ports: list[int], per_prio: bool) -> dict[int, int]:
+    """Cell index -> port of a ``PORT_STATS`` statistic's cells for ``ports``: the port
+    itself, or port * 8 + priority for each priority where it is kept per priority."""
+    return {p * 8 + c: p for p in ports for c in range(8)} if per_prio else {p: p for p in ports}
+
+
 def read_port_stats(ctl: Any, switch: str) -> dict[int, dict[str, int]]:
     """port -> {tx_bytes, qdepth, ecn_marks, pauses, drops, int_reports} of one switch, read
     cell by cell (only the ports the topology uses) so a sample costs a few dozen reads."""
@@ -387,7 +393,7 @@ def read_port_stats(ctl: Any, switch: str) -> dict[int, dict[str, int]]:
     out: dict[int, dict[str, int]] = {p: {} for p in ports}
     for field, (kind, short, per_prio) in PORT_STATS.items():
         name = ctl.p4.resolve(kind, short)
-        index = {p * 8 + c: p for p in ports for c in range(8)} if per_prio else {p: p for p in ports}
+        index = stat_cells(ports, per_prio)
         if kind == "registers":
             values = ctl.read_register(switch, name, list(index))
         else:

@@ -25,7 +25,7 @@ MAX_SLEEP_S = 0.2  # bound on a sleep, so a stop request is seen promptly
 # loop wants it back: CPython's default, 5 ms, is 5 ms of forwarding stalled and of
 # scheduling lag each time a control-plane request runs, and the request itself waits as long
 # again after each of its yields to forwarding. With 1 ms, `python -m bench p4runtime`'s full
-# read while forwarding: worst gap 1.9-4.2 ms instead of 5.2-10.5, the Read 0.7 s instead of 2.5.
+# read while forwarding: worst gap 1.4-4.2 ms instead of 5.2-10.5, the Read 0.7 s instead of 2.5.
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
