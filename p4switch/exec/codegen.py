@@ -13,7 +13,10 @@ of packing the fields again, and an IPv4-style checksum over the header's fields
 That is for the Python backend, where one big int saves bytecodes. The mypyc backend keeps no
 ``r_``: it reads fields byte by byte, and packs checksum inputs in byte- or 16-bit-word-sized
 chunks of the fields (``bit_chunks``) and headers in 32-bit ones, all machine-size ints, a
-header with one precompiled ``Struct.pack``.
+header with one precompiled ``Struct.pack``. Instead it keeps where an extracted header's bytes
+are (``bytes_kept``: the frame in ``d_``, the offset in ``o_``), and every generated field
+store drops them (``d_ = None``), so a header nobody wrote is emitted as a slice of the frame
+it came in with: the INT hops of earlier switches and a RoCE packet's BTH at every hop.
 """
 
 from __future__ import annotations
@@ -55,8 +58,8 @@ class _Indent:
 
 def attr(name: str) -> str:
     """Python attribute name of a P4 field (``v_`` is reserved for validity)."""
-    if keyword.iskeyword(name) or name in ("v_", "r_", "copy", "assign", "ext", "emit", "mk", "valid", "inval",
-                                                 "setv"):
+    if keyword.iskeyword(name) or name in ("v_", "r_", "d_", "o_", "copy", "assign", "ext", "emit", "mk", "valid",
+                                           "inval", "setv"):
         return name + "_f"
     return name
 
@@ -176,6 +179,25 @@ class TypeClasses:
         bytecodes with one big int."""
         return not self.native and raw_kept(t)
 
+    def bytes_kept(self, t: T.P4Type) -> bool:
+        """Whether headers of type ``t`` remember the frame and offset they were extracted
+        from (``d_``, ``o_``; the mypyc backend, for ``raw_kept`` types): taking a reference
+        and an offset costs two slot stores, and an unchanged header is deparsed as one slice
+        instead of packing its fields (a 32-byte INT hop: eight 4-byte chunks boxed for
+        ``Struct.pack``)."""
+        return self.native and raw_kept(t)
+
+    def kept_fields(self, t: T.P4Type) -> list[str]:
+        """The slots that hold a header's extracted bytes (``r_``, or ``d_`` and ``o_``):
+        copied with the header, cleared when it is reset or made valid."""
+        return ["r_"] if self.raw_kept(t) else ["d_", "o_"] if self.bytes_kept(t) else []
+
+    def dropped_bytes(self, t: T.HeaderType, owner: str, a: str) -> str:
+        """Statement keeping the extracted bytes of a ``kept_fields`` header (``owner``, a
+        local or attribute chain) true after its field ``a`` was stored: ``r_`` patched,
+        ``d_`` dropped."""
+        return raw_patch(t, owner, a) if self.raw_kept(t) else f"{owner}.d_ = None"
+
     def default(self, t: T.P4Type) -> str:
         u = underlying(t) if not isinstance(t, T.EnumType) else t
         if isinstance(u, T.BitsType):
@@ -253,6 +275,9 @@ class TypeClasses:
                 o("v_: bool = False")
                 if self.raw_kept(t):
                     o("r_: int | None = None")
+                if self.bytes_kept(t):
+                    o("d_: bytes | None = None")
+                    o("o_: int = 0")
             if aggregates:
                 o("def __init__(self) -> None:")
                 with o.indent():
@@ -260,7 +285,7 @@ class TypeClasses:
                         o(f"self.{a} = {self.default(ft)}")
             scalars = [a for a, ft in fields if not is_aggregate(underlying(ft))]
             if is_header:
-                scalars += ["v_", "r_"] if self.raw_kept(t) else ["v_"]
+                scalars += ["v_"] + self.kept_fields(t)
             o(f"def copy(self) -> {name}:")
             with o.indent():
                 o(f"c = {name}.__new__({name})" if aggregates else f"c = {name}()")
@@ -276,8 +301,8 @@ class TypeClasses:
                         o(f"self.{a} = {self.default(ft)}")
                 if is_header:
                     o("self.v_ = False")
-                    if self.raw_kept(t):
-                        o("self.r_ = None")
+                    for k in self.kept_fields(t)[:1]:  # r_ or d_: o_ means nothing without d_
+                        o(f"self.{k} = None")
                 for a, ft in aggregates:
                     u = underlying(ft)
                     if isinstance(u, T.StackType):  # typed here, so compiled the loop is native
@@ -325,8 +350,8 @@ class TypeClasses:
                         for a, ft in fields:
                             if not is_aggregate(underlying(ft)):
                                 o(f"self.{a} = {self.default(ft)}")
-                        if self.raw_kept(t):
-                            o("self.r_ = None")
+                        for k in self.kept_fields(t)[:1]:
+                            o(f"self.{k} = None")
                         for a, ft in aggregates:
                             o(f"self.{a} = {self.default(ft)}")
                         o("self.v_ = True")
@@ -361,6 +386,8 @@ class TypeClasses:
         lines = [f"{end} = o + {nbytes}",
                  f"if {end} > len(d): raise ParserError({self.err['PacketTooShort']})"]
         if self.native:
+            if self.bytes_kept(t):
+                lines += [f"{h}.d_ = d", f"{h}.o_ = o"]
             return lines + self._bytewise_lines(t, h, end)
         if self.raw_kept(t):
             lines += [f"_v = from_bytes(d[o:{end}])", f"{h}.r_ = _v"]
@@ -408,8 +435,10 @@ class TypeClasses:
         return lines
 
     def packed_bytes(self, t: T.HeaderType, h: str) -> str:
-        """Expression: the wire bytes of fixed-size header ``h``: one int (``r_`` when the
-        header was extracted, else packed from the fields) and one ``to_bytes``."""
+        """Expression: the wire bytes of fixed-size header ``h`` (a pure expression): one int
+        (``r_`` when the header was extracted, else packed from the fields) and one
+        ``to_bytes``; compiled, the frame's slice it was extracted from (``d_``) or the
+        fields packed."""
         widths = _leaf_fields(t)
         total = sum(w for _, w, _ in widths)
         nbytes = (total + 7) // 8
@@ -427,7 +456,10 @@ class TypeClasses:
             fmt = deparse_chunk_format(nbytes)
             name = f"pack_{fmt}"
             self.packers[name] = ">" + fmt
-            return f"{name}({', '.join(bit_chunks(vals, deparse_chunk_sizes(nbytes)))})"
+            packed = f"{name}({', '.join(bit_chunks(vals, deparse_chunk_sizes(nbytes)))})"
+            if self.bytes_kept(t):
+                return f"({h}.d_[{h}.o_:{h}.o_ + {nbytes}] if {h}.d_ is not None else {packed})"
+            return packed
         acc = " | ".join(parts) or "0"
         if pad:
             acc = f"(({acc}) << {pad})"

@@ -158,7 +158,7 @@ def _update_checksum(g: Any, c: A.MethodCall, name: str, args: Args) -> None:
     with g.o.indent():
         value = _csum16_of_int(g, data) if algo == "H_csum16_int" else f"{algo}({data})"
         if algo == "H_csum16_int" and (isinstance(args[2], A.Member) and args[2].kind == "field"
-                                       and g.pc.types.raw_kept(underlying(args[2].expr.type))):
+                                       and g.pc.types.kept_fields(underlying(args[2].expr.type))):
             # a header whose checksum is already right keeps its extracted bytes
             t = g.scope.tmp("ck")
             g.o(f"{t} = {value} & {(1 << w) - 1}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from p4switch.exec import hashes
-from p4switch.exec.codegen import attr, is_aggregate, raw_patch, scalar_width, underlying
+from p4switch.exec.codegen import attr, is_aggregate, scalar_width, underlying
 from p4switch.exec.compile_base import (
     PARSER_LOOP_LIMIT,
     STABLE,
@@ -372,12 +372,19 @@ class StmtGen(ExprGen):
             # the caller's object, passed by reference: it takes the value in place
             self.o(f"assign_into({target}, {value})")
             return
-        self.o(f"{target} = {value}")
         if isinstance(lhs, A.Member) and lhs.kind == "field":
             ht = underlying(lhs.expr.type)
-            if self.pc.types.raw_kept(ht):  # the header's bytes follow the field
+            if self.pc.types.kept_fields(ht):  # the header's extracted bytes follow the field
                 owner, a = target.rsplit(".", 1)
-                self.o(raw_patch(ht, owner, a) if _PURE.fullmatch(owner) else f"{owner}.r_ = None")
+                if not _PURE.fullmatch(owner):  # a stack element: looked up once, after the value
+                    v, h = self.scope.tmp("v"), self.scope.tmp("h")
+                    self.o(f"{v} = {value}")
+                    self.o(f"{h} = {owner}")
+                    owner, value = h, v
+                self.o(f"{owner}.{a} = {value}")
+                self.o(self.pc.types.dropped_bytes(ht, owner, a))
+                return
+        self.o(f"{target} = {value}")
 
     def lvalue(self, e: A.Expression) -> str:
         if isinstance(e, A.NameRef):
