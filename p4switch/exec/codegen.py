@@ -312,7 +312,7 @@ class TypeClasses:
                     else:
                         o(f"self.{a}.reset()")
                 o("return")
-            o("def assign(self, x: Any) -> None:")  # ``runtime.assign_into``: x is a fresh value
+            o("def assign(self, x: Any) -> None:")  # an out/inout parameter's ``=``: x is a fresh value
             with o.indent():
                 for a in scalars + [a for a, _ in aggregates]:
                     o(f"self.{a} = x.{a}")

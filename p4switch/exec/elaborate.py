@@ -22,6 +22,7 @@ from p4switch.exec.entries import entry_code
 from p4switch.exec.externs import Counter, DirectCounter, DirectMeter, Meter, Register, ValueSet
 from p4switch.exec.inline import inline_controls
 from p4switch.exec.objects import RuntimeObjects
+from p4switch.exec.stack import Stack
 from p4switch.exec.stmtgen import StmtGen
 from p4switch.exec.tables import (
     UNSEEN,
@@ -47,8 +48,7 @@ class ProgramCompiler(RuntimeObjects):
             "ParserError": runtime.ParserError,
             "ExitControl": runtime.ExitControl,
             "AssertionFailed": runtime.AssertionFailed,
-            "Stack": runtime.Stack,
-            "assign_into": runtime.assign_into,
+            "Stack": Stack,
             "pack_bits": bytes_of_bits,
             "_s": to_signed,
             "sat_add_s": sat_add_s,
@@ -136,7 +136,7 @@ class ProgramCompiler(RuntimeObjects):
         ptypes = [p.type for p in pdecl.params]
         hdr_t, meta_t, sm_t = (underlying(t) for t in ptypes[1:4])
         hdr_c, meta_c, sm_c = self.types.cls(hdr_t), self.types.cls(meta_t), self.types.cls(sm_t)
-        field_lists, fl_code = self._field_list_ops(meta_t, self._field_lists(meta_t))
+        field_lists, fl_code = self._field_list_ops(meta_t, meta_c, self._field_lists(meta_t))
         controls = {n for n in self.generated_blocks.values() if n.startswith("K")}
         src = (self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
                + entry_code(stages, hdr_c, meta_c, sm_c))
@@ -169,13 +169,15 @@ class ProgramCompiler(RuntimeObjects):
         exec(compile(src, "<p4-generated>", "exec"), self.ns)
         return self.ns
 
-    def _field_list_ops(self, meta_t: T.P4Type, lists: dict[int, list[tuple[str, ...]]]
+    def _field_list_ops(self, meta_t: T.P4Type, meta_c: str, lists: dict[int, list[tuple[str, ...]]]
                         ) -> tuple[dict[int, tuple[str, str]], str]:
-        """Per field list, a function reading its fields' values out of the user metadata as
-        one tuple and one writing such a tuple back (structs and headers copied both ways,
-        so a preserved value is never shared): what a clone, resubmit or recirculation
-        carries. Straight-line code, because an INT report's clone carries twelve fields and
-        walking their paths with getattr cost 28,000 instructions each way.
+        """Per field list, a function reading its fields' values out of the user metadata (of
+        class ``meta_c``) as one tuple and one writing such a tuple back (structs and headers
+        copied both ways, so a preserved value is never shared): what a clone, resubmit or
+        recirculation carries. Straight-line code, because an INT report's clone carries
+        twelve fields and walking their paths with getattr cost 28,000 instructions each way;
+        the metadata typed, so that compiled each field is a slot access (untyped, the
+        twelve fields cost 6,700 instructions a clone, both ways).
         Returns ({field list id: (getter name, setter name)}, their code)."""
         o = Lines()
         names: dict[int, tuple[str, str]] = {}
@@ -184,10 +186,10 @@ class ProgramCompiler(RuntimeObjects):
             names[fl] = (get, put)
             copied = [is_aggregate(self._path_type(meta_t, p)) for p in paths]
             reads = [f"m.{'.'.join(p)}" + (".copy()" if c else "") for p, c in zip(paths, copied)]
-            o(f"def {get}(m):")
+            o(f"def {get}(m: {meta_c}) -> tuple:")
             with o.indent():
                 o(f"return ({''.join(r + ', ' for r in reads)})")
-            o(f"def {put}(m, v):")
+            o(f"def {put}(m: {meta_c}, v: tuple) -> None:")
             with o.indent():
                 for k, (p, c) in enumerate(zip(paths, copied)):
                     o(f"m.{'.'.join(p)} = v[{k}]" + (".copy()" if c else ""))

@@ -262,10 +262,10 @@ class ExprGen:
         if k == "stack":
             base = self.expr(e.expr)
             oob = self.pc.errors["StackOutOfBounds"]
-            if e.name == "next":
-                return f"{base}.next_elem({oob})"
+            if e.name == "next":  # the parser extracts into it: typed, its fields are slots
+                return self.typed_elem(f"{base}.next_elem({oob})", underlying(e.expr.type))
             if e.name == "last":
-                return f"{base}.last_elem({oob})"
+                return self.typed_elem(f"{base}.last_elem({oob})", underlying(e.expr.type))
             if e.name == "lastIndex":
                 return f"(({base}.nxt - 1) & 0xffffffff)"
             if e.name == "size":
@@ -294,8 +294,12 @@ class ExprGen:
             code = f"{self.expr(e.expr)}.h[{int(e.index.value)}]"
         else:
             code = f"{self.expr(e.expr)}.at({self.fixed_index.get(id(e)) or self.expr(e.index)})"
-        elem = underlying(bt.elem)
-        if typed and self.pc.types.native and isinstance(elem, T.StructLikeType):
+        return self.typed_elem(code, bt) if typed else code
+
+    def typed_elem(self, code: str, stack: T.StackType) -> str:
+        """``code``, an element of ``stack``, cast to its class when compiled."""
+        elem = underlying(stack.elem)
+        if self.pc.types.native and isinstance(elem, T.StructLikeType):
             return f"cast({self.pc.types.cls(elem)}, {code})"
         return code
 

@@ -365,12 +365,12 @@ class StmtGen(ExprGen):
         target = self.lvalue(lhs)
         self.flush()
         if target.endswith(")"):  # a stack element chosen at run time (`s[i]`, `s.next`)
-            self.o(f"assign_into({target}, {value})")
+            self.o(f"{target}.assign({value})")
             return
         if (isinstance(lhs, A.NameRef) and isinstance(lhs.decl, A.Parameter)
                 and lhs.decl.direction in ("out", "inout") and is_aggregate(underlying(lhs.type))):
             # the caller's object, passed by reference: it takes the value in place
-            self.o(f"assign_into({target}, {value})")
+            self.o(f"{target}.assign({value})")
             return
         if isinstance(lhs, A.Member) and lhs.kind == "field":
             ht = underlying(lhs.expr.type)

@@ -1,6 +1,6 @@
 """Header stack operations as BMv2 performs them."""
 
-from p4switch.exec.runtime import Stack
+from p4switch.exec.stack import Stack
 
 
 class Hdr:
