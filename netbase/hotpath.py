@@ -10,7 +10,7 @@ instructions; compiled together, the calls inside a group are C calls and the fi
 ``python -m bench instructions``).
 
 Each package that has such modules declares one ``HotPath`` in its ``__init__`` and installs
-it there, before any of them is imported: ``p4switch`` (device, TM, PFC, pipeline), ``nicmodel``
+it there, before any of them is imported: ``p4switch`` (device, TM, PFC, pipeline, header stacks), ``nicmodel``
 (the transport and congestion control), ``fabricsim`` (engine, links, nodes). A group is built
 ahead (``python -m netbase.hotpath PACKAGE...``, which ``make setup`` runs) into the native
 cache, under a key of its modules' source bytes (and mypy's version, the interpreter's and the
