@@ -139,6 +139,8 @@ _ICRC: Final = struct.Struct("<I")
 _H: Final = struct.Struct("!H")
 _HHH: Final = struct.Struct("!HHH")
 _LRH_STANDIN: Final = b"\xff" * 8
+_LRH_CRC: Final = zlib.crc32(_LRH_STANDIN)  # the ICRC's running value after the LRH stand-in
+_ICRC_MASKS: Final[dict[int, int]] = {}  # IPv4 header length -> _icrc_mask
 _CNP_PAD: Final = bytes(CNP_PAD_LEN)
 
 
@@ -176,14 +178,26 @@ def rnr_code_for(ns: int) -> int:
     return 0
 
 
-def icrc(ip_header: bytes, udp_header: bytes, bth_and_rest: bytes | memoryview) -> int:
-    """ICRC of a RoCEv2 packet given its IPv4 header, UDP header and the bytes from the BTH
-    up to (not including) the ICRC; the variant fields are masked here."""
-    ih = ip_header
-    crc = zlib.crc32(b"".join((
-        _LRH_STANDIN, ih[:1], b"\xff", ih[2:8], b"\xff", ih[9:10], b"\xff\xff", ih[12:],
-        udp_header[:6], b"\xff\xff", bth_and_rest[:4], b"\xff", bth_and_rest[5:BTH_LEN])))
-    return zlib.crc32(bth_and_rest[BTH_LEN:], crc)
+def _icrc_mask(ihl: int) -> int:
+    """The ICRC's variant fields of an IPv4 header of ``ihl`` bytes, its UDP header and BTH,
+    as one int with those bytes all ones: IPv4 TOS, TTL and checksum, the UDP checksum and the
+    BTH's reserved byte (IBA A17.8.3). One per header length, made on first use."""
+    mask = _ICRC_MASKS.get(ihl)
+    if mask is None:
+        variant = bytearray(ihl + UDP_HLEN + BTH_LEN)
+        for i in (1, 8, 10, 11, ihl + 6, ihl + 7, ihl + UDP_HLEN + 4):
+            variant[i] = 0xFF
+        mask = _ICRC_MASKS[ihl] = int.from_bytes(variant, "big")
+    return mask
+
+
+def icrc(headers: bytes, ihl: int, rest: bytes) -> int:
+    """ICRC of a RoCEv2 packet given its IPv4 header (``ihl`` bytes), UDP header and BTH as
+    the sender built them (``headers``) and the bytes after the BTH up to (not including) the
+    ICRC: a Local Route Header of all ones, then the headers with their variant fields all
+    ones (one int OR, not a slice per field), then the rest."""
+    masked = (int.from_bytes(headers, "big") | _icrc_mask(ihl)).to_bytes(len(headers), "big")
+    return zlib.crc32(rest, zlib.crc32(masked, _LRH_CRC))
 
 
 def pack_bth(opcode: int, dqpn: int, psn: int, *, se: bool = False, pad: int = 0,
@@ -373,7 +387,6 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     sport, dport, ulen, _ucs = cast(tuple[int, int, int, int], _UDP.unpack_from(frame, off))
     if ulen != total - ihl:
         raise Malformed("bad_udp_length")
-    udp_off = off
     off += UDP_HLEN
     stack = None
     if dport == int_md.INT_UDP_PORT:
@@ -392,15 +405,15 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
         raise Malformed("bad_transport_version")
     body_end = end - ICRC_LEN
     if verify_icrc:
-        if stack is None:
-            ip_h = frame[ip_off:ip_off + ihl]
-            udp_h = frame[udp_off:udp_off + UDP_HLEN]
+        if stack is None:  # IPv4, UDP and BTH side by side
+            headers = frame[ip_off:bth_off + BTH_LEN]
         else:
             # Recreate the headers as the sender built them, before the INT source grew them.
-            ip_h = frame[ip_off:ip_off + 2] + _H.pack(total - stack.nbytes) + frame[
-                ip_off + 4:ip_off + ihl]
-            udp_h = _HHH.pack(sport, ROCE_UDP_PORT, ulen - stack.nbytes) + b"\0\0"
-        want = icrc(ip_h, udp_h, memoryview(frame)[bth_off:body_end])
+            headers = b"".join((frame[ip_off:ip_off + 2], _H.pack(total - stack.nbytes),
+                                frame[ip_off + 4:ip_off + ihl],
+                                _HHH.pack(sport, ROCE_UDP_PORT, ulen - stack.nbytes), b"\0\0",
+                                frame[bth_off:bth_off + BTH_LEN]))
+        want = icrc(headers, ihl, frame[bth_off + BTH_LEN:body_end])
         if _ICRC.unpack_from(frame, body_end)[0] != want:
             raise Malformed("bad_icrc")
     off += BTH_LEN

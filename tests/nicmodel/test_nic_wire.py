@@ -69,6 +69,26 @@ def test_icrc_matches_scapy(net):
         assert raw(p)[-4:] == f[-4:]
 
 
+@pytest.mark.parametrize("options", [b"", b"\x01\x01\x01\x00"])  # IHL 5, and 6 with NOP options
+def test_parse_checks_the_icrc_scapy_computes(options):
+    """The receive side's ICRC (variant fields masked) against scapy's, with and without IPv4
+    options and with TOS, TTL and checksums that the ICRC must not cover: scapy's ICRC is
+    accepted, and one flipped byte anywhere it covers is refused."""
+    pkt = (Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01")
+           / IP(src="10.0.0.1", dst="10.0.0.2", tos=0x8B, ttl=17, flags="DF", options=options)
+           / UDP(sport=49999, dport=roce.ROCE_UDP_PORT, chksum=0x1234)
+           / BTH(opcode=roce.Opcode.SEND_ONLY, dqpn=0x123456, psn=77, fecn=1, resv6=0x15) / (b"payload!" * 9))
+    frame = raw(pkt)
+    assert roce.parse(frame).payload == b"payload!" * 9
+    bth = 14 + 20 + len(options) + 8
+    for at in (14 + 12, 14 + 20 + len(options) + 1, bth + 1, bth + 11, bth + 20, len(frame) - 5):
+        bad = bytearray(frame)
+        bad[at] ^= 0x10
+        with pytest.raises(roce.Malformed) as err:
+            roce.parse(bytes(bad))
+        assert err.value.reason in ("bad_icrc", "bad_ip_checksum"), at
+
+
 def test_cnp_has_the_annex_format(net):
     a, b, qa, qb = net.make_pair()
     ma, mb = a.register_mr(bytearray(10)), b.register_mr(bytearray(10))
