@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -114,10 +114,15 @@ class Device:
         self.on_packet_in: Callable[[bytes], None] | None = None
         self.on_digest: Callable[[Any], None] | None = None
         self.notify: Callable[[], None] | None = None  # wakes the I/O loop (set by the loop)
-        self.stats: Counter[str] = Counter()
+        self._stats: Counter[str] = Counter()
+        # the two counters every frame moves are plain ints, folded into ``stats`` on read (a
+        # ``Counter`` item update goes through its class's Python-level slot: 1,000
+        # instructions; the per-port ones are a ``defaultdict``, a C type)
+        self._rx = 0
+        self._tx = 0
         self.sched_lag = SchedulingLag()  # how late the I/O loop served due events (live mode)
-        self.port_rx: Counter[int] = Counter()  # frames received per port
-        self.port_tx: Counter[int] = Counter()  # frames that left per port (the port's send succeeded)
+        self.port_rx: defaultdict[int, int] = defaultdict(int)  # frames received per port
+        self.port_tx: defaultdict[int, int] = defaultdict(int)  # frames that left per port (the port's send succeeded)
         self._inject: deque[tuple[int, bytes]] = deque()  # packet-outs and recirculations
         # what the pipeline's last ingress/egress pass produced: emptied after each, reused
         # (a pass a callback starts while they still hold an outer pass's output gets its own)
@@ -187,7 +192,7 @@ class Device:
         """Install a loaded program; queued packets of the old one are dropped (counted)."""
         pipe = V1Pipeline(program, cpu_port=self.cpu_port)
         with self.lock:
-            self.stats["tm_flushed"] += self.tm.flush()
+            self._stats["tm_flushed"] += self.tm.flush()
             self.program, self.p4info, self.pipe = program, p4info, pipe
             self._queue_bytes = self._queue_bytes_of(program)
         log.info("pipeline installed")
@@ -201,20 +206,32 @@ class Device:
         except NotFoundError:
             return None
 
+    @property
+    def stats(self) -> Counter[str]:
+        """Frames received (``rx``) and sent (``tx``), and every other event by name."""
+        s = self._stats
+        if self._rx:
+            s["rx"] += self._rx
+            self._rx = 0
+        if self._tx:
+            s["tx"] += self._tx
+            self._tx = 0
+        return s
+
     # ---- data path -----------------------------------------------------------------------
     def packet_out(self, frame: bytes) -> None:
         """A controller frame (with its packet_out header) enters ingress at the CPU port."""
         if self.cpu_port is None:
             raise ValueError("packet-out needs a CPU port (--cpu-port)")
         with self.lock:
-            self.stats["packet_out"] += 1
+            self._stats["packet_out"] += 1
             self._inject.append((self.cpu_port, bytes(frame)))
         self.wake()
 
     def receive(self, port: int, frame: bytes) -> None:
         """A frame arrived on ``port`` from the wire."""
         with self.lock:
-            self.stats["rx"] += 1
+            self._rx += 1
             self.port_rx[port] += 1
             self._receive(port, frame, self.clock.now_ns())
 
@@ -223,7 +240,7 @@ class Device:
         :meth:`receive` calls, with the lock taken and the counters updated once. Each frame
         still reads the clock when its turn comes, as it would alone."""
         with self.lock:
-            self.stats["rx"] += len(frames)
+            self._rx += len(frames)
             self.port_rx[port] += len(frames)
             clock = self.clock
             for frame in frames:
@@ -235,14 +252,14 @@ class Device:
         if self._pcap:
             self._capture(port, "in", frame, now)
         if is_mac_control(frame):  # consumed by the MAC, never seen by P4
-            self.stats["rx_mac_control"] += 1
+            self._stats["rx_mac_control"] += 1
             self.tm.receive_pause(port, frame, now)
             return
         self._ingress(port, frame, now)
 
     def _ingress(self, port: int, frame: bytes, now: int) -> None:
         if self.pipe is None:
-            self.stats["drop_no_pipeline"] += 1
+            self._stats["drop_no_pipeline"] += 1
             return
         res = self._ingress_out
         if res.to_egress or res.digests:  # an outer pass's, still in use: a callback re-entered the device
@@ -251,14 +268,14 @@ class Device:
             self.pipe.ingress(port, frame, now // self.timestamp_unit_ns, res)
         except Exception:  # the executor must not raise; if it does, lose one packet, not the switch
             log.exception("ingress failed on a %d-byte frame from port %d", len(frame), port)
-            self.stats["pipeline_errors"] += 1
+            self._stats["pipeline_errors"] += 1
             res.clear()
             return
         if res.digests:
             digests = res.digests.copy()
             res.digests.clear()
             for digest in digests:
-                self.stats["digests"] += 1
+                self._stats["digests"] += 1
                 if self.on_digest is not None:
                     self.on_digest(digest)
         jobs = res.to_egress
@@ -268,7 +285,7 @@ class Device:
 
     def _enqueue(self, job: Any, now: int) -> None:
         if not self.tm.enqueue(job.egress_port, job.priority, job, job.packet_length, now):
-            self.stats["drop_tm"] += 1
+            self._stats["drop_tm"] += 1
             if self._trace:
                 log.debug("port %d queue %d: dropped by the traffic manager", job.egress_port, job.priority)
 
@@ -312,7 +329,7 @@ class Device:
 
     def _egress(self, dep: Any, now: int) -> None:
         if self.pipe is None:  # the pipeline was removed while the packet waited in a queue
-            self.stats["drop_no_pipeline"] += 1
+            self._stats["drop_no_pipeline"] += 1
             return
         unit = self.timestamp_unit_ns
         if self._queue_bytes is not None:
@@ -324,7 +341,7 @@ class Device:
             self.pipe.egress(dep.item, dep, now // unit, out)  # dep carries QueueMeta's fields
         except Exception:
             log.exception("egress failed on port %d", dep.port)
-            self.stats["pipeline_errors"] += 1
+            self._stats["pipeline_errors"] += 1
             out.clear()
             return
         if out.transmit:
@@ -339,7 +356,7 @@ class Device:
             out.to_egress.clear()
         if out.recirculate:
             for port, frame in out.recirculate:
-                self.stats["recirculated"] += 1
+                self._stats["recirculated"] += 1
                 self._inject.append((port, frame))
             out.recirculate.clear()
 
@@ -350,14 +367,14 @@ class Device:
         if self._pcap:
             self._capture(port, "out", frame, now)
         if port == self.cpu_port:
-            self.stats["packet_in"] += 1
+            self._stats["packet_in"] += 1
             if self.on_packet_in is not None:
                 self.on_packet_in(frame)
             return
         lk = self.links.get(port)
         if lk is not None and (lk.delay_ns or lk.loss or lk.next_due() is not None):
             if not lk.submit(frame, now):
-                self.stats["drop_link_loss"] += 1
+                self._stats["drop_link_loss"] += 1
             return
         self._wire_send(port, frame)
 
@@ -374,7 +391,7 @@ class Device:
             return
         io = self.ports.get(port)
         if io is None:
-            self.stats["drop_no_port"] += 1
+            self._stats["drop_no_port"] += 1
         else:
             self._count_tx(port, 1 if io.send(frame) else 0, 1)
 
@@ -392,7 +409,7 @@ class Device:
     def _count_tx(self, port: int, sent: int, frames: int) -> None:
         """Of ``frames`` handed to ``port``, ``sent`` left; the kernel refused the others (the
         port counts them by reason: its kernel tx drops)."""
-        self.stats["tx"] += sent
+        self._tx += sent
         self.port_tx[port] += sent
         if sent < frames:
-            self.stats["tx_errors"] += frames - sent
+            self._stats["tx_errors"] += frames - sent
