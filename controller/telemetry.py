@@ -32,7 +32,6 @@ from controller.results import LinkSeries
 from controller.settings import Classes
 from controller.textfmt import table
 from nicmodel import int_md
-from nicmodel.cc.base import HopInt
 
 log = logging.getLogger(__name__)
 
@@ -126,9 +125,9 @@ class Telemetry:
             return
         with self._lock:
             self.reports[switch] = self.reports.get(switch, 0) + 1
+            us = hops[0].ts_unit_ns / 1000 if hops else 0.0  # the report's INT-MD header: one unit for every hop
             for h in hops:
                 name = self.by_device.get(h.switch_id) or f"dev{h.switch_id}"
-                us = h.ts_unit_ns / 1000
                 self.hops.append(tuple.__new__(HopPoint, (name, h.egress_port, h.egress_ts_us * us, h.qdepth_pkts,
                                                           h.hop_latency_us * us)))
 
@@ -244,15 +243,7 @@ class Telemetry:
         }, indent=1))
 
 
-def parse_report(frame: bytes) -> tuple[HopInt, ...]:
-    """Hop records (source-side first; the sink's own record last) of one INT report.
-
-    The packet-in payload is the report frame of p4src/README.md ("INT report format"): the
-    sink sends that one format whatever port the collector session points at: Ethernet / IPv4 /
-    UDP / 16-byte report header / the packet as it reached the sink, cut after its BTH, whose
-    INT stack holds as many hops as the header says. Anything else raises ValueError."""
-    rep = int_md.parse_report(frame)
-    stack = rep.stack()
-    if stack.hop_count != rep.hop_count:
-        raise ValueError(f"report header says {rep.hop_count} hops, the reported packet carries {stack.hop_count}")
-    return stack.hops()
+# Hop records (source-side first; the sink's own record last) of one INT report, the payload of
+# its packet-in: the report frame of p4src/README.md ("INT report format"), which the sink sends
+# whatever port the collector session points at. Anything else raises ValueError.
+parse_report = int_md.report_hops

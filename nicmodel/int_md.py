@@ -6,7 +6,8 @@ the receiving NIC puts after the AETH of its ACKs (1-byte hop count, the 12-byte
 header, the hops as they were in the stack, newest first). ``push_hop`` / ``strip`` do what
 an INT source/transit hop and a sink do to a frame, for simulated switches and tests.
 ``parse_report`` reads the telemetry reports a sink sends to the collector (p4src/README.md,
-"INT report format"), for the controller's collector and tests.
+"INT report format"), for tests; ``report_hops`` only their hop records, in place, for the
+controller's collector.
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ _SHIM: Final = struct.Struct("!BBH")
 _REPORT: Final = struct.Struct("!BBHIII")
 _HOP: Final = struct.Struct("!IHHIIIIII")
 _U16: Final = struct.Struct("!H")
+_HOP_NEW: Final = tuple.__new__  # a HopInt with every field given, as the named tuple's own _make makes it
+
+
+def _u16(buf: bytes | bytearray, off: int) -> int:
+    """The big-endian 16-bit field at ``off`` (two byte reads, where a struct call costs ~1,000
+    instructions compiled)."""
+    return buf[off] << 8 | buf[off + 1]
 
 
 class IntStack(NamedTuple):
@@ -71,14 +79,15 @@ class IntStack(NamedTuple):
         return decode_hops(self.hops_raw, self.hop_ml, ds_flags(self.md_header), time_scale_field(self.md_header))
 
 
-def ds_flags(md: bytes) -> int:
-    """The ds_flags of a 12-byte INT-MD header."""
-    return _U16.unpack_from(md, 10)[0]
+def ds_flags(md: bytes, off: int = 0) -> int:
+    """The ds_flags of the 12-byte INT-MD header at ``off`` of ``md``."""
+    return _u16(md, off + 10)
 
 
-def time_scale_field(md: bytes) -> int:
-    """The time_scale field of a 12-byte INT-MD header, as carried (see :func:`decode_time_scale`)."""
-    return _U16.unpack_from(md, 6)[0]
+def time_scale_field(md: bytes, off: int = 0) -> int:
+    """The time_scale field of the 12-byte INT-MD header at ``off`` of ``md``, as carried (see
+    :func:`decode_time_scale`)."""
+    return _u16(md, off + 6)
 
 
 def encode_time_scale(scale: float) -> int:
@@ -107,13 +116,15 @@ def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0, scale_field
         raise ValueError(f"hop stack of {len(raw)} bytes with {hop_ml} words per hop")
     unit = (1 if flags & DS_TIME_NS else 1000) / decode_time_scale(scale_field)
     in_bytes = bool(flags & DS_QUEUE_BYTES)
+    # one iter_unpack over the stack, not an unpack_from per hop (words past the 8 we read
+    # are padding); _HOP_NEW, not the Python-level __new__ a call of HopInt runs (4,400
+    # instructions; an ACK echoes several hops, an INT report too)
+    records = _HOP if hop_ml == HOP_WORDS else struct.Struct(f"{_HOP.format}{size - HOP_LEN}x")
     out = []
-    for off in range(len(raw) - size, -1, -size):
-        sw, ip, ep, lat, q, its, ets, txb, rate = _HOP.unpack_from(raw, off)
-        # every field given: tuple.__new__ as the named tuple's own _make does, without the
-        # Python-level __new__ a call of HopInt runs (4,400 instructions; an ACK echoes
-        # several hops, an INT report too)
-        out.append(tuple.__new__(HopInt, (sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit, in_bytes)))
+    q: int  # the one field split: as an int, not a generic object
+    for sw, ip, ep, lat, q, its, ets, txb, rate in records.iter_unpack(raw):
+        out.append(_HOP_NEW(HopInt, (sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit, in_bytes)))
+    out.reverse()
     return tuple(out)
 
 
@@ -129,9 +140,17 @@ def encode_hop(h: HopInt) -> bytes:
 def parse_stack(buf: bytes, off: int, end: int) -> tuple[IntStack, int]:
     """Parse shim + INT-MD header + hops starting at ``off`` (right after the UDP header);
     returns the stack and the offset of what follows (the BTH). Raises ValueError."""
+    dport, hop_ml, after = _stack_bounds(buf, off, end)
+    md = off + SHIM_LEN
+    return IntStack(dport, bytes(buf[md:md + MD_LEN]), bytes(buf[md + MD_LEN:after]), hop_ml), after
+
+
+def _stack_bounds(buf: bytes, off: int, end: int) -> tuple[int, int, int]:
+    """Check the shim, INT-MD header and hop stack at ``off`` (as :func:`parse_stack`);
+    returns the original UDP port, the words per hop and the offset after the hops."""
     if end - off < SHIM_LEN + MD_LEN:
         raise ValueError("truncated INT header")
-    tn, length, dport = _SHIM.unpack_from(buf, off)
+    tn, length, dport = buf[off], buf[off + 1], _u16(buf, off + 2)
     if tn >> 4 != INT_TYPE_MD:
         raise ValueError(f"INT shim type {tn >> 4} is not INT-MD")
     if (tn >> 2) & 3 != NPT_UDP_PORT:
@@ -139,14 +158,14 @@ def parse_stack(buf: bytes, off: int, end: int) -> tuple[IntStack, int]:
     nbytes = 4 * length
     if nbytes < MD_LEN or end - off - SHIM_LEN < nbytes:
         raise ValueError(f"INT length {length} words does not fit the packet")
-    md = bytes(buf[off + SHIM_LEN:off + SHIM_LEN + MD_LEN])
-    if md[0] >> 4 != MD_VERSION:
-        raise ValueError(f"INT-MD version {md[0] >> 4}")
-    hop_ml = md[2] & 0x1F
-    hops_raw = bytes(buf[off + SHIM_LEN + MD_LEN:off + SHIM_LEN + nbytes])
-    if hop_ml < HOP_WORDS or len(hops_raw) % (4 * hop_ml):
-        raise ValueError(f"hop stack of {len(hops_raw)} bytes with {hop_ml} words per hop")
-    return IntStack(dport, md, hops_raw, hop_ml), off + SHIM_LEN + nbytes
+    md = off + SHIM_LEN
+    if buf[md] >> 4 != MD_VERSION:
+        raise ValueError(f"INT-MD version {buf[md] >> 4}")
+    hop_ml = buf[md + 2] & 0x1F
+    hops_len = nbytes - MD_LEN
+    if hop_ml < HOP_WORDS or hops_len % (4 * hop_ml):
+        raise ValueError(f"hop stack of {hops_len} bytes with {hop_ml} words per hop")
+    return dport, hop_ml, md + nbytes
 
 
 def md_header(remaining_hops: int = DEFAULT_MAX_HOPS, exceeded: bool = False) -> bytes:
@@ -180,17 +199,18 @@ def decode_echo(buf: bytes, off: int) -> tuple[tuple[HopInt, ...], int]:
 _ETH_HLEN: Final = 14
 
 
-def _ip_udp(frame: bytes | bytearray) -> tuple[int, int]:
-    if len(frame) < _ETH_HLEN + 28 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+def _ip_udp(frame: bytes | bytearray, eth: int = 0) -> tuple[int, int]:
+    """Offsets of the IPv4 and UDP headers of the Ethernet frame at ``eth``."""
+    ip = eth + _ETH_HLEN
+    if len(frame) < ip + 28 or _u16(frame, eth + 12) != 0x0800 or frame[ip + 9] != 17:
         raise ValueError("not an IPv4/UDP frame")
-    ihl = (frame[_ETH_HLEN] & 0x0F) * 4
-    return _ETH_HLEN, _ETH_HLEN + ihl
+    return ip, ip + (frame[ip] & 0x0F) * 4
 
 
 def _grow(frame: bytearray, ip: int, udp: int, delta: int) -> None:
-    total = _U16.unpack_from(frame, ip + 2)[0] + delta
+    total = _u16(frame, ip + 2) + delta
     frame[ip + 2:ip + 4] = _U16.pack(total)
-    frame[udp + 4:udp + 6] = _U16.pack(_U16.unpack_from(frame, udp + 4)[0] + delta)
+    frame[udp + 4:udp + 6] = _U16.pack(_u16(frame, udp + 4) + delta)
     ipv4.set_checksum(frame, ip)
 
 
@@ -200,7 +220,7 @@ def push_hop(frame: bytes | bytearray, hop: HopInt, max_hops: int = DEFAULT_MAX_
     0 the hop only sets the E bit, as INT-MD specifies. ``frame`` itself is not changed."""
     ip, udp = _ip_udp(frame)
     out = bytearray(frame)
-    dport = _U16.unpack_from(out, udp + 2)[0]
+    dport = _u16(out, udp + 2)
     pos = udp + 8
     grown = 0  # lengths and the IP checksum are fixed once, at the end
     if dport != INT_UDP_PORT:
@@ -226,9 +246,9 @@ def strip(frame: bytes) -> tuple[bytes, IntStack | None]:
     """What an INT sink does: remove shim, header and hops, restore the UDP port.
     Returns the frame and the removed stack (None when the frame carried no INT)."""
     ip, udp = _ip_udp(frame)
-    if _U16.unpack_from(frame, udp + 2)[0] != INT_UDP_PORT:
+    if _u16(frame, udp + 2) != INT_UDP_PORT:
         return frame, None
-    total = _U16.unpack_from(frame, ip + 2)[0]
+    total = _u16(frame, ip + 2)
     stack, after = parse_stack(frame, udp + 8, ip + total)
     out = bytearray(frame)
     del out[udp + 8:after]
@@ -251,20 +271,49 @@ class Report(NamedTuple):
 
     def stack(self) -> IntStack:
         """The INT stack the reported packet carried."""
-        _, udp = _ip_udp(self.inner)
-        if _U16.unpack_from(self.inner, udp + 2)[0] != INT_UDP_PORT:
-            raise ValueError("the reported packet carries no INT")
-        return parse_stack(self.inner, udp + 8, len(self.inner))[0]
+        return parse_stack(self.inner, _reported_int(self.inner, 0), len(self.inner))[0]
 
 
 def parse_report(frame: bytes) -> Report:
     """A report frame: Ethernet / IPv4 / UDP (to the port the control plane chose) / 16-byte
     report header / inner packet. Raises ValueError for anything else."""
+    off = _report_header(frame)
+    _, hops, _, switch_id, seq, ts = _REPORT.unpack_from(frame, off)
+    return Report(hops, switch_id, seq, ts, bytes(frame[off + REPORT_HDR_LEN:]))
+
+
+def report_hops(frame: bytes) -> tuple[HopInt, ...]:
+    """Hop records (source-side first; the sink's own record last) of one report frame: what
+    ``parse_report(frame).stack().hops()`` gives, read in place (no Report, no IntStack, no
+    copy of the inner packet: the collector takes every report the sinks send). Raises
+    ValueError where those do, and when the header's hop count is not the stack's."""
+    header = _report_header(frame)
+    hop_count = frame[header + 1]  # the header's second byte (_REPORT)
+    off = _reported_int(frame, header + REPORT_HDR_LEN)
+    _, hop_ml, after = _stack_bounds(frame, off, len(frame))
+    md = off + SHIM_LEN
+    carried = (after - md - MD_LEN) // (4 * hop_ml)
+    if carried != hop_count:
+        raise ValueError(f"report header says {hop_count} hops, the reported packet carries {carried}")
+    return decode_hops(frame[md + MD_LEN:after], hop_ml, ds_flags(frame, md), time_scale_field(frame, md))
+
+
+def _report_header(frame: bytes) -> int:
+    """Offset of the report header (version/kind, hop count, reserved, switch id, sequence
+    number, ingress time: ``_REPORT``), checked; the inner packet follows it."""
     _, udp = _ip_udp(frame)
     off = udp + 8
     if len(frame) < off + REPORT_HDR_LEN:
         raise ValueError("truncated INT report header")
-    verkind, hops, _, switch_id, seq, ts = _REPORT.unpack_from(frame, off)
+    verkind = frame[off]
     if verkind != (REPORT_VERSION << 4 | REPORT_KIND_INT):
         raise ValueError(f"report version/kind {verkind:#04x} is not INT-MD version 1")
-    return Report(hops, switch_id, seq, ts, bytes(frame[off + REPORT_HDR_LEN:]))
+    return off
+
+
+def _reported_int(buf: bytes, eth: int) -> int:
+    """Offset of the INT shim in the reported packet at ``eth`` (a report's inner packet)."""
+    _, udp = _ip_udp(buf, eth)
+    if _u16(buf, udp + 2) != INT_UDP_PORT:
+        raise ValueError("the reported packet carries no INT")
+    return udp + 8

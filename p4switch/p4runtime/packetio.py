@@ -57,14 +57,20 @@ class PacketIn(NamedTuple):
 
 class PacketInHeader:
     """The ``packet_in`` controller header's layout, read once from P4Info (protobuf field
-    access per packet would cost more than the split): its fields' (id, bitwidth) in order."""
+    access per packet would cost more than the split): its fields' (id, bitwidth) in order.
+    The metadata of each distinct header (up to ``MEMO_HEADERS``) are decoded once: a switch's
+    CPU-port frames carry few (fabric.p4's, the ingress port), and decoding one cost more than
+    the rest of the packet-in (a packet-in per INT report in a simulation)."""
 
-    __slots__ = ("fields", "size", "total")
+    MEMO_HEADERS = 4096
+
+    __slots__ = ("fields", "size", "total", "_memo")
 
     def __init__(self, header: p4info_pb2.ControllerPacketMetadata | None) -> None:
         self.fields = [] if header is None else [(m.id, m.bitwidth) for m in header.metadata]
         self.total = sum(w for _, w in self.fields)
         self.size = (self.total + 7) // 8
+        self._memo: dict[bytes, tuple[PacketMetadata, ...]] = {}
 
     def split(self, frame: bytes) -> PacketIn | None:
         """The packet-in for a CPU-port frame, or None if it is shorter than the header."""
@@ -73,15 +79,24 @@ class PacketInHeader:
             return PacketIn(frame)
         if len(frame) < size:
             return None
-        word = int.from_bytes(frame[:size], "big") >> (size * 8 - self.total)
+        head = frame[:size]
+        metadata = self._memo.get(head)
+        if metadata is None:
+            metadata = self.metadata(head)
+            if len(self._memo) < self.MEMO_HEADERS:
+                self._memo[head] = metadata
+        # tuple.__new__, as a named tuple's _make does, without the Python-level __new__ a call runs
+        return tuple.__new__(PacketIn, (frame[size:], metadata))
+
+    def metadata(self, head: bytes) -> tuple[PacketMetadata, ...]:
+        """The metadata fields of a header's ``size`` bytes."""
+        word = int.from_bytes(head, "big") >> (self.size * 8 - self.total)
         shift = self.total
         metadata = []
         for mid, width in self.fields:
             shift -= width
-            # every field given: tuple.__new__, as a named tuple's _make does, without the
-            # Python-level __new__ a call runs (a packet-in per INT report in a simulation)
-            metadata.append(tuple.__new__(PacketMetadata, (mid, canonical((word >> shift) & ((1 << width) - 1)))))
-        return tuple.__new__(PacketIn, (frame[size:], tuple(metadata)))
+            metadata.append(PacketMetadata(mid, canonical((word >> shift) & ((1 << width) - 1))))
+        return tuple(metadata)
 
 
 def decode_packet_in(header: p4info_pb2.ControllerPacketMetadata | None, frame: bytes) -> p4runtime_pb2.PacketIn | None:

@@ -232,9 +232,53 @@ def test_int_report_is_parsed_as_the_fabric_readme_lays_it_out():
     rep = int_md.parse_report(report)
     assert (rep.hop_count, rep.switch_id, rep.seq_no, rep.ingress_ts_us) == (2, 0x33, 7, 123456)
     assert rep.inner == inner and rep.stack().hops() == (hop(0), hop(1))
+    assert int_md.report_hops(report) == (hop(0), hop(1))  # the same hops, read in place
     for bad in (report[:50], report[:42] + b"\x21" + report[43:], report[:14] + bytes(40)):
         with pytest.raises(ValueError):
             int_md.parse_report(bad)
+    # report_hops fails where parse_report(...).stack() does, with the same message
+    udp = 14 + 20 + 8
+    shim = udp + 16 + 14 + 20 + 8
+
+    def patched(at: int, value: int) -> bytes:
+        b = bytearray(report)
+        b[at] = value
+        return bytes(b)
+
+    for bad in (report[:50], patched(udp, 0x21), report[:14] + bytes(40), patched(udp + 16 + 12, 0x86),
+                patched(shim - 6, 0x13), patched(shim, 0x24), patched(shim, 0x10), patched(shim + 1, 2),
+                patched(shim + 1, 0xFF), patched(shim + 4, 0x10), patched(shim + 6, 7), patched(shim + 6, 9)):
+        with pytest.raises(ValueError) as expected:
+            int_md.parse_report(bad).stack()
+        with pytest.raises(ValueError, match=f"^{expected.value}$"):
+            int_md.report_hops(bad)
+    with pytest.raises(ValueError, match="report header says 3 hops, the reported packet carries 2"):
+        int_md.report_hops(patched(udp + 1, 3))
+
+
+def test_decode_hops_is_the_per_hop_decode():
+    """decode_hops (one iter_unpack over the stack) gives what reading hop by hop, newest last,
+    gives: for 0 to 6 hops, hop records longer than the 8 words we read, and every unit."""
+    rng = random.Random(7)
+
+    def per_hop(raw: bytes, hop_ml: int, flags: int, scale_field: int) -> tuple[HopInt, ...]:
+        unit = (1 if flags & int_md.DS_TIME_NS else 1000) / int_md.decode_time_scale(scale_field)
+        out = []
+        for off in range(len(raw) - 4 * hop_ml, -1, -4 * hop_ml):
+            sw, ip, ep, lat, q, its, ets, txb, rate = struct.unpack_from("!IHHIIIIII", raw, off)
+            out.append(HopInt(sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit,
+                              bool(flags & int_md.DS_QUEUE_BYTES)))
+        return tuple(out)
+
+    for hop_ml in (8, 9, 12):
+        for count in range(7):
+            raw = rng.randbytes(4 * hop_ml * count)
+            for flags, scale in ((0, 0), (1, 0), (2, int_md.encode_time_scale(76_000)), (3, 1000)):
+                got = int_md.decode_hops(raw, hop_ml, flags, scale)
+                assert got == per_hop(raw, hop_ml, flags, scale) and all(type(h) is HopInt for h in got)
+    for raw, hop_ml in ((bytes(40), 8), (bytes(64), 7), (bytes(32), 9)):
+        with pytest.raises(ValueError, match=f"^hop stack of {len(raw)} bytes with {hop_ml} words per hop$"):
+            int_md.decode_hops(raw, hop_ml)
 
 
 def test_sack_block_round_trip():

@@ -48,6 +48,28 @@ def test_packet_in_header_is_stripped_into_metadata():
     assert packetio.decode_packet_in(header, b"\x00") is None
 
 
+def test_packet_in_metadata_are_decoded_once_per_header(monkeypatch):
+    """A header seen before gets the metadata decoded the first time; past MEMO_HEADERS
+    distinct headers the others are still decoded, each time."""
+    monkeypatch.setattr(packetio.PacketInHeader, "MEMO_HEADERS", 2)
+    header = packetio.PacketInHeader(_header("packet_in", [("ingress_port", 9), ("reason", 7)]))
+
+    def frame(port, reason, payload):
+        return ((port << 7) | reason).to_bytes(2, "big") + payload
+
+    first = header.split(frame(5, 3, b"one"))
+    again = header.split(frame(5, 3, b"two"))
+    assert (first.payload, again.payload) == (b"one", b"two")
+    assert first.metadata == ((1, b"\x05"), (2, b"\x03")) and again.metadata is first.metadata
+    for port in (6, 7, 300):  # the third and fourth distinct headers are not kept
+        pkt = header.split(frame(port, 0, b"x"))
+        assert pkt.metadata == header.metadata(frame(port, 0, b"")) == ((1, port.to_bytes(2 if port > 255 else 1, "big")),
+                                                                         (2, b"\x00"))
+        assert pkt.metadata == header.split(frame(port, 0, b"y")).metadata
+    assert len(header._memo) == 2
+    assert header.split(b"\x00") is None
+
+
 def test_arbitration_primary_backup_and_takeover():
     arb = Arbiter()
     assert arb.update("a", 5) == [Notice("a", OK)]
