@@ -116,9 +116,11 @@ class Telemetry:
 
     # -- INT reports (packet-in) ----------------------------------------------------------
     def on_packet_in(self, switch: str, packet) -> None:
-        """Packet-in handler for the controller; anything that is not an INT report is ignored."""
+        """Packet-in handler for the controller; anything that is not an INT report is ignored.
+        The payload is the report frame of p4src/README.md ("INT report format"), which the sink
+        sends whatever port the collector session points at."""
         try:
-            hops = parse_report(packet.payload)
+            hops = int_md.report_hops(packet.payload)
         except ValueError:
             with self._lock:
                 self.malformed_reports += 1
@@ -241,9 +243,3 @@ class Telemetry:
             "malformed_reports": self.malformed_reports,
             "int_hop_records": len(self.hops),
         }, indent=1))
-
-
-# Hop records (source-side first; the sink's own record last) of one INT report, the payload of
-# its packet-in: the report frame of p4src/README.md ("INT report format"), which the sink sends
-# whatever port the collector session points at. Anything else raises ValueError.
-parse_report = int_md.report_hops

@@ -15,8 +15,9 @@ from types import SimpleNamespace
 import pytest
 from p4.v1 import p4runtime_pb2
 
-from controller.telemetry import Telemetry, parse_report
+from controller.telemetry import Telemetry
 from nicmodel import int_md
+from nicmodel.int_md import report_hops
 from p4switch.exec import V1Pipeline
 from ptf_tests.fabric.fabric_packets import Hop, IntStack, roce, with_int
 from topo.builder import leaf_spine
@@ -75,7 +76,7 @@ def test_sink_hop_in_a_report_shows_the_host_port_queue(leaf_switch):
     pipe, prog = leaf_switch("ai-fabric")
     prog.registers["port_qdepth"].write(HOST_PORT, 7)
     got = run(pipe, int_packet())
-    hops = parse_report(got[CPU_PORT][PACKET_IN_LEN:])
+    hops = report_hops(got[CPU_PORT][PACKET_IN_LEN:])
     assert (hops[-1].switch_id, hops[-1].egress_port, hops[-1].qdepth_pkts) == (1, HOST_PORT, 7)
     _, stack = int_md.strip(got[HOST_PORT])
     assert stack.hops()[-1].qdepth_pkts == 0  # the forwarded packet's own dequeue depth
@@ -84,12 +85,12 @@ def test_sink_hop_in_a_report_shows_the_host_port_queue(leaf_switch):
 def test_only_the_report_format_is_accepted(leaf_switch):
     pipe, _ = leaf_switch("baseline")
     report = run(pipe, int_packet())[CPU_PORT][PACKET_IN_LEN:]
-    assert len(parse_report(report)) == 3
+    assert len(report_hops(report)) == 3
     bad_count = bytearray(report)
     bad_count[14 + 20 + 8 + 1] = 2  # report header hop_count
     for bad in (int_packet(), report[:60], bytes(bad_count), report[:14 + 20 + 8] + b"\x21" + report[43:]):
         with pytest.raises(ValueError):
-            parse_report(bad)
+            report_hops(bad)
     tel = telemetry()
     tel.on_packet_in("leaf1", p4runtime_pb2.PacketIn(payload=int_packet()))  # INT without the report around it
     assert (tel.reports["leaf1"], tel.malformed_reports, tel.hops) == (0, 1, [])

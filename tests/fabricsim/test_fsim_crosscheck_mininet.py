@@ -14,8 +14,9 @@ import pytest
 from controller.pipeline import compile_fabric
 from controller.profiles import settings_for
 from controller.sim_cmd import simulate
-from controller.telemetry import Telemetry, parse_report
+from controller.telemetry import Telemetry
 from controller.workloads import run_workload, workload_specs
+from nicmodel.int_md import report_hops
 from tests.live_fabric import live_fabric
 
 DILATION = 20000
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.net  # a live Mininet fabric: root, veths, switch proce
 
 
 def _paths(reports: list[bytes]) -> set[tuple[tuple[int, int], ...]]:
-    return {tuple((h.switch_id, h.egress_port) for h in parse_report(r)) for r in reports}
+    return {tuple((h.switch_id, h.egress_port) for h in report_hops(r)) for r in reports}
 
 
 def test_live_and_simulated_fabric_agree(tmp_path) -> None:

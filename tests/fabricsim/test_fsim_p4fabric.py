@@ -16,8 +16,8 @@ from controller import fabric_rules
 from controller.cli import main as fabricctl
 from controller.profiles import settings_for
 from controller.sim_cmd import simulate
-from controller.telemetry import parse_report
 from controller.workloads import workload_specs
+from nicmodel.int_md import report_hops
 from topo.builder import leaf_spine
 
 LEAVES = {1, 2}  # device ids of leaf1, leaf2 (topo.builder)
@@ -57,7 +57,7 @@ def test_int_reports_carry_one_hop_per_switch_on_the_path(fabric_pipeline) -> No
     run = simulate(topo, fabric_pipeline, settings_for("ai-fabric"), "ai-fabric", specs,
                    observe=lambda switch, pkt: frames.append(pkt.payload))
     assert run.done and run.errors == []
-    paths = [tuple(hop.switch_id for hop in parse_report(f)) for f in frames]
+    paths = [tuple(hop.switch_id for hop in report_hops(f)) for f in frames]
     assert {len(p) for p in paths} == {1, 3}  # same-leaf pairs: the leaf; others: leaf, spine, leaf
     for ids in paths:
         if len(ids) == 3:

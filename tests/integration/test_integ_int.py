@@ -22,9 +22,9 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from controller.telemetry import parse_report
 from nicmodel import Nic, QpConfig, int_md, roce
 from nicmodel.cc.base import AckInfo, HopInt, LineRate
+from nicmodel.int_md import report_hops
 from nicmodel.nic import parse_ip
 from nicmodel.verbs import WcStatus
 from p4rt.entries import ActionCall, Exact
@@ -254,7 +254,7 @@ def test_int_sink_strip_restores_roce_and_reports(make_switch, drain):
     bth_off = 42 + stack.nbytes
     assert len(inner) == bth_off + roce.BTH_LEN  # cut after the BTH: the original one
     assert inner[bth_off:] == orig[42:42 + roce.BTH_LEN]
-    assert parse_report(report) == stack.hops()  # the controller's collector reads the same
+    assert report_hops(report) == stack.hops()  # the controller's collector reads the same
 
 
 @pytest.mark.parametrize("mode", ["int_sink_to_host", "int_sink_to_host_and_report"])
@@ -320,4 +320,4 @@ def test_single_hop_int_is_echoed_by_the_nic_and_reported(make_switch, drain, mo
         inner = rep.inner  # the packet as A sent it, with the leaf's INT, cut after the BTH
         assert inner[:14] == orig[:14] and inner[26:34] == orig[26:34]
         assert inner[42 + rep.stack().nbytes:] == orig[42:42 + roce.BTH_LEN]
-        assert parse_report(report) == rep.stack().hops()
+        assert report_hops(report) == rep.stack().hops()

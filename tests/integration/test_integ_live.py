@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 from scapy.utils import RawPcapReader
 
-from controller.telemetry import parse_report
 from lab.p4rt_client import P4RuntimeClient
 from lab.targets import SwitchProcess, compile_program, free_tcp_port, push_pipeline, start_switch, switch_command
 from lab.veth import quiet
 from nicmodel import int_md, roce
+from nicmodel.int_md import report_hops
 from nicmodel.mgmt import NicClient
 
 pytestmark = pytest.mark.net  # switch and NIC processes on veths, as root
@@ -297,7 +297,7 @@ def test_rdma_writes_and_int_through_two_live_leaves(make_lab) -> None:
             (0x71, HOST_PORT, UPLINK), (0x72, UPLINK, HOST_PORT)]
         bth = 42 + stack.nbytes
         assert rep.inner[bth] in roce.OP_WRITE and len(rep.inner) == bth + roce.BTH_LEN
-        assert parse_report(frame) == stack.hops()  # as the controller's collector reads it
+        assert report_hops(frame) == stack.hops()  # as the controller's collector reads it
     assert sorted(seqs) == list(range(len(reports)))
 
 
