@@ -4,4 +4,13 @@ the header checksum; ``pfc``: MAC control pause frames) and the one packet-socke
 puts the switch and the live NIC on a real interface (``packet_socket``). The switch, the NIC model
 and the controller import these from here, so each is defined once (as scapy defines each layer once) and importing one does not
 drag in another component. Nothing here imports from p4switch, nicmodel or controller.
+
+The per-frame ones (``clock``, ``ethernet``, ``ipv4``, ``pfc``: a switch reads the clock and
+looks for a pause frame on every frame) run compiled when built (``HOTPATH``;
+``netbase.hotpath``).
 """
+
+from netbase.hotpath import HotPath
+
+HOTPATH = HotPath("netbase", ("netbase.clock", "netbase.ethernet", "netbase.ipv4", "netbase.pfc"))
+HOTPATH.install()

@@ -12,7 +12,7 @@ instructions; compiled together, the calls inside a group are C calls and the fi
 Each package that has such modules declares one ``HotPath`` in its ``__init__`` and installs
 it there, before any of them is imported: ``p4switch`` (device, TM, PFC, pipeline, header stacks), ``nicmodel``
 (the transport and congestion control), ``fabricsim`` (engine, links, nodes). A group is built
-ahead (``python -m netbase.hotpath PACKAGE...``, which ``make setup`` runs) into the native
+ahead (``python -m netbase PACKAGE...``, which ``make setup`` runs) into the native
 cache, under a key of its modules' source bytes (and mypy's version, the interpreter's and the
 optimisation level, as a program's module). Its finder imports the build in the modules' place
 only when the key matches the sources as they are: an edited module runs as Python until it is
@@ -26,7 +26,6 @@ compiler: Python, as before.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import importlib
 import importlib.abc
@@ -132,17 +131,3 @@ def _load_runtime(found: Path) -> None:
     name = lib.name.split(".")[0]
     if name not in sys.modules:
         sys.modules[name] = build_cache.load_extension(name, lib)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m netbase.hotpath",
-                                 description="Build the per-packet modules of each package named (its HOTPATH).")
-    ap.add_argument("packages", nargs="+", help="e.g. p4switch nicmodel fabricsim")
-    for name in ap.parse_args(argv).packages:
-        group: HotPath = importlib.import_module(name).HOTPATH
-        print(f"{', '.join(group.modules)}: built in {group.build()}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

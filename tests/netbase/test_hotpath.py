@@ -1,6 +1,6 @@
-"""``netbase.hotpath``: each package's per-packet modules (the switch's, the NIC model's, the
-simulator's) run compiled when built for exactly these sources, as Python otherwise, and the
-Python ones (the reference) still pass their package's tests."""
+"""``netbase.hotpath``: each package's per-packet modules (the clock's and wire formats', the
+switch's, the NIC model's, the simulator's) run compiled when built for exactly these sources,
+as Python otherwise, and the Python ones (the reference) still pass their package's tests."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from netbase import build_cache
 from netbase.hotpath import ROOT, HotPath
 
-PACKAGES = ("p4switch", "nicmodel", "fabricsim")
+PACKAGES = ("netbase", "p4switch", "nicmodel", "fabricsim")
 WHERE = "import importlib, sys; print(*(importlib.import_module(m).__file__ for m in sys.argv[1:]))"
 TESTS = Path(__file__).parent.parent
 
@@ -55,11 +55,12 @@ def test_an_edited_module_is_not_shadowed_by_its_old_build(tmp_path: Path) -> No
     assert group.find_spec("p4switch.switch.link", None) is None  # never compiled
 
 
+# each runs netbase's modules (the clock, pause frames, checksums) as Python too
 @pytest.mark.parametrize("tests", [
     ("p4switch/switch/test_switch_device.py", "p4switch/switch/test_switch_tm.py"),
     ("nicmodel",),
     ("fabricsim/test_fsim_fabric.py", "fabricsim/test_fsim_spray_reorder.py"),
-], ids=PACKAGES)
+], ids=PACKAGES[1:])
 def test_the_python_modules_pass_their_tests(tests: tuple[str, ...]) -> None:
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not net",
                           *(str(TESTS / t) for t in tests)],
