@@ -10,11 +10,15 @@ descriptors, a Python frame per step), and here they are slot writes. The pipeli
 call into the module for each pipeline half. Each takes the packet's context first: the
 mypyc backend types a generated function's ``ctx`` on its ``def`` line (``native.py``).
 
-- ``E_ingress(ctx, port, d, now, itype, keep, apply, on_error)`` -> ``(hdr, meta, sm, ctx)``:
-  new headers and metadata, ``keep`` (a preserved field list's ``(put, values)``, or None)
-  written back, the parser (its error in ``parser_error`` and, unless NoError, passed to
-  ``on_error``, which counts it; the payload after the last extracted header), and with
-  ``apply`` checksum verification and ingress.
+- ``E_ingress(ctx, port, d, now, itype, keep, apply, on_error)`` -> ``(hdr, meta, sm, ctx,
+  spec, prio, itype, payload)``: new headers and metadata, ``keep`` (a preserved field list's
+  ``(put, values)``, or None) written back, the parser (its error in ``parser_error`` and,
+  unless NoError, passed to ``on_error``, which counts it; the payload after the last
+  extracted header), and with ``apply`` checksum verification and ingress. When the pass
+  asked for nothing but a port (no digest, clone, resubmit or multicast group), ``spec`` is
+  its ``egress_spec`` (the drop port included) and the rest what the packet's ``EgressJob``
+  takes; otherwise ``spec`` is -1: the pipeline's general end-of-ingress logic. (Read by the
+  pipeline from outside the module, each of these fields was a generic attribute look-up.)
 - ``E_egress(ctx, hdr, meta, sm, port, rid, itype, enq_ts, enq_qdepth, deq_timedelta,
   deq_qdepth, now, payload, truncate)`` -> the frame to send, or None when the end-of-egress logic
   has more to do (a clone, a recirculation or a drop: the pipeline's general path).
@@ -34,7 +38,7 @@ SPARE_HEADERS = 64
 _TEMPLATE = """
 _spare_headers: list[{H}] = []
 def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, apply: bool,
-              on_error: Any) -> tuple[{H}, {M}, {SM}, Any]:
+              on_error: Any) -> tuple[{H}, {M}, {SM}, Any, int, int, int, bytes]:
     hdr = _spare_headers.pop() if _spare_headers else {H}()
     meta = {M}()
     sm = {SM}()
@@ -55,14 +59,17 @@ def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, ap
         if e.code:
             on_error(e.code)
         off = e.off or 0
-    ctx.payload = d[off:]
+    payload = d[off:]
+    ctx.payload = payload
     if apply:
         try:
             {verify_checksum}(hdr, meta, ctx)
             {ingress}(hdr, meta, sm, ctx)
         except ExitControl:
             pass
-    return hdr, meta, sm, ctx
+    if ctx.digests or ctx.clone_session or ctx.resubmit_fl is not None or sm.mcast_grp:
+        return hdr, meta, sm, ctx, -1, 0, 0, payload
+    return hdr, meta, sm, ctx, sm.egress_spec, sm.priority & 7, sm.instance_type, payload
 
 def E_egress(ctx: Any, hdr: {H}, meta: {M}, sm: {SM}, port: int, rid: int, itype: int, enq_ts: int,
              enq_qdepth: int, deq_timedelta: int, deq_qdepth: int, now: int, payload: bytes, truncate: int) -> bytes | None:

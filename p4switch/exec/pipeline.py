@@ -21,13 +21,12 @@ continues, as in BMv2) and any failure inside the program drops the packet and i
 from __future__ import annotations
 
 import collections
-import functools
 import logging
 import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from mypy_extensions import mypyc_attr
 
@@ -52,6 +51,9 @@ log = logging.getLogger("p4switch.exec")
 # setter (``Compiled.field_lists``) and its values; (None, ()) for no field list
 Preserved = tuple[Callable[[Any, tuple], None] | None, tuple]
 _NOTHING_PRESERVED: Preserved = (None, ())
+# what ``E_ingress`` returns (entries.py): hdr, meta, sm, ctx, then the egress spec (-1: more
+# than a unicast or a drop), priority, instance type and payload of the packet's EgressJob
+Parsed = tuple[Any, Any, Any, Any, int, int, int, bytes]
 
 
 @dataclass
@@ -60,22 +62,18 @@ class DigestMessage:
     fields: list[tuple[str, int, int]]  # (field name, width, value)
 
 
-@dataclass
 class QueueMeta:
-    enq_timestamp: int = 0
-    enq_qdepth: int = 0
-    deq_timedelta: int = 0
-    deq_qdepth: int = 0
+    """What egress reads of the queue a packet left. The traffic manager's ``Departure`` is
+    one (a subclass), passed as it is: typed so, compiled, egress reads the four fields from
+    their slots (through a protocol each read was a generic attribute look-up, ~260
+    instructions)."""
 
-
-class QueueTimes(Protocol):
-    """What egress reads of the queue a packet left: a ``QueueMeta``, or the traffic manager's
-    ``Departure``, which carries the same fields and is passed as it is."""
-
-    enq_timestamp: int
-    enq_qdepth: int
-    deq_timedelta: int
-    deq_qdepth: int
+    def __init__(self, enq_timestamp: int = 0, enq_qdepth: int = 0, deq_timedelta: int = 0,
+                 deq_qdepth: int = 0) -> None:
+        self.enq_timestamp = enq_timestamp
+        self.enq_qdepth = enq_qdepth
+        self.deq_timedelta = deq_timedelta
+        self.deq_qdepth = deq_qdepth
 
 
 class EgressJob:
@@ -162,10 +160,10 @@ class V1Pipeline:
         self._count_parser_error = self._parser_error  # bound once, passed with every packet
         self._fl = prog.field_lists
         self._Ctx: Callable[[], Any]
-        if c.context_cls is None:
+        if c.new_ctx_cls is None:
             self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs, "objs": c.objects})
         else:
-            self._Ctx = functools.partial(c.context_cls, c.objects, self.rng, self.logs)
+            self._Ctx = c.new_ctx_cls(c.objects, self.rng, self.logs)
 
     @property
     def stats(self) -> collections.Counter[str]:
@@ -210,10 +208,10 @@ class V1Pipeline:
             put(meta, values)
 
     def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: Preserved | None,
-                apply: bool = True) -> tuple:
+                apply: bool = True) -> Parsed:
         """Fresh headers and metadata for a frame entering ingress on ``port`` (the preserved
         field list restored first), the parser, and with ``apply`` checksum verification and
-        the ingress control: ``(hdr, meta, sm, ctx)`` (``entries.py``). A parser error is
+        the ingress control: ``E_ingress``'s tuple (``entries.py``). A parser error is
         recorded in ``parser_error`` and counted; the bytes after the last extracted header
         are the payload. (The first pass of a frame, every packet's, calls ``_begin`` itself.)"""
         keep = preserved if preserved is not None and preserved[0] is not None else None
@@ -247,9 +245,9 @@ class V1Pipeline:
             self._ingress_passes(port, bytes(data), now_us, itype, getattr(data, "preserved", None), res, 0)
             return res
         try:  # the first pass of a frame from a port without the resubmit loop's calls
-            hdr, meta, sm, ctx = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
-                                             self._count_parser_error)
-            again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
+            parsed = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
+                                 self._count_parser_error)
+            again = self._end_ingress(port, data, now_us, parsed, res)
             if again is not None:
                 self._resubmit(port, data, now_us, again, res)
         except Exception:  # a program fault must never take the switch down
@@ -283,12 +281,16 @@ class V1Pipeline:
 
     def _ingress_pass(self, port: int, data: bytes, now_us: int, itype: int,
                       preserved: Preserved | None, res: IngressResult) -> Preserved | None:
-        hdr, meta, sm, ctx = self._parsed(port, data, now_us, itype, preserved)
-        return self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, res)
+        return self._end_ingress(port, data, now_us, self._parsed(port, data, now_us, itype, preserved), res)
 
-    def _end_ingress(self, port: int, data: bytes, now_us: int, hdr: Any, meta: Any, sm: Any,
-                     ctx: PassContext, res: IngressResult) -> Preserved | None:
-        """BMv2's end-of-ingress logic; returns the preserved fields of a resubmit, else None."""
+    def _end_ingress(self, port: int, data: bytes, now_us: int, parsed: Parsed,
+                     res: IngressResult) -> Preserved | None:
+        """BMv2's end-of-ingress logic for a pass ``E_ingress`` returned; returns the preserved
+        fields of a resubmit, else None."""
+        hdr, meta, sm, ctx, spec, prio, itype, payload = parsed
+        if spec >= 0:  # a port (or the drop port) and nothing else: E_ingress read what it takes
+            self._to_port(data, hdr, meta, sm, spec, prio, itype, payload, res.to_egress)
+            return None
         if ctx.digests:
             res.digests.extend(DigestMessage(name, fields) for name, fields in ctx.digests)
         if ctx.clone_session:
@@ -303,18 +305,23 @@ class V1Pipeline:
                 return None
             last = len(replicas) - 1
             for i, r in enumerate(replicas):  # the last replica takes this pass's state itself
-                st = (hdr, meta, sm, ctx.payload) if i == last else (hdr.copy(), meta.copy(), sm.copy(), ctx.payload)
+                st = (hdr, meta, sm, payload) if i == last else (hdr.copy(), meta.copy(), sm.copy(), payload)
                 res.to_egress.append(EgressJob(r.port, prio, len(data), PKT_INSTANCE_TYPE_REPLICATION,
                                                r.instance, st))
             self._stats["replicated"] += len(replicas)
-        elif sm.egress_spec == DROP_PORT:
+        else:
+            self._to_port(data, hdr, meta, sm, sm.egress_spec, prio, sm.instance_type, payload, res.to_egress)
+        return None
+
+    def _to_port(self, data: bytes, hdr: Any, meta: Any, sm: Any, spec: int, prio: int, itype: int,
+                 payload: bytes, jobs: list[EgressJob]) -> None:
+        """The unicast end of an ingress pass: to queue ``prio`` of port ``spec``, or dropped."""
+        if spec == DROP_PORT:
             self._stats["dropped_ingress"] += 1
             if sm.parser_error:
                 self._stats["dropped_after_parser_error"] += 1
         else:
-            res.to_egress.append(EgressJob(sm.egress_spec, prio, len(data), sm.instance_type, 0,
-                                           (hdr, meta, sm, ctx.payload)))
-        return None
+            jobs.append(EgressJob(spec, prio, len(data), itype, 0, (hdr, meta, sm, payload)))
 
     def _clone_i2e(self, port: int, data: bytes, now_us: int, meta: Any, ctx: PassContext,
                    res: IngressResult) -> None:
@@ -323,17 +330,18 @@ class V1Pipeline:
             self._stats["clone_unknown_session"] += 1
             return
         keep = self._preserve(meta, ctx.clone_fl)
-        chdr, _, _, cctx = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, False)  # keeps its headers
+        parsed = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, False)  # keeps its headers
+        chdr, cpayload = parsed[0], parsed[7]
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
         last = len(sess.replicas) - 1
         for i, r in enumerate(sess.replicas):  # the last replica takes the fresh state itself
-            st = (chdr, cmeta, csm, cctx.payload) if i == last else (chdr.copy(), cmeta.copy(), csm.copy(), cctx.payload)
+            st = (chdr, cmeta, csm, cpayload) if i == last else (chdr.copy(), cmeta.copy(), csm.copy(), cpayload)
             res.to_egress.append(EgressJob(r.port, sess.cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE,
                                            r.instance, st, sess.truncate))
         self._stats["cloned"] += len(sess.replicas)
 
     # ---- egress ----------------------------------------------------------------------------
-    def egress(self, job: EgressJob, qmeta: QueueTimes | None = None, now_us: int = 0,
+    def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0,
                res: EgressResult | None = None) -> EgressResult:
         """Egress, checksum update and deparser for a job the traffic manager dequeued, with
         the queue metadata it measured; then BMv2's end-of-egress logic. Appends to ``res``
@@ -405,12 +413,13 @@ class V1Pipeline:
         self._packets_in += 1
         ires = None
         try:
-            hdr, meta, sm, ctx = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
-                                             self._count_parser_error)
-            if ctx.digests or ctx.clone_session or ctx.resubmit_fl is not None or sm.mcast_grp:
+            parsed = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
+                                 self._count_parser_error)
+            hdr, meta, sm, ctx, eport, _, itype, payload = parsed
+            if eport < 0:
                 ires = IngressResult()
-                again = self._end_ingress(port, data, now_us, hdr, meta, sm, ctx, ires)
-            elif sm.egress_spec == DROP_PORT:
+                again = self._end_ingress(port, data, now_us, parsed, ires)
+            elif eport == DROP_PORT:
                 self._stats["dropped_ingress"] += 1
                 if sm.parser_error:
                     self._stats["dropped_after_parser_error"] += 1
@@ -425,20 +434,16 @@ class V1Pipeline:
         # egress of the one unicast copy, as egress with empty queues; the ingress
         # context serves again when ingress left nothing in it that egress must not see
         # (what the check above did not rule out: a recirculation request or a truncation)
-        eport = sm.egress_spec
-        payload = ctx.payload
         res: EgressResult | None = None
         if ctx.recirc_fl is not None or ctx.truncate:
             ctx = self._Ctx()
         try:
-            frame = self._egress_pass(ctx, hdr, meta, sm, eport, 0, sm.instance_type, 0, 0, 0, 0, now_us,
-                                      payload, 0)
+            frame = self._egress_pass(ctx, hdr, meta, sm, eport, 0, itype, 0, 0, 0, 0, now_us, payload, 0)
             if frame is not None:
                 self._packets_out += 1
                 return [(eport, frame)]
             if ctx.clone_session or ctx.recirc_fl is not None:
-                job = EgressJob(eport, sm.priority & 7, len(data), sm.instance_type, 0,
-                                (hdr, meta, sm, payload))
+                job = EgressJob(eport, sm.priority & 7, len(data), sm.instance_type, 0, (hdr, meta, sm, payload))
                 res = self._pending(port, data)
                 res.to_egress = [job]
                 self._end_egress(job, hdr, meta, sm, payload, ctx, res)

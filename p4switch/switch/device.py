@@ -27,12 +27,12 @@ from netbase.clock import Clock, DilatedClock
 from netbase.lag import SchedulingLag
 from netbase.pfc import is_mac_control
 from p4rt.entries import NotFoundError
-from p4switch.exec import EgressResult, IngressResult, LoadedProgram, V1Pipeline
+from p4switch.exec import EgressJob, EgressResult, IngressResult, LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_source
 from p4switch.p4info import device_config as dc
 from p4switch.switch.link import Link
 from p4switch.switch.pcap import PcapWriter
-from p4switch.switch.tm import DEFAULT_CAPACITY, DEFAULT_NOMINAL_SPEED_BPS, TrafficManager
+from p4switch.switch.tm import DEFAULT_CAPACITY, DEFAULT_NOMINAL_SPEED_BPS, Departure, TrafficManager
 
 log = logging.getLogger("p4switch.device")
 
@@ -283,7 +283,7 @@ class Device:
             self._enqueue(job, now)
         jobs.clear()
 
-    def _enqueue(self, job: Any, now: int) -> None:
+    def _enqueue(self, job: EgressJob, now: int) -> None:
         if not self.tm.enqueue(job.egress_port, job.priority, job, job.packet_length, now):
             self._stats["drop_tm"] += 1
             if self._trace:
@@ -327,7 +327,7 @@ class Device:
                 nxt = t
         return nxt
 
-    def _egress(self, dep: Any, now: int) -> None:
+    def _egress(self, dep: Departure, now: int) -> None:
         if self.pipe is None:  # the pipeline was removed while the packet waited in a queue
             self._stats["drop_no_pipeline"] += 1
             return
@@ -338,7 +338,7 @@ class Device:
         if out.transmit or out.to_egress or out.recirculate:  # in use by an outer pass, as in _ingress
             out = EgressResult()
         try:
-            self.pipe.egress(dep.item, dep, now // unit, out)  # dep carries QueueMeta's fields
+            self.pipe.egress(dep.item, dep, now // unit, out)  # a Departure is the QueueMeta egress reads
         except Exception:
             log.exception("egress failed on port %d", dep.port)
             self._stats["pipeline_errors"] += 1

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netbase.ethernet import WIRE_OVERHEAD_BYTES
+from p4switch.exec.pipeline import QueueMeta
 from p4switch.switch.pfc import ClassState, PfcPort, WatchdogConfig
 
 DEFAULT_CAPACITY = 64
@@ -37,15 +38,14 @@ MAX_PRIORITY_QUEUES = 8
 DEFAULT_NOMINAL_SPEED_BPS = 100e9
 
 
-class Departure:
-    """A packet leaving the traffic manager, with its queueing metadata in BMv2 units under
-    the names the egress pipeline reads (``enq_timestamp``, ``enq_qdepth``, ``deq_timedelta``,
-    ``deq_qdepth``, as in ``p4switch.exec.QueueMeta``), so it is passed to egress as it is.
+class Departure(QueueMeta):
+    """A packet leaving the traffic manager, with its queueing metadata in BMv2 units in the
+    ``QueueMeta`` fields the egress pipeline reads (``enq_timestamp``, ``enq_qdepth``,
+    ``deq_timedelta``, ``deq_qdepth``), so it is passed to egress as it is.
     A plain class, not a dataclass: compiled (``netbase.hotpath``), a dataclass keeps the
     interpreted ``__init__`` the dataclasses module writes, 3,600 instructions a packet."""
 
-    __slots__ = ("port", "queue", "item", "length", "enq_ns", "enq_qdepth", "deq_ns", "deq_qdepth",
-                 "deq_qbytes", "enq_timestamp", "deq_timedelta")
+    __slots__ = ("port", "queue", "item", "length", "enq_ns", "deq_ns", "deq_qbytes")
 
     def __init__(self, port: int, queue: int, item: Any, length: int, enq_ns: int, enq_qdepth: int,
                  deq_ns: int, deq_qdepth: int, deq_qbytes: int, enq_timestamp: int, deq_timedelta: int) -> None:
