@@ -755,11 +755,14 @@ class StmtGen(ExprGen):
             else:
                 o(f"{r} = {obj}.find({key})")
             o(f"if {r} is None: {ai}, {ar} = {obj}.default_pair; {hit} = False")
-            count = ""
-            if table.counted:
-                c = self.scope.tmp("c")
-                count = f"; {c} = {r}.entry.counter; {c}.packets += 1; {c}.bytes += ctx.nbytes"
-            o(f"else: {ai} = {r}.action; {ar} = {r}.args; {hit} = True{count}")
+            o("else:")
+            with o.indent():  # one read of the entry (``tables._Rec.hit``), typed: mypyc unpacks it natively
+                h = self.scope.tmp("h")
+                o(f"{h}: tuple[int, Any, Any] = {r}.hit")
+                o(f"{ai} = {h}[0]; {ar} = {h}[1]; {hit} = True")
+                if table.counted:
+                    c = self.scope.tmp("c")
+                    o(f"{c}: list[int] = {h}[2]; {c}[0] += 1; {c}[1] += ctx.nbytes")
         else:
             o(f"{ai}, {ar}, {hit} = {obj}_apply({key}, ctx.nbytes, ctx.now)")
         actions = self.pc.table_actions[id(tdecl)]
