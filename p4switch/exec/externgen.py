@@ -71,8 +71,8 @@ def _counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
     packets = g.pc.bind(f"{obj}_packets", counter.packets, "list[int]")  # lists for the counter's life
     nbytes = g.pc.bind(f"{obj}_bytes", counter.bytes, "list[int]")
     g.o(f"if 0 <= {i} < {counter.size}:")
-    with g.o.indent():
-        g.o(f"{packets}[{i}] += 1; {nbytes}[{i}] += ctx.nbytes")
+    with g.o.indent():  # spelled out: mypyc adds to a list[int] item natively, ``+=`` through the number protocol
+        g.o(f"{packets}[{i}] = {packets}[{i}] + 1; {nbytes}[{i}] = {nbytes}[{i}] + ctx.nbytes")
 
 
 def _direct_counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:

@@ -754,15 +754,20 @@ class StmtGen(ExprGen):
                 o(f"if {r} is UNSEEN: {r} = {obj}.find({k})")
             else:
                 o(f"{r} = {obj}.find({key})")
-            o(f"if {r} is None: {ai}, {ar} = {obj}.default_pair; {hit} = False")
+            # the default action or the entry's hit (``tables._Rec.hit``), each read once and
+            # typed, so that mypyc unpacks the tuple and adds to the counts natively
+            d, h = self.scope.tmp("d"), self.scope.tmp("h")
+            o(f"if {r} is None:")
+            with o.indent():
+                o(f"{d}: tuple[int, Any] = {obj}.default_pair")
+                o(f"{ai} = {d}[0]; {ar} = {d}[1]; {hit} = False")
             o("else:")
-            with o.indent():  # one read of the entry (``tables._Rec.hit``), typed: mypyc unpacks it natively
-                h = self.scope.tmp("h")
+            with o.indent():
                 o(f"{h}: tuple[int, Any, Any] = {r}.hit")
                 o(f"{ai} = {h}[0]; {ar} = {h}[1]; {hit} = True")
                 if table.counted:
                     c = self.scope.tmp("c")
-                    o(f"{c}: list[int] = {h}[2]; {c}[0] += 1; {c}[1] += ctx.nbytes")
+                    o(f"{c}: list[int] = {h}[2]; {c}[0] = {c}[0] + 1; {c}[1] = {c}[1] + ctx.nbytes")
         else:
             o(f"{ai}, {ar}, {hit} = {obj}_apply({key}, ctx.nbytes, ctx.now)")
         actions = self.pc.table_actions[id(tdecl)]
