@@ -28,6 +28,7 @@ from netbase.lag import SchedulingLag
 from netbase.pfc import is_mac_control
 from p4rt.entries import NotFoundError
 from p4switch.exec import EgressJob, EgressResult, IngressResult, LoadedProgram, V1Pipeline
+from p4switch.exec.externs import Register
 from p4switch.frontend import compile_source
 from p4switch.p4info import device_config as dc
 from p4switch.switch.link import Link
@@ -92,7 +93,7 @@ class Device:
             raise ValueError(f"timestamp unit must be 1 (ns) or 1000 (us) ns, got {timestamp_unit_ns}")
         self.timestamp_unit_ns = timestamp_unit_ns
         self.queue_bytes_register = queue_bytes_register
-        self._queue_bytes: Any = None  # that register of the installed program, if it has one
+        self._queue_bytes: Register | None = None  # that register of the installed program, if it has one
         self.device_id = device_id
         # device config -> checked program; the virtual-time fabric passes a memoised one so
         # that many switches given one program check its source once
@@ -197,7 +198,7 @@ class Device:
             self._queue_bytes = self._queue_bytes_of(program)
         log.info("pipeline installed")
 
-    def _queue_bytes_of(self, program: LoadedProgram) -> Any:
+    def _queue_bytes_of(self, program: LoadedProgram) -> Register | None:
         """The program's register named by ``queue_bytes_register``, if it has one."""
         if self.queue_bytes_register is None:
             return None
