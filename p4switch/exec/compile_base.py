@@ -56,8 +56,7 @@ class Compiled:
     backend: str = "python"  # what runs the generated code: exec'd Python or mypyc's C (native.py)
     module_file: str | None = None  # the mypyc backend's built extension, in its cache
     objects: Any = None  # the mypyc backend: this load's own runtime objects (``ctx.objs``)
-    # the mypyc backend's native ``NewCtx``: ``NewCtx(objects, rng, logs)()`` makes a ``Ctx`` (``native.CONTEXT_CLASS``)
-    new_ctx_cls: type | None = None
+    context_cls: type | None = None  # the mypyc backend's native ``Ctx`` (``native.CONTEXT_CLASS``)
 
 
 def const_value(v: Any) -> Any:

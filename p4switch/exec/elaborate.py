@@ -161,7 +161,7 @@ class ProgramCompiler(RuntimeObjects):
                 return None
             module, self.result.objects = native.load(name, built, self.ns)
             self.result.backend, self.result.module_file = backend, str(built)
-            self.result.new_ctx_cls = module.NewCtx
+            self.result.context_cls = module.Ctx
             return vars(module)
         # Compiled per load, not shared between switches that load the same source: CPython
         # 3.11 keeps its specialising caches in the code object, and switches sharing one (each

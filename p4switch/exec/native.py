@@ -94,10 +94,10 @@ def use_backend(name: str) -> None:
 # ``runtime.Context`` as a native class: the generated functions take it as ``ctx: Ctx``, so
 # their reads of ``ctx.objs``, ``ctx.nbytes``... are slot reads. (The Python backend keeps
 # ``runtime.Context``, whose class-level defaults make a new one cheaper in the interpreter.)
-# A pipeline makes one per pass through ``NewCtx``, a native callable holding its switch's
-# arguments: a class called from outside the module parses its arguments as a tuple and a
-# dictionary, and through ``functools.partial`` that was 1,400 instructions a pass; a native
-# ``__call__`` without arguments constructs it as a C call.
+# A pipeline keeps one as a template and makes each pass's with its ``fresh`` (its switch's
+# objects, random generator and log): a class called from outside the module parses its
+# arguments as a tuple and a dictionary, and through ``functools.partial`` that was 1,400
+# instructions a pass; a native method without arguments constructs it as a C call.
 CONTEXT_CLASS = """
 class Ctx:
     sm: {sm_cls}
@@ -132,15 +132,7 @@ class Ctx:
         return random_in(self.rng, lo, hi)
     def log_msg(self, msg: str, values: tuple[Any, ...] = ()) -> None:
         log_message(self.logs, msg, values)
-class NewCtx:
-    objs: Objects
-    rng: Any
-    logs: list[str]
-    def __init__(self, objs: Objects, rng: Any, logs: list[str]) -> None:
-        self.objs = objs
-        self.rng = rng
-        self.logs = logs
-    def __call__(self) -> Ctx:
+    def fresh(self) -> Ctx:
         return Ctx(self.objs, self.rng, self.logs)
 """
 

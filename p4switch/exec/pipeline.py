@@ -160,10 +160,10 @@ class V1Pipeline:
         self._count_parser_error = self._parser_error  # bound once, passed with every packet
         self._fl = prog.field_lists
         self._Ctx: Callable[[], Any]
-        if c.new_ctx_cls is None:
+        if c.context_cls is None:
             self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs, "objs": c.objects})
-        else:
-            self._Ctx = c.new_ctx_cls(c.objects, self.rng, self.logs)
+        else:  # a template whose ``fresh`` makes each pass's (native.CONTEXT_CLASS)
+            self._Ctx = c.context_cls(c.objects, self.rng, self.logs).fresh
 
     @property
     def stats(self) -> collections.Counter[str]:
@@ -317,11 +317,15 @@ class V1Pipeline:
                  payload: bytes, jobs: list[EgressJob]) -> None:
         """The unicast end of an ingress pass: to queue ``prio`` of port ``spec``, or dropped."""
         if spec == DROP_PORT:
-            self._stats["dropped_ingress"] += 1
-            if sm.parser_error:
-                self._stats["dropped_after_parser_error"] += 1
+            self._dropped_at_ingress(sm)
         else:
             jobs.append(EgressJob(spec, prio, len(data), itype, 0, (hdr, meta, sm, payload)))
+
+    def _dropped_at_ingress(self, sm: Any) -> None:
+        """Count a packet ingress dropped, and whether its parser had failed."""
+        self._stats["dropped_ingress"] += 1
+        if sm.parser_error:
+            self._stats["dropped_after_parser_error"] += 1
 
     def _clone_i2e(self, port: int, data: bytes, now_us: int, meta: Any, ctx: PassContext,
                    res: IngressResult) -> None:
@@ -420,9 +424,7 @@ class V1Pipeline:
                 ires = IngressResult()
                 again = self._end_ingress(port, data, now_us, parsed, ires)
             elif eport == DROP_PORT:
-                self._stats["dropped_ingress"] += 1
-                if sm.parser_error:
-                    self._stats["dropped_after_parser_error"] += 1
+                self._dropped_at_ingress(sm)
                 return []
         except Exception:
             self._failed("ingress")

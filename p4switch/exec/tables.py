@@ -225,15 +225,15 @@ class ActionProfile:
 class _Rec:
     """An installed entry as the data plane sees it.
 
-    ``hit`` is what generated code reads of a hit, in one attribute read: the action's index,
-    its arguments and ``counts``, the direct counter's ``[packets, bytes]`` (None without one),
-    to whose items it adds. (Reading ``action``, ``args`` and ``entry.counter`` and adding to the
+    ``hit`` is what a hit reads, in one attribute read (generated code, ``apply``): the action's
+    index, its arguments and ``counts``, the direct counter's ``[packets, bytes]`` (None without
+    one), to whose items it adds. (Reading ``action``, ``args`` and ``entry.counter`` and adding to the
     counter's fields was eight look-ups by name from the separately compiled program, ~1,500
     instructions a counted hit.) The counts live only there: the stored entry has no counter,
     and ``Table._copy`` puts them into the copy a reader gets."""
 
-    __slots__ = ("entry", "eid", "action", "args", "counts", "hit", "masks", "values", "ranges", "prio",
-                 "seq", "last_hit", "reported")
+    __slots__ = ("entry", "eid", "counts", "hit", "masks", "values", "ranges", "prio", "seq", "last_hit",
+                 "reported")
 
     def __init__(self, entry: TableEntry, eid: int, action: int, args: tuple[int, ...],
                  counts: list[int] | None) -> None:
@@ -243,8 +243,6 @@ class _Rec:
         self.set_action(action, args)
 
     def set_action(self, action: int, args: tuple[int, ...]) -> None:
-        self.action = action
-        self.args = args
         self.hit = (action, args, self.counts)
 
 
@@ -827,7 +825,8 @@ class Table:
                 if r is None:
                     d = me.default_pair
                     return d[0], d[1], False
-                return r.action, r.args, True
+                h = r.hit
+                return h[0], h[1], True
             return apply
 
         def apply(key, nbytes, now_us):
@@ -847,7 +846,8 @@ class Table:
             if dmeter is not None:
                 dmeter.mark(r.eid, e.meter, nbytes, now_us)
             if profile is None:
-                return r.action, r.args, True
+                h = r.hit
+                return h[0], h[1], True
             a = e.action
             if isinstance(a, MemberRef):
                 res = profile.member_action(a.member_id)
