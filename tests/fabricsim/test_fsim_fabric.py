@@ -37,6 +37,23 @@ def test_engine_runs_events_in_time_then_schedule_order() -> None:
     assert seen == [(10, "a"), (50, "b"), (50, "c")]
 
 
+def test_engine_keeps_time_and_schedule_order_across_renumbering() -> None:
+    """Scheduling numbers run out every 2**32 events; the pending events are numbered
+    again in their order, so ties still run first-scheduled first."""
+    from fabricsim import engine
+
+    sim = Simulator()
+    sim._seq = engine._SEQ_LIMIT - 3  # three numbers left before the renumbering
+    seen: list[tuple[int, str]] = []
+    for name, when in (("x", 70), ("a", 20), ("y", 70), ("b", 20), ("z", 70), ("c", 20)):
+        sim.at(when, lambda name=name: seen.append((sim.now, name)))
+    sim.at(20, lambda: sim.at(20, lambda: seen.append((sim.now, "d"))))  # scheduled while running
+    assert sim.pending() == 7 and sim._seq < 10
+    sim.run()
+    assert seen == [(20, "a"), (20, "b"), (20, "c"), (20, "d"), (70, "x"), (70, "y"), (70, "z")]
+    assert sim.pending() == 0 and sim.events_run == 8
+
+
 def test_link_serializes_delays_and_impairs_deterministically() -> None:
     def run(seed: int) -> tuple[list[tuple[int, bytes]], Link]:
         sim = Simulator()
