@@ -19,7 +19,7 @@ from p4switch.exec.compile_base import (
 )
 from p4switch.exec.entries import NAMES as ENTRY_NAMES
 from p4switch.exec.entries import entry_code
-from p4switch.exec.externs import Counter, DirectCounter, DirectMeter, Meter, Register, ValueSet
+from p4switch.exec.externs import Counter, DirectCounter, DirectMeter, Meter, Register, ValueSet, random_in
 from p4switch.exec.inline import inline_controls
 from p4switch.exec.objects import RuntimeObjects
 from p4switch.exec.stack import Stack
@@ -62,7 +62,7 @@ class ProgramCompiler(RuntimeObjects):
             # default of from_bytes and to_bytes since Python 3.11
             "from_bytes": int.from_bytes,
             "UNSEEN": UNSEEN,
-            "random_in": runtime.random_in,  # what the mypyc backend's native Ctx calls
+            "random_in": random_in,  # what the mypyc backend's native Ctx calls
             "log_message": runtime.log_message,
         }
         # the annotation of a name in ``ns`` for the mypyc backend, where it is not ``Any``

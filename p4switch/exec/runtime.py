@@ -8,6 +8,8 @@ import logging
 import random as _random
 from typing import Any, Protocol
 
+from p4switch.exec.externs import random_in
+
 log = logging.getLogger("p4switch.exec")
 
 DROP_PORT = 511
@@ -37,11 +39,6 @@ class ExitControl(Exception):
 
 class AssertionFailed(Exception):
     """v1model ``assert``/``assume`` with a false condition (BMv2 aborts; we drop the packet)."""
-
-
-def random_in(rng: _random.Random, lo: int, hi: int) -> int:
-    """v1model ``random(result, lo, hi)``: uniform in [lo, hi]; ``lo`` when the range is empty."""
-    return lo if hi <= lo else rng.randint(lo, hi)
 
 
 def log_message(logs: list, msg: str, values: tuple = ()) -> None:
