@@ -17,6 +17,7 @@ Two sources, both target-agnostic (P4Runtime only):
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import logging
 import threading
@@ -81,15 +82,18 @@ class Snapshot:
 
 class HopPoint(NamedTuple):
     """One hop record of an INT report, its times in fabric microseconds (the units the
-    report's INT-MD header gives, converted). A named tuple, made with ``tuple.__new__``
-    in ``on_packet_in``: a report carries a record per switch of its path, and the
-    collector takes every report the fabric's sinks send."""
+    report's INT-MD header gives, converted): ``int_md.report_samples``' fields, named. A
+    named tuple, made with ``tuple.__new__`` (``_HOP_POINT``): a report carries a record per
+    switch of its path, and the collector takes every report the fabric's sinks send."""
 
     switch: str
     port: int
     t_us: float
     qdepth: int
     hop_latency_us: float
+
+
+_HOP_POINT = functools.partial(tuple.__new__, HopPoint)  # a sample's tuple as a HopPoint, in C
 
 
 class Telemetry:
@@ -120,18 +124,14 @@ class Telemetry:
         The payload is the report frame of p4src/README.md ("INT report format"), which the sink
         sends whatever port the collector session points at."""
         try:
-            hops = int_md.report_hops(packet.payload)
+            samples = int_md.report_samples(packet.payload, self.by_device)
         except ValueError:
             with self._lock:
                 self.malformed_reports += 1
             return
         with self._lock:
             self.reports[switch] = self.reports.get(switch, 0) + 1
-            us = hops[0].ts_unit_ns / 1000 if hops else 0.0  # the report's INT-MD header: one unit for every hop
-            for h in hops:
-                name = self.by_device.get(h.switch_id) or f"dev{h.switch_id}"
-                self.hops.append(tuple.__new__(HopPoint, (name, h.egress_port, h.egress_ts_us * us, h.qdepth_pkts,
-                                                          h.hop_latency_us * us)))
+            self.hops.extend(map(_HOP_POINT, samples))
 
     # -- counters ---------------------------------------------------------------------------
     def sample(self) -> Snapshot:

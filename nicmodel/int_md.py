@@ -6,8 +6,8 @@ the receiving NIC puts after the AETH of its ACKs (1-byte hop count, the 12-byte
 header, the hops as they were in the stack, newest first). ``push_hop`` / ``strip`` do what
 an INT source/transit hop and a sink do to a frame, for simulated switches and tests.
 ``parse_report`` reads the telemetry reports a sink sends to the collector (p4src/README.md,
-"INT report format"), for tests; ``report_hops`` only their hop records, in place, for the
-controller's collector.
+"INT report format"), for tests; ``report_hops`` only their hop records, in place, and
+``report_samples`` what the controller's collector keeps of them.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ REPORT_KIND_INT: Final = 1
 
 _SHIM: Final = struct.Struct("!BBH")
 _REPORT: Final = struct.Struct("!BBHIII")
+# a hop record: switch id, ingress port, egress port, hop latency, queue id (8 bits) and
+# occupancy (24), ingress and egress timestamps, tx bytes, link rate (INT_LAYOUT.md)
 _HOP: Final = struct.Struct("!IHHIIIIII")
 _U16: Final = struct.Struct("!H")
 _HOP_NEW: Final = tuple.__new__  # a HopInt with every field given, as the named tuple's own _make makes it
@@ -55,6 +57,11 @@ def _u16(buf: bytes | bytearray, off: int) -> int:
     """The big-endian 16-bit field at ``off`` (two byte reads, where a struct call costs ~1,000
     instructions compiled)."""
     return buf[off] << 8 | buf[off + 1]
+
+
+def _u32(buf: bytes, off: int) -> int:
+    """The big-endian 32-bit field at ``off``."""
+    return buf[off] << 24 | buf[off + 1] << 16 | buf[off + 2] << 8 | buf[off + 3]
 
 
 class IntStack(NamedTuple):
@@ -106,6 +113,13 @@ def decode_time_scale(field: int) -> int:
     return ((field & _SCALE_MANTISSA_MAX) << (field >> SCALE_MANTISSA_BITS)) or 1
 
 
+def tick_ns(flags: int, scale_field: int) -> float:
+    """One tick of the hop records' timestamps and latency in fabric ns, from the INT-MD
+    header's ds_flags ``flags`` and time_scale ``scale_field``: 1 ns (ds_flags bit 0) or 1 us
+    of the target's clock, which runs the time scale times faster than fabric time."""
+    return (1 if flags & DS_TIME_NS else 1000) / decode_time_scale(scale_field)
+
+
 def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0, scale_field: int = 0) -> tuple[HopInt, ...]:
     """HopInt tuples (source-side first) from a newest-first hop stack, in the units the
     INT-MD header's ds_flags ``flags`` and time_scale ``scale_field`` give: a tick is
@@ -114,7 +128,7 @@ def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0, scale_field
     size = 4 * hop_ml
     if hop_ml < HOP_WORDS or len(raw) % size:
         raise ValueError(f"hop stack of {len(raw)} bytes with {hop_ml} words per hop")
-    unit = (1 if flags & DS_TIME_NS else 1000) / decode_time_scale(scale_field)
+    unit = tick_ns(flags, scale_field)
     in_bytes = bool(flags & DS_QUEUE_BYTES)
     # one iter_unpack over the stack, not an unpack_from per hop (words past the 8 we read
     # are padding); _HOP_NEW, not the Python-level __new__ a call of HopInt runs (4,400
@@ -285,8 +299,38 @@ def parse_report(frame: bytes) -> Report:
 def report_hops(frame: bytes) -> tuple[HopInt, ...]:
     """Hop records (source-side first; the sink's own record last) of one report frame: what
     ``parse_report(frame).stack().hops()`` gives, read in place (no Report, no IntStack, no
-    copy of the inner packet: the collector takes every report the sinks send). Raises
-    ValueError where those do, and when the header's hop count is not the stack's."""
+    copy of the inner packet). Raises ValueError where those do, and when the header's hop
+    count is not the stack's."""
+    md, hop_ml, after = _report_stack(frame)
+    return decode_hops(frame[md + MD_LEN:after], hop_ml, ds_flags(frame, md), time_scale_field(frame, md))
+
+
+def report_samples(frame: bytes, names: dict[int, str]) -> list[tuple[str, int, float, int, float]]:
+    """What a collector keeps of each hop record of one report frame, source-side first:
+    (switch name, egress port, egress time, queue occupancy, hop latency), the times in fabric
+    microseconds, the occupancy in the unit of the INT-MD header's ds_flags. ``names`` names
+    the switch ids (an id it lacks is "dev<id>"). The fields of ``report_hops``' records, read
+    from the frame without making them: a HopInt costs ~2,500 instructions, and the collector
+    takes every report the fabric's sinks send. Raises ValueError as ``report_hops`` does."""
+    md, hop_ml, after = _report_stack(frame)
+    us = tick_ns(ds_flags(frame, md), time_scale_field(frame, md)) / 1000
+    size, first = 4 * hop_ml, md + MD_LEN
+    out = []
+    off = after
+    while off > first:  # the stack is newest first: walked from the end; offsets as _HOP's
+        off -= size
+        sw = _u32(frame, off)
+        name = names.get(sw)
+        out.append((f"dev{sw}" if name is None else name, frame[off + 6] << 8 | frame[off + 7],  # egress port
+                    _u32(frame, off + 20) * us,  # egress timestamp
+                    frame[off + 13] << 16 | frame[off + 14] << 8 | frame[off + 15],  # queue occupancy (low 24 bits)
+                    _u32(frame, off + 8) * us))  # hop latency
+    return out
+
+
+def _report_stack(frame: bytes) -> tuple[int, int, int]:
+    """Where one report frame's hops are, checked: the offset of the reported packet's INT-MD
+    header, its words per hop and the offset after its hop stack."""
     header = _report_header(frame)
     hop_count = frame[header + 1]  # the header's second byte (_REPORT)
     off = _reported_int(frame, header + REPORT_HDR_LEN)
@@ -295,7 +339,7 @@ def report_hops(frame: bytes) -> tuple[HopInt, ...]:
     carried = (after - md - MD_LEN) // (4 * hop_ml)
     if carried != hop_count:
         raise ValueError(f"report header says {hop_count} hops, the reported packet carries {carried}")
-    return decode_hops(frame[md + MD_LEN:after], hop_ml, ds_flags(frame, md), time_scale_field(frame, md))
+    return md, hop_ml, after
 
 
 def _report_header(frame: bytes) -> int:
