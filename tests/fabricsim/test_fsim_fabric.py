@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from fabricsim import engine
 from fabricsim.engine import Simulator
 from fabricsim.link import Link, LinkConfig
 from fabricsim.reference_switch import Switch, SwitchConfig
@@ -40,8 +41,6 @@ def test_engine_runs_events_in_time_then_schedule_order() -> None:
 def test_engine_keeps_time_and_schedule_order_across_renumbering() -> None:
     """Scheduling numbers run out every 2**32 events; the pending events are numbered
     again in their order, so ties still run first-scheduled first."""
-    from fabricsim import engine
-
     sim = Simulator()
     sim._seq = engine._SEQ_LIMIT - 3  # three numbers left before the renumbering
     seen: list[tuple[int, str]] = []
