@@ -8,7 +8,7 @@ from netbase.hotpath import HotPath
 HOTPATH = HotPath("nicmodel", ("nicmodel.psn", "nicmodel.counters", "nicmodel.roce", "nicmodel.int_md",
                                "nicmodel.loss_detection", "nicmodel.cc.base", "nicmodel.cc.dcqcn",
                                "nicmodel.cc.hpcc", "nicmodel.cc.timely", "nicmodel.qp", "nicmodel.requester",
-                               "nicmodel.responder", "nicmodel.nic"))
+                               "nicmodel.responder", "nicmodel.nic", "nicmodel.workloads"))
 HOTPATH.install()
 
 from nicmodel.nic import Nic  # noqa: E402 (after the finder, which may import it from its build)
