@@ -15,6 +15,7 @@ and the scheduling is deterministic (same inputs, same events in the same order)
 from __future__ import annotations
 
 import functools
+import gc
 import random
 import threading
 import time
@@ -50,6 +51,18 @@ def _checked_config(device_config: bytes) -> Any:
     pushes pipelines from several threads: the first checks, the others wait for it."""
     with _check_lock:
         return _checked_once(device_config)
+
+
+def _freeze_setup() -> bool:
+    """Keep the objects that exist when a run starts (programs, tables, topology, the
+    controller's state: most of the process) out of the cyclic collector's scans until it
+    ends: its full collections walked all of them, ~6 % of the k=4 fat tree's run (1 ms of
+    arrivals: 0.98 -> 0.42 s in collections). Only when nobody else froze objects, which
+    the end of the run would thaw; False then."""
+    if gc.get_freeze_count():
+        return False
+    gc.freeze()
+    return True
 
 
 class P4Fabric:
@@ -187,6 +200,7 @@ class P4Fabric:
         time, after ``on_tick(now)``), ``until_ns`` or no event is left; True if done."""
         sim = self.sim
         started, cpu = time.perf_counter(), time.process_time()
+        frozen = _freeze_setup()
         try:
             while True:
                 if done():
@@ -202,6 +216,8 @@ class P4Fabric:
                 if on_tick is not None:
                     on_tick(sim.now)
         finally:
+            if frozen:
+                gc.unfreeze()
             self.run_wall_s += time.perf_counter() - started
             self.run_cpu_s += time.process_time() - cpu
 

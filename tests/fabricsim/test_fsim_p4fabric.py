@@ -5,6 +5,7 @@ PFC pauses under incast, the same run files twice."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -160,3 +161,23 @@ def test_a_run_stopped_before_the_end_says_where_each_nic_stood(fabric_pipeline)
     assert sorted(e.split(":")[0] for e in stuck) == sorted(h.name for h in topo.hosts)
     assert all("3 message(s) unfinished: to 10." in e and "(65536 B)" in e and "0 ack timeouts" in e
                for e in stuck), stuck
+
+
+def test_a_run_keeps_its_setup_out_of_the_collector_and_thaws_it_after(fabric_pipeline) -> None:
+    """While a run goes, the objects that existed before it are frozen (the collector's full
+    passes skip them); after it they are thawed, so a process that runs many simulations
+    collects each one's garbage. Objects someone else froze stay as they were."""
+    topo = leaf_spine(2, 2, 2)
+    specs = workload_specs(topo, "all-reduce", [h.name for h in topo.hosts], size=16 * 1024)
+    during: list[int] = []
+    assert gc.get_freeze_count() == 0
+    run = simulate(topo, fabric_pipeline, settings_for("baseline"), "baseline", specs,
+                   on_tick=lambda _fab, _now: during.append(gc.get_freeze_count()))
+    assert run.done and during and min(during) > 10_000 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        theirs = gc.get_freeze_count()
+        run = simulate(topo, fabric_pipeline, settings_for("baseline"), "baseline", specs)
+        assert run.done and gc.get_freeze_count() > theirs * 0.9  # not thawed (some freed by refcount)
+    finally:
+        gc.unfreeze()
