@@ -57,7 +57,7 @@ def _freeze_setup() -> bool:
     """Keep the objects that exist when a run starts (programs, tables, topology, the
     controller's state: most of the process) out of the cyclic collector's scans until it
     ends: its full collections walked all of them, ~6 % of the k=4 fat tree's run (1 ms of
-    arrivals: 0.98 -> 0.42 s in collections). Only when nobody else froze objects, which
+    arrivals: 0.95 -> 0.45 s in collections). Only when nobody else froze objects, which
     the end of the run would thaw; False then."""
     if gc.get_freeze_count():
         return False

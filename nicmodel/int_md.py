@@ -53,15 +53,21 @@ _U16: Final = struct.Struct("!H")
 _HOP_NEW: Final = tuple.__new__  # a HopInt with every field given, as the named tuple's own _make makes it
 
 
-def _u16(buf: bytes | bytearray, off: int) -> int:
-    """The big-endian 16-bit field at ``off`` (two byte reads, where a struct call costs ~1,000
-    instructions compiled)."""
+def be16(buf: bytes, off: int) -> int:
+    """The big-endian 16-bit field at ``off`` of a received frame: two byte reads, a few
+    instructions compiled, where a struct call costs ~1,000 (the NIC's codec reads its
+    headers with these too)."""
     return buf[off] << 8 | buf[off + 1]
 
 
-def _u32(buf: bytes, off: int) -> int:
-    """The big-endian 32-bit field at ``off``."""
+def be32(buf: bytes, off: int) -> int:
+    """The big-endian 32-bit field at ``off`` of a received frame (as ``be16``)."""
     return buf[off] << 24 | buf[off + 1] << 16 | buf[off + 2] << 8 | buf[off + 3]
+
+
+def _u16(buf: bytes | bytearray, off: int) -> int:
+    """``be16`` of a frame being edited (a bytearray too: compiled, a generic index)."""
+    return buf[off] << 8 | buf[off + 1]
 
 
 class IntStack(NamedTuple):
@@ -88,13 +94,13 @@ class IntStack(NamedTuple):
 
 def ds_flags(md: bytes, off: int = 0) -> int:
     """The ds_flags of the 12-byte INT-MD header at ``off`` of ``md``."""
-    return _u16(md, off + 10)
+    return be16(md, off + 10)
 
 
 def time_scale_field(md: bytes, off: int = 0) -> int:
     """The time_scale field of the 12-byte INT-MD header at ``off`` of ``md``, as carried (see
     :func:`decode_time_scale`)."""
-    return _u16(md, off + 6)
+    return be16(md, off + 6)
 
 
 def encode_time_scale(scale: float) -> int:
@@ -164,7 +170,7 @@ def _stack_bounds(buf: bytes, off: int, end: int) -> tuple[int, int, int]:
     returns the original UDP port, the words per hop and the offset after the hops."""
     if end - off < SHIM_LEN + MD_LEN:
         raise ValueError("truncated INT header")
-    tn, length, dport = buf[off], buf[off + 1], _u16(buf, off + 2)
+    tn, length, dport = buf[off], buf[off + 1], be16(buf, off + 2)
     if tn >> 4 != INT_TYPE_MD:
         raise ValueError(f"INT shim type {tn >> 4} is not INT-MD")
     if (tn >> 2) & 3 != NPT_UDP_PORT:
@@ -319,12 +325,12 @@ def report_samples(frame: bytes, names: dict[int, str]) -> list[tuple[str, int, 
     off = after
     while off > first:  # the stack is newest first: walked from the end; offsets as _HOP's
         off -= size
-        sw = _u32(frame, off)
+        sw = be32(frame, off)
         name = names.get(sw)
-        out.append((f"dev{sw}" if name is None else name, frame[off + 6] << 8 | frame[off + 7],  # egress port
-                    _u32(frame, off + 20) * us,  # egress timestamp
+        out.append((f"dev{sw}" if name is None else name, be16(frame, off + 6),  # egress port
+                    be32(frame, off + 20) * us,  # egress timestamp
                     frame[off + 13] << 16 | frame[off + 14] << 8 | frame[off + 15],  # queue occupancy (low 24 bits)
-                    _u32(frame, off + 8) * us))  # hop latency
+                    be32(frame, off + 8) * us))  # hop latency
     return out
 
 
@@ -358,6 +364,6 @@ def _report_header(frame: bytes) -> int:
 def _reported_int(buf: bytes, eth: int) -> int:
     """Offset of the INT shim in the reported packet at ``eth`` (a report's inner packet)."""
     _, udp = _ip_udp(buf, eth)
-    if _u16(buf, udp + 2) != INT_UDP_PORT:
+    if be16(buf, udp + 2) != INT_UDP_PORT:
         raise ValueError("the reported packet carries no INT")
     return udp + 8

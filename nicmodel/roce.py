@@ -46,6 +46,7 @@ from typing import Final, NamedTuple
 
 from netbase.ipv4 import checksum as ipv4_checksum
 from nicmodel import int_md
+from nicmodel.int_md import be16, be32
 
 ROCE_UDP_PORT: Final = 4791
 ETH_P_IPV4: Final = 0x0800
@@ -342,16 +343,6 @@ class Packet:
     int_stack: int_md.IntStack | None
 
 
-def _be16(buf: bytes, off: int) -> int:
-    """The big-endian 16-bit field at ``off``."""
-    return buf[off] << 8 | buf[off + 1]
-
-
-def _be32(buf: bytes, off: int) -> int:
-    """The big-endian 32-bit field at ``off``."""
-    return buf[off] << 24 | buf[off + 1] << 16 | buf[off + 2] << 8 | buf[off + 3]
-
-
 def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
           verify_icrc: bool = True) -> Packet:
     """Parse an Ethernet frame into a :class:`Packet`, or raise :class:`Malformed` with the
@@ -363,12 +354,12 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
         raise Malformed("truncated", "Ethernet header")
     # fields read byte by byte at their offsets (compiled, a byte read is a few instructions;
     # a struct unpack_from ~900 with its tuple of fields)
-    dst_mac, src_mac, etype = frame[0:6], frame[6:12], _be16(frame, 12)
+    dst_mac, src_mac, etype = frame[0:6], frame[6:12], be16(frame, 12)
     off = ETH_HLEN
     if etype == ETH_P_VLAN:
         if n < off + 4:
             raise Malformed("truncated", "VLAN tag")
-        etype = _be16(frame, off + 2)
+        etype = be16(frame, off + 2)
         off += 4
     if my_mac is not None and dst_mac != my_mac and dst_mac != BROADCAST_MAC:
         raise Malformed("wrong_dst_mac")
@@ -376,7 +367,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
         raise Malformed("unknown_ethertype", hex(etype))
     if n < off + IPV4_HLEN:
         raise Malformed("truncated", "IPv4 header")
-    vihl, tos, total, proto = frame[off], frame[off + 1], _be16(frame, off + 2), frame[off + 9]
+    vihl, tos, total, proto = frame[off], frame[off + 1], be16(frame, off + 2), frame[off + 9]
     src_ip, dst_ip = frame[off + 12:off + 16], frame[off + 16:off + 20]
     ihl = (vihl & 0x0F) * 4
     if vihl >> 4 != 4 or ihl < IPV4_HLEN:
@@ -392,7 +383,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     ip_off = off
     end = off + total  # ignore Ethernet padding after the IP datagram
     off += ihl
-    sport, dport, ulen = _be16(frame, off), _be16(frame, off + 2), _be16(frame, off + 4)
+    sport, dport, ulen = be16(frame, off), be16(frame, off + 2), be16(frame, off + 4)
     if ulen != total - ihl:
         raise Malformed("bad_udp_length")
     off += UDP_HLEN
@@ -408,7 +399,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     if end - off < BTH_LEN + ICRC_LEN:
         raise Malformed("truncated", "BTH")
     bth_off = off
-    opcode, b1, pkey, w2, w3 = frame[off], frame[off + 1], _be16(frame, off + 2), _be32(frame, off + 4), _be32(frame, off + 8)
+    opcode, b1, pkey, w2, w3 = frame[off], frame[off + 1], be16(frame, off + 2), be32(frame, off + 4), be32(frame, off + 8)
     if b1 & 0x0F:
         raise Malformed("bad_transport_version")
     body_end = end - ICRC_LEN
@@ -458,7 +449,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
         if opcode in OP_HAS_IMM:
             if body_end - off < IMM_LEN:
                 raise Malformed("truncated", "ImmDt")
-            p.imm = _be32(frame, off)
+            p.imm = be32(frame, off)
             off += IMM_LEN
         if body_end - off < p.pad:
             raise Malformed("truncated", "pad")
@@ -466,7 +457,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     elif opcode == Opcode.ACKNOWLEDGE:
         if body_end - off < AETH_LEN:
             raise Malformed("truncated", "AETH")
-        w = _be32(frame, off)
+        w = be32(frame, off)
         p.syndrome = w >> 24
         p.msn = w & 0xFFFFFF
         p.ext = frame[off + AETH_LEN:body_end]
