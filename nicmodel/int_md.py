@@ -329,7 +329,7 @@ def report_samples(frame: bytes, names: dict[int, str]) -> list[tuple[str, int, 
         name = names.get(sw)
         out.append((f"dev{sw}" if name is None else name, be16(frame, off + 6),  # egress port
                     be32(frame, off + 20) * us,  # egress timestamp
-                    frame[off + 13] << 16 | frame[off + 14] << 8 | frame[off + 15],  # queue occupancy (low 24 bits)
+                    be32(frame, off + 12) & 0xFFFFFF,  # queue occupancy (below the queue id)
                     be32(frame, off + 8) * us))  # hop latency
     return out
 
