@@ -11,12 +11,14 @@ headers), and every generated field store patches that int too (``raw_patch``), 
 always None or exactly the packed fields: the deparser emits it with one ``to_bytes`` instead
 of packing the fields again, and an IPv4-style checksum over the header's fields masks it.
 That is for the Python backend, where one big int saves bytecodes. The mypyc backend keeps no
-``r_``: it reads fields byte by byte, and packs checksum inputs in byte- or 16-bit-word-sized
-chunks of the fields (``bit_chunks``) and headers in 32-bit ones, all machine-size ints, a
-header with one precompiled ``Struct.pack``. Instead it keeps where an extracted header's bytes
-are (``bytes_kept``: the frame in ``d_``, the offset in ``o_``), and every generated field
-store drops them (``d_ = None``), so a header nobody wrote is emitted as a slice of the frame
-it came in with: the INT hops of earlier switches and a RoCE packet's BTH at every hop.
+``r_``: it reads fields in 4-, 2- and 1-byte big-endian words of the frame, and packs checksum
+inputs in byte- or 16-bit-word-sized chunks of the fields (``bit_chunks``) and headers in
+32-bit ones, all machine-size ints, written straight into the frame being built (a
+``librt.strings.BytesWriter``, whose word writes mypyc compiles to stores). Instead it keeps
+where an extracted header's bytes are (``bytes_kept``: the frame in ``d_``, the offset in
+``o_``), and every generated field store drops them (``d_ = None``), so a header nobody wrote
+is emitted as a slice of the frame it came in with: the INT hops of earlier switches and a
+RoCE packet's BTH at every hop.
 """
 
 from __future__ import annotations
@@ -117,20 +119,39 @@ def raw_positions(t: T.HeaderType) -> dict[str, tuple[int, int]]:
     return out
 
 
-_CHUNK_BITS = {"I": 32, "H": 16, "B": 8}  # struct's big-endian unsigned formats
-
-
-def deparse_chunk_format(nbytes: int) -> str:
-    """The ``struct`` format (without its ``>``) the compiled deparser packs an ``nbytes``-byte
-    header with: 4-byte chunks, then 2 and 1 for the rest, so every chunk is a small int and
-    the header is one call of a precompiled ``Struct.pack`` (a ``to_bytes`` per 7-byte chunk
-    and the concatenations cost twice as much)."""
-    return "I" * (nbytes // 4) + "H" * (nbytes % 4 // 2) + "B" * (nbytes % 2)
-
-
 def deparse_chunk_sizes(nbytes: int) -> list[int]:
-    """Bit sizes of the chunks of ``deparse_chunk_format``."""
-    return [_CHUNK_BITS[c] for c in deparse_chunk_format(nbytes)]
+    """Bit sizes of the words the compiled deparser writes an ``nbytes``-byte header in: 4-byte
+    words, then 2 and 1 for the rest, so every word is a small int and one store."""
+    return [32] * (nbytes // 4) + [16] * (nbytes % 4 // 2) + [8] * (nbytes % 2)
+
+
+def word_writes(out: str, words: list[str], sizes: list[int]) -> list[str]:
+    """Statements writing the big-endian words ``words`` (expressions of unsigned values of the
+    bit ``sizes`` listed) to the ``BytesWriter`` ``out``. librt's word writers take signed
+    values: the unsigned ones are moved into their range by flipping and subtracting the sign
+    bit (two machine operations)."""
+    lines = []
+    for w, n in zip(words, sizes):
+        if n == 8:
+            lines.append(f"{out}.append({w})")
+        else:
+            sign = 1 << (n - 1)
+            lines.append(f"write_i{n}_be({out}, (({w}) ^ {sign}) - {sign})")
+    return lines
+
+
+def word_read(first: int, nbytes: int) -> str:
+    """Expression: the unsigned big-endian value of the ``nbytes`` (1 to 7) bytes of ``d`` at
+    ``o + first``, read as 4-, 2- and 1-byte words (librt's readers, signed, masked back)."""
+    out = []
+    at, left = first, nbytes
+    for n, reader in ((4, "read_i32_be"), (2, "read_i16_be"), (1, "")):  # 7 = 4 + 2 + 1 at most
+        if n <= left:
+            index = f"o + {at}" if at else "o"
+            expr = f"(int({reader}(d, {index})) & {(1 << 8 * n) - 1})" if reader else f"d[{index}]"
+            at, left = at + n, left - n
+            out.append(f"({expr} << {8 * left})" if left else expr)
+    return " | ".join(out)
 
 
 def bit_chunks(fields: list[tuple[str, int]], size: int | list[int]) -> list[str]:
@@ -170,8 +191,6 @@ class TypeClasses:
         self.keep: list[T.P4Type] = []
         self.err = error_codes
         self.native = False  # generating for the mypyc backend (see ``extract_lines``)
-        # name -> struct format of the packers the mypyc backend's deparser calls (``packed_bytes``)
-        self.packers: dict[str, str] = {}
 
     def raw_kept(self, t: T.P4Type) -> bool:
         """``raw_kept`` for the code being generated: the mypyc backend keeps no ``r_``, it
@@ -368,11 +387,12 @@ class TypeClasses:
             for line in self.extract_lines(t, "self", "e"):
                 o(line)
             o("return e")
-        o("def emit(self, out: list[bytes]) -> None:")
+        o(f"def emit(self, out: {self.out_type()}) -> None:")
         with o.indent():
             o("if self.v_:")
             with o.indent():
-                o(f"out.append({self.packed_bytes(t, 'self')})")
+                for line in self.emit_lines(t, "self", "out") or ["pass"]:
+                    o(line)
 
     def extract_lines(self, t: T.HeaderType, h: str, end: str) -> list[str]:
         """Statements extracting fixed-size header ``h`` from ``d`` at byte offset ``o``:
@@ -404,12 +424,13 @@ class TypeClasses:
         return lines
 
     def _bytewise_lines(self, t: T.HeaderType, h: str, end: str) -> list[str]:
-        """The fields of ``h`` read from the frame's bytes one by one (after the bounds check):
-        compiled by mypyc, ``d[i]`` of a ``bytes`` and shifts of values below 2**62 are machine
-        operations, while shifting one int of the whole header (a 160-bit IPv4 header) is a
-        big-int operation per field: 7,800 of a fabric.p4 packet's 12,300 parser instructions.
-        CPython runs the one-int form faster (one call, then fewer bytecodes), so the Python
-        backend keeps it. Fields of more than 7 bytes go through ``from_bytes``."""
+        """The fields of ``h`` read from the frame's bytes (after the bounds check), each from
+        the 4-, 2- and 1-byte words it spans (``word_read``): compiled by mypyc, a word read
+        and shifts of values below 2**62 are machine operations, while shifting one int of the
+        whole header (a 160-bit IPv4 header) is a big-int operation per field: 7,800 of a
+        fabric.p4 packet's 12,300 parser instructions. CPython runs the one-int form faster
+        (one call, then fewer bytecodes), so the Python backend keeps it. Fields of more than
+        7 bytes go through ``from_bytes``."""
         lines: list[str] = []
         pos = 0
         for a, w, is_bool in _leaf_fields(t):
@@ -420,10 +441,7 @@ class TypeClasses:
                 lines.append(f"{h}.{a} = 0")
                 continue
             if last - first < 7:
-                parts = [(f"d[o + {first + i}]" if first + i else "d[o]")
-                         + (f" << {8 * (last - first - i)}" if i < last - first else "")
-                         for i in range(last - first + 1)]
-                expr = " | ".join(f"({p})" if "<<" in p else p for p in parts)
+                expr = word_read(first, last - first + 1)
             else:
                 expr = f"from_bytes(d[o + {first}:o + {last + 1}])"
             if right:
@@ -434,38 +452,42 @@ class TypeClasses:
         lines.append(f"{h}.v_ = True")
         return lines
 
-    def packed_bytes(self, t: T.HeaderType, h: str) -> str:
-        """Expression: the wire bytes of fixed-size header ``h`` (a pure expression): one int
-        (``r_`` when the header was extracted, else packed from the fields) and one
-        ``to_bytes``; compiled, the frame's slice it was extracted from (``d_``) or the
-        fields packed."""
+    def emit_lines(self, t: T.HeaderType, h: str, out: str) -> list[str]:
+        """Statements appending the wire bytes of fixed-size header ``h`` (a local or attribute
+        chain) to the deparser's output ``out``: in Python, one int (``r_`` when the header was
+        extracted, else packed from the fields) and one ``to_bytes`` appended to a list;
+        compiled, the frame's slice it was extracted from (``d_``), or the fields in 32-bit
+        words, written to a ``BytesWriter``."""
         widths = _leaf_fields(t)
         total = sum(w for _, w, _ in widths)
         nbytes = (total + 7) // 8
-        pad = nbytes * 8 - total
+        if self.native:
+            if not nbytes:
+                return []
+            vals = [(f"int({h}.{a})" if is_bool else f"{h}.{a}", w) for a, w, is_bool in widths]
+            sizes = deparse_chunk_sizes(nbytes)
+            packed = word_writes(out, bit_chunks(vals, sizes), sizes)
+            if not self.bytes_kept(t):
+                return packed
+            return ([f"if {h}.d_ is not None: {out}.write({h}.d_[{h}.o_:{h}.o_ + {nbytes}])", "else:"]
+                    + ["    " + line for line in packed])
         parts = []
         shift = total
         for a, w, is_bool in widths:
             shift -= w
             v = f"int({h}.{a})" if is_bool else f"{h}.{a}"
             parts.append(v if shift == 0 else f"({v} << {shift})")
-        if self.native:  # small-int chunks, one precompiled Struct.pack (``packers``)
-            if not nbytes:
-                return "b''"
-            vals = [(f"int({h}.{a})" if is_bool else f"{h}.{a}", w) for a, w, is_bool in widths]
-            fmt = deparse_chunk_format(nbytes)
-            name = f"pack_{fmt}"
-            self.packers[name] = ">" + fmt
-            packed = f"{name}({', '.join(bit_chunks(vals, deparse_chunk_sizes(nbytes)))})"
-            if self.bytes_kept(t):
-                return f"({h}.d_[{h}.o_:{h}.o_ + {nbytes}] if {h}.d_ is not None else {packed})"
-            return packed
         acc = " | ".join(parts) or "0"
-        if pad:
-            acc = f"(({acc}) << {pad})"
+        if nbytes * 8 > total:
+            acc = f"(({acc}) << {nbytes * 8 - total})"
         if self.raw_kept(t):
             acc = f"{h}.r_ if {h}.r_ is not None else {acc}"
-        return f"({acc}).to_bytes({nbytes})"
+        return [f"{out}.append(({acc}).to_bytes({nbytes}))"]
+
+    def out_type(self) -> str:
+        """The annotation of a deparser's output (``packet_out``): the frame's chunks in a list
+        (Python) or the ``BytesWriter`` the frame is written to (compiled)."""
+        return "BytesWriter" if self.native else "list[bytes]"
 
     def _emit_varbit_header(self, t: T.HeaderType) -> None:
         """Headers with a varbit field: widths known only at extraction, so the shifts are
@@ -514,7 +536,7 @@ class TypeClasses:
                         o(f"acc = (acc << {w}) | int(self.{a})")
                         o(f"n += {w}")
                 o("p = (-n) % 8")
-                o("out.append((acc << p).to_bytes((n + p) >> 3))")
+                o(f"out.{'write' if self.native else 'append'}((acc << p).to_bytes((n + p) >> 3))")
 
 
 def _leaf_fields(t: T.StructLikeType, prefix: str = "") -> list[tuple[str, int, bool]]:

@@ -4,7 +4,6 @@ with their constructor arguments, and generate one Python function per instance.
 from __future__ import annotations
 
 import itertools
-import struct
 from typing import Any
 
 from p4switch.exec import hashes, native, runtime
@@ -139,9 +138,8 @@ class ProgramCompiler(RuntimeObjects):
         field_lists, fl_code = self._field_list_ops(meta_t, meta_c, self._field_lists(meta_t))
         controls = {n for n in self.generated_blocks.values() if n.startswith("K")}
         src = (self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
-               + entry_code(stages, hdr_c, meta_c, sm_c))
+               + entry_code(stages, hdr_c, meta_c, sm_c, self.types.native))
         self.result.source = src
-        self.ns.update({name: struct.Struct(fmt).pack for name, fmt in self.types.packers.items()})
         defs = self._run(src, backend, sm_c, only_built)
         if defs is None:
             return None
@@ -310,9 +308,9 @@ class ProgramCompiler(RuntimeObjects):
 
     def typed_param(self, name: str, p: A.Parameter) -> str:
         """``name: type`` of a generated function's parameter (see ``TypeClasses.annotation``;
-        a deparser's ``packet_out`` is the list of the frame's byte chunks)."""
+        a deparser's ``packet_out`` is where the frame is written, ``TypeClasses.out_type``)."""
         if isinstance(p.type, T.ExternType) and p.type.name == "packet_out":
-            return f"{name}: list[bytes]"
+            return f"{name}: {self.types.out_type()}"
         return f"{name}: {self.types.annotation(p.type)}"
 
     # ---- functions -------------------------------------------------------------------------

@@ -100,11 +100,7 @@ def E_egress(ctx: Any, hdr: {H}, meta: {M}, sm: {SM}, port: int, rid: int, itype
 
 def E_deparse(ctx: Any, hdr: {H}, meta: {M}, payload: bytes, truncate: int) -> bytes:
     {compute_checksum}(hdr, meta, ctx)
-    out: list[bytes] = []
-    {deparser}(out, hdr, ctx)
-    out.append(payload)
-    frame = b"".join(out)
-    if truncate and len(frame) > truncate:
+{deparse}    if truncate and len(frame) > truncate:
         frame = frame[:truncate]
     return frame
 """
@@ -112,9 +108,27 @@ def E_deparse(ctx: Any, hdr: {H}, meta: {M}, payload: bytes, truncate: int) -> b
 NAMES = ("E_ingress", "E_egress", "E_deparse")
 
 
-def entry_code(stages: dict[str, str], hdr_cls: str, meta_cls: str, sm_cls: str) -> str:
+# The deparser's output and the frame made of it (``TypeClasses.out_type``): a list of chunks
+# joined (Python), a ``BytesWriter`` the headers are written to (compiled).
+_DEPARSE = {
+    False: """    out: list[bytes] = []
+    {deparser}(out, hdr, ctx)
+    out.append(payload)
+    frame = b"".join(out)
+""",
+    True: """    out = BytesWriter()
+    {deparser}(out, hdr, ctx)
+    out.write(payload)
+    frame = out.getvalue()
+""",
+}
+
+
+def entry_code(stages: dict[str, str], hdr_cls: str, meta_cls: str, sm_cls: str, native: bool) -> str:
     """The entry points' source for a program whose stage functions are named in ``stages``
     (v1model's six: parser, verify_checksum, ingress, egress, compute_checksum, deparser) and
-    whose parser's headers, metadata and standard metadata are the generated classes named."""
+    whose parser's headers, metadata and standard metadata are the generated classes named;
+    ``native``: for the mypyc backend."""
     return _TEMPLATE.format(H=hdr_cls, M=meta_cls, SM=sm_cls, MASK48=MASK48, MASK32=MASK32,
-                            MASK19=MASK19, DROP_PORT=DROP_PORT, SPARE=SPARE_HEADERS, **stages)
+                            MASK19=MASK19, DROP_PORT=DROP_PORT, SPARE=SPARE_HEADERS,
+                            deparse=_DEPARSE[native].format(**stages), **stages)

@@ -137,6 +137,12 @@ class Ctx:
 """
 
 
+# What the generated code reads frames and writes the deparser's output with (codegen.py's
+# ``word_read``, ``word_writes``, ``out_type``), imported by name so that mypyc compiles each
+# call to its C primitive.
+LIBRT_IMPORT = "from librt.strings import BytesWriter, read_i16_be, read_i32_be, write_i16_be, write_i32_be\n"
+
+
 def module_text(source: str, injected: dict[str, str], sm_cls: str) -> str:
     """The generated ``source`` as a module mypy accepts, given the names the executor binds
     for it (name -> annotation, most are ``Any``). The helpers every switch shares (``Stack``,
@@ -151,8 +157,8 @@ def module_text(source: str, injected: dict[str, str], sm_cls: str) -> str:
     shared = "".join(f"{n}: Final[{injected[n]}] = _objects[{n!r}]\n"
                      for n in sorted(injected) if n != "Any" and n not in own)
     objects = "class Objects:\n" + "".join(f"    {n}: {injected[n]}\n" for n in own) + "    pass\n"
-    return ("import sys\nfrom typing import Any, Final, cast\n"
-            f"_objects: Any = sys.modules[{__name__!r}].loading\n" + shared + objects
+    return ("import sys\nfrom typing import Any, Final, cast\n" + LIBRT_IMPORT
+            + f"_objects: Any = sys.modules[{__name__!r}].loading\n" + shared + objects
             + _through_objects(source, set(own)) + CONTEXT_CLASS.format(sm_cls=sm_cls))
 
 

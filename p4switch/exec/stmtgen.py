@@ -549,7 +549,12 @@ class StmtGen(ExprGen):
                 if not _SIMPLE_NAME.fullmatch(code):
                     h = self.scope.tmp("h")
                     o(f"{h} = {code}")
-                o(f"if {h}.v_: {out}.append({self.pc.types.packed_bytes(t, h)})")
+                lines = self.pc.types.emit_lines(t, h, out)
+                if lines:
+                    o(f"if {h}.v_:")
+                    with o.indent():
+                        for line in lines:
+                            o(line)
         elif isinstance(t, T.HeaderUnionType):
             for f in t.fields:
                 o(f"if {code}.{attr(f.name)}.v_: {code}.{attr(f.name)}.emit({out})")
