@@ -245,8 +245,10 @@ class TypeClasses:
 
     def annotation(self, t: T.P4Type) -> str:
         """The Python type the generated code holds a value of ``t`` in: with it, mypyc
-        compiles a field access to a read of the object's slot (``Any`` for values that are
-        runtime objects, such as stacks, or whose Python type varies)."""
+        compiles a field access to a read of the object's slot, and a stack's list, index and
+        methods to slot reads and native calls (``Stack``: the mypyc backend compiles the class
+        into the program's module, ``native.module_text``); ``Any`` for values that are runtime
+        objects or whose Python type varies."""
         u = underlying(t)
         if isinstance(u, T.BoolType):
             return "bool"
@@ -254,6 +256,8 @@ class TypeClasses:
             return "int"
         if isinstance(u, T.StructLikeType):
             return self.cls(u)
+        if isinstance(u, T.StackType):
+            return "Stack"
         return "Any"
 
     def cls(self, t: T.StructLikeType) -> str:

@@ -28,6 +28,7 @@ python, so a switch never waits for a build it was not asked for. The cache is i
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -143,22 +144,35 @@ class Ctx:
 LIBRT_IMPORT = "from librt.strings import BytesWriter, read_i16_be, read_i32_be, write_i16_be, write_i32_be\n"
 
 
+def _stack_class() -> str:
+    """The source of ``stack.Stack``, which each program's module compiles as its own class:
+    a stack's list, index and methods are then slot reads and native calls in the generated
+    code (as a runtime object of another compiled module, each was a generic attribute
+    look-up, ten of them for an INT hop's push). One class, read from its one source."""
+    source = Path(__file__).with_name("stack.py").read_text()
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Stack")
+    return (ast.get_source_segment(source, node) or "") + "\n"
+
+
+STACK_CLASS = _stack_class()
+
+
 def module_text(source: str, injected: dict[str, str], sm_cls: str) -> str:
     """The generated ``source`` as a module mypy accepts, given the names the executor binds
-    for it (name -> annotation, most are ``Any``). The helpers every switch shares (``Stack``,
-    ``from_bytes``, hash functions...) are read at import from ``loading`` into ``Final``
+    for it (name -> annotation, most are ``Any``). The helpers every switch shares
+    (``from_bytes``, hash functions...) are read at import from ``loading`` into ``Final``
     globals, which mypyc keeps in C statics (a use is a memory read; a global bound after
-    import is a dictionary look-up). A switch's own objects (tables, registers, counters:
-    the ``O<n>_`` names) are attributes of a native ``Objects`` instance, one per switch, which
-    every function that uses them takes from ``ctx.objs`` once: so all the switches of a
-    process run one copy of the compiled code. ``ctx`` is a native ``Ctx`` (``CONTEXT_CLASS``,
-    its ``sm`` of the class ``sm_cls`` names)."""
+    import is a dictionary look-up); ``Stack`` is compiled in (``STACK_CLASS``). A switch's
+    own objects (tables, registers, counters: the ``O<n>_`` names) are attributes of a native
+    ``Objects`` instance, one per switch, which every function that uses them takes from
+    ``ctx.objs`` once: so all the switches of a process run one copy of the compiled code.
+    ``ctx`` is a native ``Ctx`` (``CONTEXT_CLASS``, its ``sm`` of the class ``sm_cls`` names)."""
     own = sorted(n for n in injected if _OWN.fullmatch(n))
     shared = "".join(f"{n}: Final[{injected[n]}] = _objects[{n!r}]\n"
-                     for n in sorted(injected) if n != "Any" and n not in own)
+                     for n in sorted(injected) if n not in ("Any", "Stack") and n not in own)
     objects = "class Objects:\n" + "".join(f"    {n}: {injected[n]}\n" for n in own) + "    pass\n"
     return ("import sys\nfrom typing import Any, Final, cast\n" + LIBRT_IMPORT
-            + f"_objects: Any = sys.modules[{__name__!r}].loading\n" + shared + objects
+            + f"_objects: Any = sys.modules[{__name__!r}].loading\n" + shared + STACK_CLASS + objects
             + _through_objects(source, set(own)) + CONTEXT_CLASS.format(sm_cls=sm_cls))
 
 

@@ -16,6 +16,7 @@ import p4switch
 from netbase import build_cache
 from p4rt.entries import ActionCall, Lpm, TableEntry
 from p4switch.exec import LoadedProgram, V1Pipeline, native
+from p4switch.exec.stack import Stack
 from p4switch.frontend import compile_file
 
 pytestmark = pytest.mark.slow  # builds C extensions
@@ -43,6 +44,19 @@ def test_compiled_program_forwards_what_the_python_one_does() -> None:
         assert repr(c.process(0, frame, now)) == repr(py.process(0, frame, now))
     assert dict(c.stats) == dict(py.stats)
     assert c.process(0, FRAME, 9)[0][0] == 3
+
+
+def test_a_compiled_programs_header_stacks_are_its_own_native_class() -> None:
+    """The mypyc backend compiles ``Stack`` into each program's module (``native.STACK_CLASS``),
+    so the generated code reads a stack's list and index from slots; the Python backend uses
+    the one runtime class. (parser_features.stf runs the stack operations on both.)"""
+    program = compile_file(str(BASIC.with_name("parser_features.p4")))
+    c = LoadedProgram.from_checked(program, backend="mypyc").compiled
+    py = LoadedProgram.from_checked(program, backend="python").compiled
+    stack, runtime_stack = c.hdr_cls().mpls, py.hdr_cls().mpls
+    assert type(stack).__module__ == c.hdr_cls.__module__ and not hasattr(stack, "__dict__")
+    assert type(runtime_stack) is Stack
+    assert len(stack.h) == len(runtime_stack.h) == 3
 
 
 def test_each_load_has_tables_of_its_own() -> None:
