@@ -15,6 +15,8 @@ from __future__ import annotations
 import struct
 from typing import Final, NamedTuple
 
+from librt.strings import BytesWriter, write_i16_be
+
 from netbase import ipv4
 from nicmodel.cc.base import HopInt
 
@@ -63,6 +65,12 @@ def be16(buf: bytes, off: int) -> int:
 def be32(buf: bytes, off: int) -> int:
     """The big-endian 32-bit field at ``off`` of a received frame (as ``be16``)."""
     return buf[off] << 24 | buf[off + 1] << 16 | buf[off + 2] << 8 | buf[off + 3]
+
+
+def put16(out: BytesWriter, value: int) -> None:
+    """Write the unsigned 16-bit ``value`` big-endian to ``out`` (librt's writer is signed:
+    the value is moved into its range by flipping and subtracting the sign bit)."""
+    write_i16_be(out, (value ^ 0x8000) - 0x8000)
 
 
 def _u16(buf: bytes | bytearray, off: int) -> int:

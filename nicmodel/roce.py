@@ -44,9 +44,11 @@ import zlib
 from enum import IntEnum
 from typing import Final, NamedTuple
 
+from librt.strings import BytesWriter, write_i32_le
+
 from netbase.ipv4 import checksum as ipv4_checksum
 from nicmodel import int_md
-from nicmodel.int_md import be16, be32
+from nicmodel.int_md import be16, be32, put16
 
 ROCE_UDP_PORT: Final = 4791
 ETH_P_IPV4: Final = 0x0800
@@ -141,6 +143,7 @@ _LRH_STANDIN: Final = b"\xff" * 8
 _LRH_CRC: Final = zlib.crc32(_LRH_STANDIN)  # the ICRC's running value after the LRH stand-in
 _ICRC_MASKS: Final[dict[int, int]] = {}  # IPv4 header length -> _icrc_mask
 _CNP_PAD: Final = bytes(CNP_PAD_LEN)
+_IP_HEAD_MASKED: Final = b"\x45\xff"  # version and IHL, the TOS masked (icrc)
 
 
 # Reasons that mean "not RoCE at all": the host's own traffic (TCP, ARP, other UDP), which a
@@ -248,41 +251,60 @@ class FrameTemplate:
     lengths and the IP checksum change per packet. DF is set and the IP ID is 0 (RFC 6864:
     atomic datagrams), the UDP checksum is 0 as RoCEv2 allows."""
 
-    __slots__ = ("eth", "_src_ip", "_dst_ip", "_sport", "_csum_base", "_icrc_ip_tail",
-                 "_ip_pre", "_ip_mid")
+    __slots__ = ("_prefix", "_addrs", "_sport", "_csum_base", "_icrc_ip_tail", "_ip_mid")
 
     def __init__(self, src_mac: bytes, dst_mac: bytes, src_ip: bytes, dst_ip: bytes,
                  sport: int, dscp: int, ecn: int, ttl: int = 64) -> None:
-        self.eth = _ETH.pack(dst_mac, src_mac, ETH_P_IPV4)
         tos = ((dscp & 0x3F) << 2) | (ecn & 3)
-        self._src_ip = src_ip
-        self._dst_ip = dst_ip
+        self._prefix = _ETH.pack(dst_mac, src_mac, ETH_P_IPV4) + bytes((0x45, tos))  # to the total length
+        self._addrs = src_ip + dst_ip
         self._sport = sport
-        fixed = struct.unpack("!4H", src_ip + dst_ip)
-        self._csum_base = (0x4500 | tos) + 0x4000 + (ttl << 8 | 17) + sum(fixed)
-        self._ip_pre = bytes((0x45, tos))
+        self._csum_base = (0x4500 | tos) + 0x4000 + (ttl << 8 | 17) + be16(src_ip, 0) + be16(src_ip, 2) \
+            + be16(dst_ip, 0) + be16(dst_ip, 2)
         self._ip_mid = b"\x00\x00\x40\x00" + bytes((ttl, 17))
         # masked IP header after the total length: id, flags, TTL=ff, proto, csum=ffff, addrs
         # (icrc() masks the same fields; here they are fixed per flow, so build() hashes
         # pre-masked bytes instead of masking every packet: the transmit fast path)
         self._icrc_ip_tail = b"\x00\x00\x40\x00\xff\x11\xff\xff" + src_ip + dst_ip
 
-    def build(self, bth: bytes, ext: bytes, payload: bytes | memoryview) -> bytes:
+    def build(self, bth: bytes, ext: bytes, payload: bytes) -> bytes:
         """Frame = prefix / BTH / ``ext`` (RETH, ImmDt, AETH, ...) / payload / ICRC.
-        ``payload`` must already include the BTH pad bytes."""
+        ``payload`` must already include the BTH pad bytes. What the ICRC covers (the
+        headers with their variant fields all ones, after the LRH stand-in) and the frame are
+        each written into one ``BytesWriter``: compiled, a 16-bit field is a store, where
+        packing and concatenating made a bytes object of each piece."""
         udp_len = UDP_HLEN + BTH_LEN + len(ext) + len(payload) + ICRC_LEN
         total = IPV4_HLEN + udp_len
         s = self._csum_base + total
         s = (s & 0xFFFF) + (s >> 16)
         s = (s & 0xFFFF) + (s >> 16)
-        tl = _H.pack(total)
-        udp = _HHH.pack(self._sport, ROCE_UDP_PORT, udp_len)
-        crc = zlib.crc32(_LRH_STANDIN + b"\x45\xff" + tl + self._icrc_ip_tail + udp + b"\xff\xff"
-                         + bth[:4] + b"\xff" + bth[5:] + ext)
-        crc = zlib.crc32(payload, crc)
-        return b"".join((self.eth, self._ip_pre, tl, self._ip_mid, _H.pack(~s & 0xFFFF),
-                         self._src_ip, self._dst_ip, udp, b"\x00\x00", bth, ext, payload,
-                         _ICRC.pack(crc)))
+        masked = BytesWriter()
+        masked.write(_IP_HEAD_MASKED)
+        put16(masked, total)
+        masked.write(self._icrc_ip_tail)
+        put16(masked, self._sport)
+        put16(masked, ROCE_UDP_PORT)
+        put16(masked, udp_len)
+        put16(masked, 0xFFFF)  # the UDP checksum
+        masked.write(bth)
+        masked[len(masked) - BTH_LEN + 4] = 0xFF  # the BTH's reserved byte
+        masked.write(ext)
+        crc = zlib.crc32(payload, zlib.crc32(masked.getvalue(), _LRH_CRC))
+        frame = BytesWriter()
+        frame.write(self._prefix)
+        put16(frame, total)
+        frame.write(self._ip_mid)
+        put16(frame, ~s & 0xFFFF)
+        frame.write(self._addrs)
+        put16(frame, self._sport)
+        put16(frame, ROCE_UDP_PORT)
+        put16(frame, udp_len)
+        put16(frame, 0)  # no UDP checksum
+        frame.write(bth)
+        frame.write(ext)
+        frame.write(payload)
+        write_i32_le(frame, (crc ^ 0x80000000) - 0x80000000)  # the ICRC, little-endian, unsigned
+        return frame.getvalue()
 
 
 # Bytes a data packet carries besides its payload and padding: Ethernet, IPv4, UDP, BTH, ICRC
