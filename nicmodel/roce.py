@@ -137,11 +137,8 @@ _BTH: Final = struct.Struct("!BBHII")
 _RETH: Final = struct.Struct("!QII")
 _U32: Final = struct.Struct("!I")
 _ICRC: Final = struct.Struct("<I")
-_H: Final = struct.Struct("!H")
-_HHH: Final = struct.Struct("!HHH")
 _LRH_STANDIN: Final = b"\xff" * 8
 _LRH_CRC: Final = zlib.crc32(_LRH_STANDIN)  # the ICRC's running value after the LRH stand-in
-_ICRC_MASKS: Final[dict[int, int]] = {}  # IPv4 header length -> _icrc_mask
 _CNP_PAD: Final = bytes(CNP_PAD_LEN)
 _IP_HEAD_MASKED: Final = b"\x45\xff"  # version and IHL, the TOS masked (icrc)
 
@@ -180,26 +177,32 @@ def rnr_code_for(ns: int) -> int:
     return 0
 
 
-def _icrc_mask(ihl: int) -> int:
-    """The ICRC's variant fields of an IPv4 header of ``ihl`` bytes, its UDP header and BTH,
-    as one int with those bytes all ones: IPv4 TOS, TTL and checksum, the UDP checksum and the
-    BTH's reserved byte (IBA A17.8.3). One per header length, made on first use."""
-    mask = _ICRC_MASKS.get(ihl)
-    if mask is None:
-        variant = bytearray(ihl + UDP_HLEN + BTH_LEN)
-        for i in (1, 8, 10, 11, ihl + 6, ihl + 7, ihl + UDP_HLEN + 4):
-            variant[i] = 0xFF
-        mask = _ICRC_MASKS[ihl] = int.from_bytes(variant, "big")
-    return mask
-
-
-def icrc(headers: bytes, ihl: int, rest: bytes) -> int:
-    """ICRC of a RoCEv2 packet given its IPv4 header (``ihl`` bytes), UDP header and BTH as
-    the sender built them (``headers``) and the bytes after the BTH up to (not including) the
-    ICRC: a Local Route Header of all ones, then the headers with their variant fields all
-    ones (one int OR, not a slice per field), then the rest."""
-    masked = (int.from_bytes(headers, "big") | _icrc_mask(ihl)).to_bytes(len(headers), "big")
-    return zlib.crc32(rest, zlib.crc32(masked, _LRH_CRC))
+def icrc(frame: bytes, ip_off: int, ihl: int, bth_off: int, end: int, grown: int = 0) -> int:
+    """ICRC of the RoCEv2 packet in ``frame`` (its IPv4 header at ``ip_off``, ``ihl`` bytes
+    long, then UDP; its BTH at ``bth_off``; the ICRC at ``end``) as its sender built it: an INT
+    stack of ``grown`` bytes between the UDP header and the BTH left out, the IPv4 total length
+    and UDP length less as much, the UDP port RoCEv2's. Covered: a Local Route Header of all
+    ones, the headers with their variant fields all ones (IBA A17.8.3: IPv4 TOS, TTL and
+    checksum, the UDP checksum, the BTH's reserved byte), written into one ``BytesWriter``,
+    then the rest of the packet."""
+    udp = ip_off + ihl
+    m = BytesWriter()
+    m.append(frame[ip_off])
+    m.append(0xFF)  # TOS
+    put16(m, be16(frame, ip_off + 2) - grown)
+    m.write(frame[ip_off + 4:ip_off + 8])  # identification, flags, fragment offset
+    m.append(0xFF)  # TTL
+    m.append(frame[ip_off + 9])
+    put16(m, 0xFFFF)  # header checksum
+    m.write(frame[ip_off + 12:udp])  # addresses (and options)
+    put16(m, be16(frame, udp))
+    put16(m, ROCE_UDP_PORT)
+    put16(m, be16(frame, udp + 4) - grown)
+    put16(m, 0xFFFF)  # UDP checksum
+    m.write(frame[bth_off:bth_off + 4])
+    m.append(0xFF)  # the BTH's reserved byte
+    m.write(frame[bth_off + 5:bth_off + BTH_LEN])
+    return zlib.crc32(frame[bth_off + BTH_LEN:end], zlib.crc32(m.getvalue(), _LRH_CRC))
 
 
 def pack_bth(opcode: int, dqpn: int, psn: int, *, se: bool = False, pad: int = 0,
@@ -426,15 +429,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
         raise Malformed("bad_transport_version")
     body_end = end - ICRC_LEN
     if verify_icrc:
-        if stack is None:  # IPv4, UDP and BTH side by side
-            headers = frame[ip_off:bth_off + BTH_LEN]
-        else:
-            # Recreate the headers as the sender built them, before the INT source grew them.
-            headers = b"".join((frame[ip_off:ip_off + 2], _H.pack(total - stack.nbytes),
-                                frame[ip_off + 4:ip_off + ihl],
-                                _HHH.pack(sport, ROCE_UDP_PORT, ulen - stack.nbytes), b"\0\0",
-                                frame[bth_off:bth_off + BTH_LEN]))
-        want = icrc(headers, ihl, frame[bth_off + BTH_LEN:body_end])
+        want = icrc(frame, ip_off, ihl, bth_off, body_end, 0 if stack is None else stack.nbytes)
         if int.from_bytes(frame[body_end:body_end + ICRC_LEN], "little") != want:  # _ICRC
             raise Malformed("bad_icrc")
     off += BTH_LEN
