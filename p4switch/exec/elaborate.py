@@ -367,7 +367,10 @@ class ProgramCompiler(RuntimeObjects):
         outs = [scope.get(p) for p in params
                 if p.direction in ("out", "inout") and not is_aggregate(underlying(p.type))
                 and scope.get(p) != "<pkt>"]
-        o(f"def {name}(d: bytes, o: int, {', '.join(typed + ['ctx: Any'])}):")
+        # the offset after the last extracted header (an int: compiled, the caller's slice of
+        # the payload is then a bytes slice, not a generic one), with a sub-parser's outs
+        ret = "tuple" if outs else "int"
+        o(f"def {name}(d: bytes, o: int, {', '.join(typed + ['ctx: Any'])}) -> {ret}:")
         with o.indent():
             g = StmtGen(self, scope, o, prefix=prefix, outs=outs)
             self.bind_ctor_params(decl, scope, o, ctor_args, prefix)
