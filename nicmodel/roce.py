@@ -136,11 +136,10 @@ _ETH: Final = struct.Struct("!6s6sH")
 _BTH: Final = struct.Struct("!BBHII")
 _RETH: Final = struct.Struct("!QII")
 _U32: Final = struct.Struct("!I")
-_ICRC: Final = struct.Struct("<I")
 _LRH_STANDIN: Final = b"\xff" * 8
 _LRH_CRC: Final = zlib.crc32(_LRH_STANDIN)  # the ICRC's running value after the LRH stand-in
 _CNP_PAD: Final = bytes(CNP_PAD_LEN)
-_IP_HEAD_MASKED: Final = b"\x45\xff"  # version and IHL, the TOS masked (icrc)
+_IP_HEAD_MASKED: Final = b"\x45\xff"  # version and IHL, then the TOS masked (as icrc() masks it)
 
 
 # Reasons that mean "not RoCE at all": the host's own traffic (TCP, ARP, other UDP), which a
@@ -430,7 +429,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     body_end = end - ICRC_LEN
     if verify_icrc:
         want = icrc(frame, ip_off, ihl, bth_off, body_end, 0 if stack is None else stack.nbytes)
-        if int.from_bytes(frame[body_end:body_end + ICRC_LEN], "little") != want:  # _ICRC
+        if int.from_bytes(frame[body_end:body_end + ICRC_LEN], "little") != want:  # little-endian on the wire
             raise Malformed("bad_icrc")
     off += BTH_LEN
     p = Packet()
