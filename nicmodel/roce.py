@@ -176,6 +176,14 @@ def rnr_code_for(ns: int) -> int:
     return 0
 
 
+def _put_udp(out: BytesWriter, sport: int, length: int, checksum: int) -> None:
+    """A RoCEv2 packet's UDP header (destination port 4791) written to ``out``."""
+    put16(out, sport)
+    put16(out, ROCE_UDP_PORT)
+    put16(out, length)
+    put16(out, checksum)
+
+
 def icrc(frame: bytes, ip_off: int, ihl: int, bth_off: int, end: int, grown: int = 0) -> int:
     """ICRC of the RoCEv2 packet in ``frame`` (its IPv4 header at ``ip_off``, ``ihl`` bytes
     long, then UDP; its BTH at ``bth_off``; the ICRC at ``end``) as its sender built it: an INT
@@ -194,10 +202,7 @@ def icrc(frame: bytes, ip_off: int, ihl: int, bth_off: int, end: int, grown: int
     m.append(frame[ip_off + 9])
     put16(m, 0xFFFF)  # header checksum
     m.write(frame[ip_off + 12:udp])  # addresses (and options)
-    put16(m, be16(frame, udp))
-    put16(m, ROCE_UDP_PORT)
-    put16(m, be16(frame, udp + 4) - grown)
-    put16(m, 0xFFFF)  # UDP checksum
+    _put_udp(m, be16(frame, udp), be16(frame, udp + 4) - grown, 0xFFFF)  # the checksum masked
     m.write(frame[bth_off:bth_off + 4])
     m.append(0xFF)  # the BTH's reserved byte
     m.write(frame[bth_off + 5:bth_off + BTH_LEN])
@@ -284,10 +289,7 @@ class FrameTemplate:
         masked.write(_IP_HEAD_MASKED)
         put16(masked, total)
         masked.write(self._icrc_ip_tail)
-        put16(masked, self._sport)
-        put16(masked, ROCE_UDP_PORT)
-        put16(masked, udp_len)
-        put16(masked, 0xFFFF)  # the UDP checksum
+        _put_udp(masked, self._sport, udp_len, 0xFFFF)  # the checksum masked
         masked.write(bth)
         masked[len(masked) - BTH_LEN + 4] = 0xFF  # the BTH's reserved byte
         masked.write(ext)
@@ -298,10 +300,7 @@ class FrameTemplate:
         frame.write(self._ip_mid)
         put16(frame, ~s & 0xFFFF)
         frame.write(self._addrs)
-        put16(frame, self._sport)
-        put16(frame, ROCE_UDP_PORT)
-        put16(frame, udp_len)
-        put16(frame, 0)  # no UDP checksum
+        _put_udp(frame, self._sport, udp_len, 0)  # no UDP checksum
         frame.write(bth)
         frame.write(ext)
         frame.write(payload)
