@@ -759,7 +759,7 @@ class StmtGen(ExprGen):
                 o(f"if {r} is UNSEEN: {r} = {obj}.find({k})")
             else:
                 o(f"{r} = {obj}.find({key})")
-            # the default action or the entry's hit (``tables._Rec.hit``), each read once and
+            # the default action or the entry's hit (the look-up's answer, ``tables._Rec.hit``),
             # typed, so that mypyc unpacks the tuple and adds to the counts natively
             d, h = self.scope.tmp("d"), self.scope.tmp("h")
             o(f"if {r} is None:")
@@ -768,7 +768,7 @@ class StmtGen(ExprGen):
                 o(f"{ai} = {d}[0]; {ar} = {d}[1]; {hit} = False")
             o("else:")
             with o.indent():
-                o(f"{h}: tuple[int, Any, Any] = {r}.hit")
+                o(f"{h}: tuple[int, Any, Any] = {r}")
                 o(f"{ai} = {h}[0]; {ar} = {h}[1]; {hit} = True")
                 if table.counted:
                     c = self.scope.tmp("c")

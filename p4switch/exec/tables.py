@@ -25,6 +25,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import and_, itemgetter
+from typing import Any
 
 from p4rt.entries import (
     ActionCall,
@@ -225,12 +226,13 @@ class ActionProfile:
 class _Rec:
     """An installed entry as the data plane sees it.
 
-    ``hit`` is what a hit reads, in one attribute read (generated code, ``apply``): the action's
-    index, its arguments and ``counts``, the direct counter's ``[packets, bytes]`` (None without
-    one), to whose items it adds. (Reading ``action``, ``args`` and ``entry.counter`` and adding to the
-    counter's fields was eight look-ups by name from the separately compiled program, ~1,500
-    instructions a counted hit.) The counts live only there: the stored entry has no counter,
-    and ``Table._copy`` puts them into the copy a reader gets."""
+    ``hit`` is what a hit reads: the action's index, its arguments and ``counts``, the direct
+    counter's ``[packets, bytes]`` (None without one), to whose items it adds. The look-ups
+    generated code makes answer with it rather than with the record (``Table.find``), so a hit
+    is one dict probe and a typed tuple (reading ``action``, ``args`` and ``entry.counter`` by
+    name from the separately compiled program was ~1,500 instructions a counted hit, reading
+    ``hit`` ~190). The counts live only there: the stored entry has no counter, and
+    ``Table._copy`` puts them into the copy a reader gets."""
 
     __slots__ = ("entry", "eid", "counts", "hit", "masks", "values", "ranges", "prio", "seq", "last_hit",
                  "reported")
@@ -321,6 +323,7 @@ class Table:
         self._entries: dict[tuple, _Rec] = {}
         self._eids = itertools.count(1)
         self._exact: dict = {}
+        self._hits: dict = {}  # as ``_exact``, each entry's ``hit`` (the index generated code reads)
         self._levels: list[tuple[int, tuple[int, ...] | int, dict]] = []
         self._by_plen: dict[int, dict] = {}
         # ternary/range/optional tables: entries without ranges grouped by mask tuple (one
@@ -330,7 +333,7 @@ class Table:
         self._ranged: list[_Rec] = []
         self._ranged_keys: list[tuple[int, int]] = []
         # LPM and ternary/range/optional look-ups remembered per key (``memo``), emptied
-        # whenever the index changes; an exact look-up is one probe already
+        # whenever the entries change; an exact look-up is one probe already
         self._found: dict = {}
         # idle timeout: entries with a TTL by entry id, and a lower bound of the fabric time
         # (us) at which the next one can expire (hits only move deadlines later)
@@ -456,7 +459,8 @@ class Table:
         """Replace the action, meter, metadata and timeout of an existing entry; its direct
         counter keeps counting unless the entry carries new counter data."""
         self._check_mutable()
-        rec = self._rec(entry.match, entry.priority)
+        key = self._key_of(entry.match, entry.priority)
+        rec = self._rec_at(key)
         idx, args = self._action_of(entry.action)
         self._check_extras(entry)
         if self.profile is not None:
@@ -464,6 +468,9 @@ class Table:
             self.profile.ref(rec.entry.action, -1)
         rec.entry.action = entry.action
         rec.set_action(idx, args)
+        self._found.clear()  # the look-ups that answer with the hit see the new one
+        if self._mode == "exact":
+            self._hits[self._exact_key(key[0])] = rec.hit
         if self.dmeter is not None:
             rec.entry.meter = entry.meter
             self.dmeter.forget(rec.eid)
@@ -500,7 +507,10 @@ class Table:
         self._timed.clear()
 
     def _rec(self, match: dict[str, FieldMatch], priority: int) -> _Rec:
-        rec = self._entries.get(self._key_of(match, priority))
+        return self._rec_at(self._key_of(match, priority))
+
+    def _rec_at(self, key: tuple) -> _Rec:
+        rec = self._entries.get(key)
         if rec is None:
             raise NotFoundError(f"table {self.name}: no such entry")
         return rec
@@ -638,7 +648,9 @@ class Table:
         self._found.clear()
         canon, priority = key
         if self._mode == "exact":
-            self._exact[self._exact_key(canon)] = rec
+            k = self._exact_key(canon)
+            self._exact[k] = rec
+            self._hits[k] = rec.hit
         elif self._mode == "lpm":
             plen = canon[self._lpm_pos][1]
             d = self._by_plen.get(plen)
@@ -668,7 +680,9 @@ class Table:
         self._found.clear()
         canon, _ = key
         if self._mode == "exact":
-            del self._exact[self._exact_key(canon)]
+            k = self._exact_key(canon)
+            del self._exact[k]
+            del self._hits[k]
         elif self._mode == "lpm":
             plen = canon[self._lpm_pos][1]
             d = self._by_plen[plen]
@@ -713,9 +727,9 @@ class Table:
         self._levels[:] = levels
 
     # ---- data plane -------------------------------------------------------------------
-    def _remembered(self, search: Callable[[tuple], _Rec | None]) -> Callable[[tuple], _Rec | None]:
-        """``search`` with its answers (the entry, or None for a miss) remembered per key until
-        the entries change. A modified entry is the same record, so its new action is seen."""
+    def _remembered(self, search: Callable[[tuple], Any]) -> Callable[[tuple], Any]:
+        """``search`` with its answers (the entry or its hit, or None for a miss) remembered per
+        key until the entries change."""
         found = self._found
 
         def find(key):
@@ -728,14 +742,27 @@ class Table:
 
     def _build_apply(self):
         """Pick the lookup routine for this table's shape once, so that the per-packet path
-        has no mode tests. Returns ``apply(key: tuple, nbytes, now_us) -> (index, args, hit)``."""
+        has no mode tests. Returns ``apply(key: tuple, nbytes, now_us) -> (index, args, hit)``.
+
+        A table whose hit has no bookkeeping but its direct counter (``plain``, ``counted``) is
+        looked up by generated code itself, through ``find``, ``memo`` and ``exact_index``:
+        they answer with the entry's ``hit`` tuple. Any other table's are the records, which
+        ``apply`` reads."""
         match_pos = [i for i, _ in self._match_fields]
         all_match = match_pos == list(range(len(self.key)))
         single = self._single
         mode = self._mode
+        dcounter, dmeter, profile = self.dcounter, self.dmeter, self.profile
+        timed = self.support_timeout
+        # only plain tables get the inline lookup in generated code (no hit bookkeeping)
+        self.plain = dcounter is None and dmeter is None and profile is None and not timed
+        # a hit's only bookkeeping is its direct counter: generated code looks the entry up
+        # inline too and counts the hit itself (``_Rec.hit``'s counts), as ``apply`` would
+        self.counted = dcounter is not None and dmeter is None and profile is None and not timed
+        inline = self.plain or self.counted
 
         if mode == "exact":
-            exact = self._exact
+            exact = self._hits if inline else self._exact
             if single:
                 def find(key):
                     return exact.get(key[0])
@@ -798,34 +825,36 @@ class Table:
                 return best
 
         if mode != "exact":
+            if inline:
+                search = find
+
+                def find(key):
+                    r = search(key)
+                    return None if r is None else r.hit
             find = self._remembered(find)
-        dcounter, dmeter, profile = self.dcounter, self.dmeter, self.profile
         # the selector fields' hash, from the whole key (its match fields have no width here)
         widths = dict(self._selector_fields)
         selector_hash = (FieldHash(profile.selector_hash, [widths.get(i) for i in range(len(self.key))])
                          if profile is not None and profile.selector_hash is not None else None)
         action_index = self._action_index
-        timed = self.support_timeout
         me = self
 
         self.find = find
         # the remembered answers, which generated code probes itself (``UNSEEN``: ask ``find``)
         self.memo = self._found if mode != "exact" else None
-        # only plain tables get the inline lookup in generated code (no hit bookkeeping)
-        self.plain = dcounter is None and dmeter is None and profile is None and not timed
-        # a hit's only bookkeeping is its direct counter: generated code looks the entry up
-        # inline too and counts the hit itself (``_Rec.hit``'s counts), as ``apply`` would
-        self.counted = dcounter is not None and dmeter is None and profile is None and not timed
         # an exact table keyed by all its fields: generated code may use the dict directly
-        self.exact_index = self._exact if mode == "exact" and all_match and (
+        self.exact_index = exact if mode == "exact" and all_match and (
             single or len(self._match_fields) != 1) else None
-        if self.plain:
+        if inline:
             def apply(key, nbytes, now_us):
-                r = find(key)
-                if r is None:
+                h = find(key)
+                if h is None:
                     d = me.default_pair
                     return d[0], d[1], False
-                h = r.hit
+                c = h[2]
+                if c is not None:
+                    c[0] += 1
+                    c[1] += nbytes
                 return h[0], h[1], True
             return apply
 
