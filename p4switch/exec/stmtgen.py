@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from p4switch.exec import hashes
-from p4switch.exec.codegen import attr, is_aggregate, scalar_width, underlying
+from p4switch.exec.codegen import attr, is_aggregate, is_signed, scalar_width, underlying
 from p4switch.exec.compile_base import (
     PARSER_LOOP_LIMIT,
     STABLE,
@@ -754,9 +754,16 @@ class StmtGen(ExprGen):
                 o(f"{r} = {self.pc.bind(obj + '_index', table.exact_index, 'dict[Any, Any]')}.get({single})")
             elif table.memo is not None:  # the remembered answer, else the search (which remembers it)
                 k = self.scope.tmp("k")
-                o(f"{k} = {key}")
+                shifts = table.memo_shifts
+                if shifts is not None and all(scalar_width(x.expr.type) == f.width and not is_signed(x.expr.type)
+                                              for x, f in zip(tdecl.key, table.key)):
+                    o(f"{k} = " + " | ".join(f"(({v}) << {n})" if n else f"({v})" for v, n in zip(keys, shifts)))
+                    find = "find_packed"
+                else:
+                    o(f"{k} = {key}")
+                    find = "find"
                 o(f"{r} = {self.pc.bind(obj + '_memo', table.memo, 'dict[Any, Any]')}.get({k}, UNSEEN)")
-                o(f"if {r} is UNSEEN: {r} = {obj}.find({k})")
+                o(f"if {r} is UNSEEN: {r} = {obj}.{find}({k})")
             else:
                 o(f"{r} = {obj}.find({key})")
             # the default action or the entry's hit (the look-up's answer, ``tables._Rec.hit``),

@@ -250,6 +250,11 @@ class _Rec:
 
 _seq = itertools.count()
 UNSEEN = object()  # a key not looked up since the entries last changed (``Table.memo``)
+# A key of several fields whose widths add up to at most this is remembered under one int, the
+# fields packed side by side (``Table.memo_shifts``): in compiled code that stays a machine
+# word (mypyc's short ints) until the probe, where a tuple boxes each field, allocates, and
+# hashes and compares field by field (~500 instructions more a look-up).
+PACKED_BITS = 62
 
 
 def _rank(r: _Rec) -> tuple[int, int]:
@@ -740,6 +745,13 @@ class Table:
 
         return find
 
+    def find_packed(self, packed: int) -> Any:
+        """``find`` of a key whose fields generated code packed into one int (``memo_shifts``:
+        each field shifted left by its entry, or'ed; a lone field as it is), remembered under
+        that int."""
+        key = tuple([(packed >> shift) & mask for shift, mask in self._unpack])
+        return remember(self._found, packed, self._search(key))
+
     def _build_apply(self):
         """Pick the lookup routine for this table's shape once, so that the per-packet path
         has no mode tests. Returns ``apply(key: tuple, nbytes, now_us) -> (index, args, hit)``.
@@ -831,6 +843,7 @@ class Table:
                 def find(key):
                     r = search(key)
                     return None if r is None else r.hit
+            self._search = find
             find = self._remembered(find)
         # the selector fields' hash, from the whole key (its match fields have no width here)
         widths = dict(self._selector_fields)
@@ -840,8 +853,14 @@ class Table:
         me = self
 
         self.find = find
-        # the remembered answers, which generated code probes itself (``UNSEEN``: ask ``find``)
+        # the remembered answers, which generated code probes itself (``UNSEEN``: ask ``find``,
+        # or ``find_packed`` for a key packed as ``memo_shifts`` say)
         self.memo = self._found if mode != "exact" else None
+        widths = [k.width for k in self.key]
+        self.memo_shifts: tuple[int, ...] | None = None
+        if self.memo is not None and (len(widths) == 1 or sum(widths) <= PACKED_BITS):
+            self.memo_shifts = tuple(sum(widths[i + 1:]) for i in range(len(widths)))
+        self._unpack = [(shift, _full(w)) for shift, w in zip(self.memo_shifts or (), widths)]
         # an exact table keyed by all its fields: generated code may use the dict directly
         self.exact_index = exact if mode == "exact" and all_match and (
             single or len(self._match_fields) != 1) else None

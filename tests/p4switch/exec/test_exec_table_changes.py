@@ -10,8 +10,9 @@ from p4rt.entries import ActionCall, Exact, Lpm, TableEntry, Ternary
 from p4switch.exec import LoadedProgram, V1Pipeline
 from p4switch.frontend import compile_file
 
-# one byte written by each table's action: (a: exact, b: LPM, c: ternary, d: exact with a
-# direct counter), from the key byte k
+# one byte written by each table's action: (a: exact, b: LPM, c: ternary with the ingress port
+# beside it, a look-up remembered under both fields packed into one int; d: exact with a direct
+# counter), from the key byte k
 PROGRAM = """
 #include <core.p4>
 #include <v1model.p4>
@@ -30,7 +31,7 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
     action set_d(bit<8> v) { hdr.t.d = v; }
     table ta { key = { hdr.t.k: exact; } actions = { set_a; } default_action = set_a(0xA0); }
     table tb { key = { hdr.t.k: lpm; } actions = { set_b; } default_action = set_b(0xB0); }
-    table tc { key = { hdr.t.k: ternary; } actions = { set_c; } default_action = set_c(0xC0); }
+    table tc { key = { hdr.t.k: ternary; sm.ingress_port: exact; } actions = { set_c; } default_action = set_c(0xC0); }
     table td { key = { hdr.t.k: exact; } actions = { set_d; } default_action = set_d(0xD0); counters = d_hits; }
     apply { sm.egress_spec = 1; ta.apply(); tb.apply(); tc.apply(); td.apply(); }
 }
@@ -40,14 +41,15 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.t); } }
 V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 """
 
-KEY = 0x12
+KEY, PORT = 0x12, 3
 
 
 def _entries(v: int) -> dict[str, TableEntry]:
     return {
         "I.ta": TableEntry({"hdr.t.k": Exact(KEY)}, ActionCall("I.set_a", {"v": v | 0xA0})),
         "I.tb": TableEntry({"hdr.t.k": Lpm(KEY, 8)}, ActionCall("I.set_b", {"v": v | 0xB0})),
-        "I.tc": TableEntry({"hdr.t.k": Ternary(KEY, 0xFF)}, ActionCall("I.set_c", {"v": v | 0xC0}), priority=1),
+        "I.tc": TableEntry({"hdr.t.k": Ternary(KEY, 0xFF), "sm.ingress_port": Exact(PORT)},
+                           ActionCall("I.set_c", {"v": v | 0xC0}), priority=1),
         "I.td": TableEntry({"hdr.t.k": Exact(KEY)}, ActionCall("I.set_d", {"v": v | 0xD0})),
     }
 
@@ -59,7 +61,7 @@ def test_a_packet_sees_every_change_of_the_entries(backend: str, tmp_path) -> No
     pipe = V1Pipeline(prog)
 
     def written() -> str:
-        (port, frame), = pipe.process(0, bytes([KEY, 0, 0, 0, 0]))
+        (port, frame), = pipe.process(PORT, bytes([KEY, 0, 0, 0, 0]))
         assert port == 1
         return frame[1:].hex()
 
