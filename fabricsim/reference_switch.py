@@ -270,7 +270,7 @@ class Switch:
             link_rate_mbps=int(port.link.config.rate_bps // 1_000_000),
         )
         try:
-            return int_md.push_hop(frame, hop, self.config.int_max_hops)
+            return int_md.push_hop(bytes(frame), hop, self.config.int_max_hops)
         except ValueError:
             self.malformed += 1  # a bad INT stack from upstream: forward as it is
             return bytes(frame)
