@@ -46,7 +46,7 @@ from typing import Final, NamedTuple
 
 from librt.strings import BytesWriter, write_i32_le
 
-from netbase.ipv4 import checksum as ipv4_checksum
+from netbase.ipv4 import checksum_at as ipv4_checksum_at
 from nicmodel import int_md
 from nicmodel.int_md import be16, be32, put16
 
@@ -397,7 +397,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
         raise Malformed("bad_ip_header")
     if total < ihl + UDP_HLEN or off + total > n:
         raise Malformed("truncated", "IPv4 total length")
-    if ipv4_checksum(frame[off:off + ihl]) != 0:
+    if ipv4_checksum_at(frame, off, ihl) != 0:
         raise Malformed("bad_ip_checksum")
     if my_ip is not None and dst_ip != my_ip:
         raise Malformed("wrong_dst_ip")

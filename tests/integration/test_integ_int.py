@@ -22,6 +22,7 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
+from netbase import ipv4
 from nicmodel import Nic, QpConfig, int_md, roce
 from nicmodel.cc.base import AckInfo, HopInt, LineRate
 from nicmodel.int_md import report_hops
@@ -227,7 +228,7 @@ def test_int_sink_strip_restores_roce_and_reports(make_switch, drain):
     assert host[:6] == MAC_B and host[6:12] == port_mac(0x33, 1)
     assert host[12:22] == orig[12:22] and host[22] == orig[22] - 3 and host[23:24] == orig[23:24]
     assert host[26:] == orig[26:]
-    assert roce.ipv4_checksum(host[14:34]) == 0
+    assert ipv4.checksum(host[14:34]) == 0
     pkt = Ether(host)
     assert pkt[UDP].dport == roce.ROCE_UDP_PORT and pkt[UDP].len == len(orig) - 34
     assert pkt[IP].len == len(orig) - 14

@@ -4,7 +4,7 @@ end-around carry, complemented."""
 import random
 import struct
 
-from netbase.ipv4 import checksum, set_checksum
+from netbase.ipv4 import checksum, checksum_at, set_checksum
 
 
 def rfc1071(header: bytes) -> int:
@@ -20,6 +20,8 @@ def test_checksum_is_rfc_1071s_on_every_kind_of_header():
     headers += [bytes(20), b"\xff" * 20,  # all words zero; all 0xFFFF (the sum folds to 0xFFFF)
                 b"\xff\xfe\x00\x01" + bytes(16), b"\x80\x00\x7f\xff" + bytes(16)]  # sums of exactly 0xFFFF
     assert [checksum(h) for h in headers] == [rfc1071(h) for h in headers]
+    # read in place, at the header's offset in a frame (the NIC's receive check)
+    assert [checksum_at(b"\x11" * 14 + h + b"\xee" * 3, 14, len(h)) for h in headers] == [rfc1071(h) for h in headers]
     captured = bytes.fromhex("4500003c1c4640004006b1e6ac100a63ac100a0c")  # a real SYN's header
     assert checksum(captured) == 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 
-from netbase import pfc
+from netbase import ipv4, pfc
 from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from nicmodel import Nic, QpConfig, Reliability, WcStatus, roce
 from nicmodel.cc.base import AckInfo
@@ -54,7 +54,7 @@ def mark_ce(d: str, frame: bytes) -> bytes:
     f = bytearray(frame)
     f[15] |= roce.ECN_CE
     f[24:26] = b"\0\0"
-    f[24:26] = struct.pack("!H", roce.ipv4_checksum(bytes(f[14:34])))
+    f[24:26] = struct.pack("!H", ipv4.checksum(bytes(f[14:34])))
     return bytes(f)
 
 

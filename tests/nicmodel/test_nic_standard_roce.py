@@ -13,6 +13,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import NoPayload, raw
 
+from netbase import ipv4
 from nicmodel import Nic, QpConfig, Reliability, VerbsError, WcStatus, int_md, roce
 from nicmodel.cc import create_cc
 from nicmodel.cc.base import HopInt
@@ -29,7 +30,7 @@ def fabric(direction: str, frame: bytes) -> bytes:
     f = bytearray(int_md.push_hop(frame, HOP))
     f[15] |= roce.ECN_CE
     f[24:26] = b"\0\0"
-    f[24:26] = struct.pack("!H", roce.ipv4_checksum(bytes(f[14:34])))
+    f[24:26] = struct.pack("!H", ipv4.checksum(bytes(f[14:34])))
     return bytes(f)
 
 

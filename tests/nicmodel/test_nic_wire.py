@@ -15,7 +15,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import raw
 from scapy.utils import wrpcap
 
-from netbase import pfc
+from netbase import ipv4, pfc
 from nicmodel import Nic, Reliability, int_md, roce
 from nicmodel.cc.base import HopInt
 from nicmodel.psn import psn_add, psn_diff, to_wire, unwrap
@@ -345,7 +345,7 @@ def fix_ip(frame: bytes) -> bytes:
     """Recompute the IPv4 header checksum after editing the header."""
     f = bytearray(frame)
     f[24:26] = b"\0\0"
-    f[24:26] = struct.pack("!H", roce.ipv4_checksum(bytes(f[14:34])))
+    f[24:26] = struct.pack("!H", ipv4.checksum(bytes(f[14:34])))
     return bytes(f)
 
 
