@@ -60,6 +60,15 @@ def test_scapy_reads_our_data_and_ack_packets(net):
     assert acks[-1][IP].tos & 3 == roce.ECN_NOT_ECT
 
 
+def test_the_credit_code_is_the_largest_whose_count_fits():
+    """IBA's AETH credit encoding: the code of the table's largest count not above the receive
+    WQEs the responder has, every count from none to beyond the table's last."""
+    for available in range(0, 40_000):
+        code = roce.encode_credits(available)
+        assert roce.CREDIT_TABLE[code] <= available
+        assert code == len(roce.CREDIT_TABLE) - 1 or roce.CREDIT_TABLE[code + 1] > available
+
+
 def test_icrc_matches_scapy(net):
     w, *_ = transfer_frames(net)
     frames = w.sent["ab"] + w.sent["ba"]
