@@ -68,10 +68,10 @@ def _counter(g: Any, c: A.MethodCall, name: str, args: Args, obj: str) -> None:
     g.flush()
     i = _local(g, i, "i")
     counter = g.pc.ns[obj]
-    packets = g.pc.bind(f"{obj}_packets", counter.packets, "list[int]")  # lists for the counter's life
-    nbytes = g.pc.bind(f"{obj}_bytes", counter.bytes, "list[int]")
+    packets = g.pc.bind(f"{obj}_packets", counter.packets, "vec[i64]")  # arrays for the counter's life
+    nbytes = g.pc.bind(f"{obj}_bytes", counter.bytes, "vec[i64]")
     g.o(f"if 0 <= {i} < {counter.size}:")
-    with g.o.indent():  # spelled out: mypyc adds to a list[int] item natively, ``+=`` through the number protocol
+    with g.o.indent():  # spelled out, as ``+=`` on an item went through the number protocol
         g.o(f"{packets}[{i}] = {packets}[{i}] + 1; {nbytes}[{i}] = {nbytes}[{i}] + ctx.nbytes")
 
 

@@ -141,7 +141,8 @@ class Ctx:
 # What the generated code reads frames and writes the deparser's output with (codegen.py's
 # ``word_read``, ``word_writes``, ``out_type``), imported by name so that mypyc compiles each
 # call to its C primitive.
-LIBRT_IMPORT = "from librt.strings import BytesWriter, read_i16_be, read_i32_be, write_i16_be, write_i32_be\n"
+LIBRT_IMPORT = ("from librt.strings import BytesWriter, read_i16_be, read_i32_be, write_i16_be, write_i32_be\n"
+                "from librt.vecs import vec\nfrom mypy_extensions import i64\n")
 
 
 def _stack_class() -> str:

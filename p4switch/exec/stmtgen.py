@@ -779,7 +779,7 @@ class StmtGen(ExprGen):
                 o(f"{ai} = {h}[0]; {ar} = {h}[1]; {hit} = True")
                 if table.counted:
                     c = self.scope.tmp("c")
-                    o(f"{c}: list[int] = {h}[2]; {c}[0] = {c}[0] + 1; {c}[1] = {c}[1] + ctx.nbytes")
+                    o(f"{c}: vec[i64] = {h}[2]; {c}[0] = {c}[0] + 1; {c}[1] = {c}[1] + ctx.nbytes")
         else:
             o(f"{ai}, {ar}, {hit} = {obj}_apply({key}, ctx.nbytes, ctx.now)")
         actions = self.pc.table_actions[id(tdecl)]

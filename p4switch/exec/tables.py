@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from operator import and_, itemgetter
 from typing import Any
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from p4rt.entries import (
     ActionCall,
     AlreadyExistsError,
@@ -46,7 +49,7 @@ from p4rt.entries import (
     TableEntry,
     Ternary,
 )
-from p4switch.exec.externs import DirectCounter, DirectMeter
+from p4switch.exec.externs import DirectCounter, DirectMeter, count_array
 from p4switch.exec.hashes import FieldHash
 from p4switch.exec.memo import remember
 
@@ -227,18 +230,18 @@ class _Rec:
     """An installed entry as the data plane sees it.
 
     ``hit`` is what a hit reads: the action's index, its arguments and ``counts``, the direct
-    counter's ``[packets, bytes]`` (None without one), to whose items it adds. The look-ups
-    generated code makes answer with it rather than with the record (``Table.find``), so a hit
-    is one dict probe and a typed tuple (reading ``action``, ``args`` and ``entry.counter`` by
-    name from the separately compiled program was ~1,500 instructions a counted hit, reading
-    ``hit`` ~190). The counts live only there: the stored entry has no counter, and
-    ``Table._copy`` puts them into the copy a reader gets."""
+    counter's packets and bytes (``externs.count_array``; None without one), to whose items
+    it adds. The look-ups generated code makes answer with it rather than with the record
+    (``Table.find``), so a hit is one dict probe and a typed tuple (reading ``action``,
+    ``args`` and ``entry.counter`` by name from the separately compiled program was ~1,500
+    instructions a counted hit, reading ``hit`` ~190). The counts live only there: the
+    stored entry has no counter, and ``Table._copy`` puts them into the copy a reader gets."""
 
     __slots__ = ("entry", "eid", "counts", "hit", "masks", "values", "ranges", "prio", "seq", "last_hit",
                  "reported")
 
     def __init__(self, entry: TableEntry, eid: int, action: int, args: tuple[int, ...],
-                 counts: list[int] | None) -> None:
+                 counts: vec[i64] | None) -> None:
         self.entry = entry
         self.eid = eid
         self.counts = counts
@@ -452,7 +455,7 @@ class Table:
         counts = None
         if self.dcounter is not None:
             start = entry.counter or CounterData()
-            counts = [start.packets, start.bytes]
+            counts = count_array([start.packets, start.bytes])
             stored.counter = None  # counted in ``counts`` (see _Rec)
         rec = _Rec(stored, next(self._eids), idx, args, counts)
         rec.last_hit = rec.reported = now_us
@@ -480,7 +483,7 @@ class Table:
             rec.entry.meter = entry.meter
             self.dmeter.forget(rec.eid)
         if rec.counts is not None and entry.counter is not None:
-            rec.counts[:] = [entry.counter.packets, entry.counter.bytes]
+            rec.counts[0], rec.counts[1] = entry.counter.packets, entry.counter.bytes
         rec.entry.idle_timeout_ns = entry.idle_timeout_ns
         rec.entry.metadata = entry.metadata
         self._track_idle(rec)
@@ -533,7 +536,7 @@ class Table:
         rec = self._rec(match, priority)
         if rec.counts is None:
             raise InvalidEntryError(f"table {self.name} has no direct counter")
-        rec.counts[:] = [data.packets, data.bytes]
+        rec.counts[0], rec.counts[1] = data.packets, data.bytes
 
     def set_meter(self, match: dict[str, FieldMatch], priority: int, config: MeterConfig | None) -> None:
         """Configure the direct meter of one entry (None: unmetered, everything GREEN);
