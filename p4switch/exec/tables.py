@@ -330,8 +330,9 @@ class Table:
         self._single = len(self._match_fields) == 1 and not self._selector_fields
         self._entries: dict[tuple, _Rec] = {}
         self._eids = itertools.count(1)
+        # an exact table's entries by key: each one's ``hit`` where generated code looks them up
+        # itself (``_inline``), else its record
         self._exact: dict = {}
-        self._hits: dict = {}  # as ``_exact``, each entry's ``hit`` (the index generated code reads)
         self._levels: list[tuple[int, tuple[int, ...] | int, dict]] = []
         self._by_plen: dict[int, dict] = {}
         # ternary/range/optional tables: entries without ranges grouped by mask tuple (one
@@ -477,8 +478,8 @@ class Table:
         rec.entry.action = entry.action
         rec.set_action(idx, args)
         self._found.clear()  # the look-ups that answer with the hit see the new one
-        if self._mode == "exact":
-            self._hits[self._exact_key(key[0])] = rec.hit
+        if self._mode == "exact" and self._inline:
+            self._exact[self._exact_key(key[0])] = rec.hit
         if self.dmeter is not None:
             rec.entry.meter = entry.meter
             self.dmeter.forget(rec.eid)
@@ -656,9 +657,7 @@ class Table:
         self._found.clear()
         canon, priority = key
         if self._mode == "exact":
-            k = self._exact_key(canon)
-            self._exact[k] = rec
-            self._hits[k] = rec.hit
+            self._exact[self._exact_key(canon)] = rec.hit if self._inline else rec
         elif self._mode == "lpm":
             plen = canon[self._lpm_pos][1]
             d = self._by_plen.get(plen)
@@ -688,9 +687,7 @@ class Table:
         self._found.clear()
         canon, _ = key
         if self._mode == "exact":
-            k = self._exact_key(canon)
-            del self._exact[k]
-            del self._hits[k]
+            del self._exact[self._exact_key(canon)]
         elif self._mode == "lpm":
             plen = canon[self._lpm_pos][1]
             d = self._by_plen[plen]
@@ -774,10 +771,10 @@ class Table:
         # a hit's only bookkeeping is its direct counter: generated code looks the entry up
         # inline too and counts the hit itself (``_Rec.hit``'s counts), as ``apply`` would
         self.counted = dcounter is not None and dmeter is None and profile is None and not timed
-        inline = self.plain or self.counted
+        inline = self._inline = self.plain or self.counted
 
         if mode == "exact":
-            exact = self._hits if inline else self._exact
+            exact = self._exact
             if single:
                 def find(key):
                     return exact.get(key[0])
