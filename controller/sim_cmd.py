@@ -61,11 +61,24 @@ def _size(text: str) -> int:
     return int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
 
 
-def _duration_ns(text: str) -> int:
+def _time_ns(text: str) -> int | None:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s)\s*", text)
-    if not m or float(m.group(1)) <= 0:
+    return round(float(m.group(1)) * _TIME_UNITS[m.group(2)]) if m else None
+
+
+def _duration_ns(text: str) -> int:
+    ns = _time_ns(text)
+    if not ns:  # None (not a time) or 0
         raise argparse.ArgumentTypeError(f"expected a simulated duration such as 500us or 1ms, got {text!r}")
-    return round(float(m.group(1)) * _TIME_UNITS[m.group(2)])
+    return ns
+
+
+def _instant_ns(text: str) -> int:
+    """A moment from the run's start: 0us (from the start) is one, unlike a duration of 0."""
+    ns = _time_ns(text)
+    if ns is None:
+        raise argparse.ArgumentTypeError(f"expected a simulated time such as 0us, 20us or 1ms, got {text!r}")
+    return ns
 
 
 def _link_down(text: str) -> tuple[str, str, int, int | None]:

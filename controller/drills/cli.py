@@ -30,7 +30,7 @@ from controller.pipeline import compile_fabric
 from controller.profiles import PROFILES, settings_for
 from controller.session import attached
 from controller.settings import LB_MODES
-from controller.sim_cmd import _duration_ns, _size, parse_topology
+from controller.sim_cmd import _duration_ns, _instant_ns, _size, parse_topology
 from controller.textfmt import shown_path
 
 DRILLS = ("link-down", "pfc-storm", "switch-restart", "congestion", "pfc-deadlock")
@@ -53,8 +53,8 @@ LIVE_DEFAULTS = {"link-down": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
                  "congestion": (150_000, 300_000, "poisson", 256 * 1024, 0.0),
                  "switch-restart": (100_000, 200_000, "all-to-all", 256 * 1024, 0.0),
                  "pfc-deadlock": (100_000, 1_000_000, "all-to-all", 64 * 1024, 0.0)}
-HOLD_NS = {"link-down": 40_000, "pfc-storm": 220_000_000, "switch-restart": 40_000,
-           "congestion": 50_000, "pfc-deadlock": 700_000_000}  # kept running after the fault ends
+HOLD_NS = {"link-down": 40_000, "switch-restart": 40_000, "congestion": 50_000,
+           "pfc-deadlock": 700_000_000}  # kept running after the fault ends (pfc-storm: 1.1 x --detect)
 
 
 def add_parser(sub) -> None:
@@ -70,7 +70,8 @@ def add_parser(sub) -> None:
                    help=f"congestion: load-balancing modes to run it under, in turn (default {','.join(LB_MODES)})")
     p.add_argument("--boot", type=_duration_ns, default=None,
                    help="switch-restart: how long the switch takes to start again (default: --for)")
-    p.add_argument("--at", type=_duration_ns, default=None, help="fault start after the workload's start (e.g. 20us)")
+    p.add_argument("--at", type=_instant_ns, default=None,
+                   help="fault start after the workload's start (e.g. 20us; 0us: in place before its first packet)")
     p.add_argument("--for", dest="length", type=_duration_ns, default=None, help="how long the fault lasts (e.g. 60us, 300ms)")
     p.add_argument("--prio", type=int, default=3,
                    help="pfc-storm, pfc-deadlock: the paused priority (default 3, the lossless class)")
@@ -140,8 +141,13 @@ def prepare(args: argparse.Namespace, topo, live: bool = False) -> tuple[Timelin
         fault = sim.storm_fault(args.target, args.prio, at, length, args.action, args.detect, args.detect)
         what = f"{args.target} sends PFC XOFF on prio {args.prio} (watchdog action {args.action})"
     tl = Timeline(args.name, what, at / 1e3, (at + length) / 1e3)
+    # a fault shorter than the default's is sampled finer (a tenth of its length), so what the
+    # telemetry reads (watchdog events, alerts) lands in the phase it happened in
+    sample_us = min(sample_us, max(5.0, length / 1e3 / 10))
+    # after a storm, the watchdog restores the queue once it has been quiet for --detect
+    hold_ns = round(args.detect * 1.1e6) if args.name == "pfc-storm" else HOLD_NS[args.name]
     opts = {"workload": args.workload or workload, "size": args.size or size, "sample_us": sample_us,
-            "hold_ns": at + length + HOLD_NS[args.name], "seed": args.seed, **extra}
+            "hold_ns": at + length + hold_ns, "seed": args.seed, **extra}
     return tl, fault, opts
 
 

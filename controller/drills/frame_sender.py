@@ -26,6 +26,8 @@ def main(argv: list[str]) -> int:
         while time.monotonic() < end:
             port.send(frame)
             sent += 1
+            if sent == 1:
+                print("sending", flush=True)  # the drill waits for this line: the fault has begun
             # paced against the start, so a late wake-up does not lower the rate
             time.sleep(max(0.0, start + sent * interval - time.monotonic()))
     finally:

@@ -20,6 +20,7 @@ Times given are fabric time (wall time / the fabric's time dilation), as everywh
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from p4rt.runtime_cli import CliClient
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 0.05  # wall seconds between polls of the switches' port state
+SENDER_START_S = 30.0  # wall seconds a frame sender may take to send its first frame
 
 
 def set_interface(name: str, up: bool) -> None:
@@ -56,11 +58,16 @@ def run_link_down(state, ctl, tl: Timeline, switch: str, port: int, *, workload:
 
 def start_sender(state, host: str, frame: bytes, interval_s: float, duration_s: float) -> subprocess.Popen:
     """``host`` sends ``frame`` every ``interval_s`` wall seconds for ``duration_s`` from its own
-    namespace (frame_sender.py under ``nsenter``), as the host itself would."""
+    namespace (frame_sender.py under ``nsenter``), as the host itself would. Returns once the
+    first frame is out, so the fault begins when the drill says, not a Python start-up later
+    (tenths of a wall second: many fabric microseconds at a large dilation)."""
     cmd = ["nsenter", f"--net=/proc/{state.nics[host].pid}/ns/net", sys.executable, "-m",
            "controller.drills.frame_sender", f"{host}-eth0", frame.hex(), str(interval_s), str(duration_s)]
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}  # the sender imports netbase from here
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    if select.select([proc.stdout], [], [], SENDER_START_S)[0]:
+        proc.stdout.readline()  # its "sending", or nothing when it failed (wait_senders reports it)
+    return proc
 
 
 def wait_senders(procs: list[subprocess.Popen], timeout_s: float, tl: Timeline) -> None:
@@ -183,9 +190,12 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
     if queues is not None:
         tl.sample_queues(fabric_us(), clis[queues].run)
     worker = threading.Thread(target=work, daemon=True)
-    worker.start()
     down = up = False
     try:
+        if tl.start_us <= 0:  # a fault from the start is in place before the workload's first packet
+            begin(clis, monitor)
+            down = True
+        worker.start()
         while True:
             t = fabric_us() - tl.t0_us
             if not down and t >= tl.start_us:
@@ -205,7 +215,8 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
     finally:
         if down and not up:
             end(monitor)
-        worker.join(timeout=60 * dilation / 1e3)
+        if worker.is_alive():  # not started when the fault failed to begin
+            worker.join(timeout=60 * dilation / 1e3)
         for c in clis.values():
             c.close()
     monitor.poll()

@@ -37,12 +37,16 @@ def test_live_link_down_drill_reroutes_and_restores(tmp_path, capsys) -> None:
 
 def test_live_pfc_storm_drill_watchdog_detects_and_restores(tmp_path, capsys) -> None:
     """The host sends XOFF from its namespace; the leaf's watchdog (detection shortened to
-    0.4 ms of fabric time = 8 s of wall time at D=20000) finds the stuck queue and restores it."""
+    0.4 ms of fabric time = 8 s of wall time at D=20000) finds the stuck queue and restores it.
+    The storm is in place before the incast's first packet (``--at 0us``), so the stuck queue
+    fills past XOFF and the leaf pauses its senders long before the watchdog's 0.4 ms; with the
+    storm 20 us in, the incast could drain before the host's first XOFF (a CI run saw the
+    leaf's first pause only at 552 us, after the watchdog)."""
     with live_fabric(tmp_path, "e", "ai-fabric", DILATION) as live:
         prefix, state_path = live.prefix, live.state_path
         host = f"{prefix}h1_1"
         rc = main(["--state", str(state_path), "drill", "pfc-storm", host, "--prio", "3", "--detect", "0.4",
-                   "--at", "20us", "--for", "1ms", "--out", str(tmp_path / "drills")])
+                   "--at", "0us", "--for", "1ms", "--out", str(tmp_path / "drills")])
         out = capsys.readouterr().out
         assert rc == 0, out
         record = json.loads((tmp_path / "drills" / "drill_pfc-storm.json").read_text())

@@ -78,6 +78,27 @@ def test_pfc_storm_watchdog_detects_in_200ms_and_restores(fabric_pipeline) -> No
     assert min(a["start_us"] for a in bursts) < storms[0].t_us  # raised before the watchdog acted
 
 
+def test_a_shortened_storm_is_sampled_finely_enough_to_place_its_events(fabric_pipeline) -> None:
+    """--for 100us and --detect 0.05 (50 us): the telemetry samples a tenth of the fault's length
+    (10 us), not the default storm's 20 ms, so the watchdog's detection lands in the storm,
+    50 us after it began (at 20 ms all events and alerts fell on the run's one last sample)."""
+    run = _drill(fabric_pipeline, "pfc-storm", "h1_1", "--at", "20us", "--for", "100us", "--detect", "0.05")
+    tl = run.timeline
+    storms = [e for e in tl.events if e.kind == "watchdog-storm" and e.switch == "leaf1"]
+    assert storms and tl.start_us + 50 <= storms[0].t_us <= tl.start_us + 60
+    assert {r[0]: r[1:] for r in tl.rows()}["watchdog events"][1] == 1
+    bursts = [a for a in tl.alerts if a["kind"] == "microburst" and a["switch"] == "leaf1"]
+    assert bursts and tl.start_us <= min(a["start_us"] for a in bursts) < storms[0].t_us
+
+
+def test_a_fault_may_start_with_the_workload_but_not_last_zero() -> None:
+    topo = parse_topology(TOPO)
+    tl, _, _ = prepare(_args("pfc-storm", "h1_1", "--at", "0us", "--for", "1ms"), topo)
+    assert (tl.start_us, tl.end_us) == (0.0, 1000.0)
+    with pytest.raises(SystemExit):
+        _args("pfc-storm", "h1_1", "--for", "0us")
+
+
 def test_drill_targets_are_checked_before_anything_runs() -> None:
     topo = parse_topology(TOPO)
     for argv in (("link-down", "leaf9:3"), ("link-down", "leaf1:99"), ("pfc-storm", "h9_9"),
