@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,27 @@ def wait_senders(procs: list[subprocess.Popen], timeout_s: float, tl: Timeline) 
         err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
         if p.returncode:
             tl.errors.append(f"frame sender exited with {p.returncode}: {err.splitlines()[-1] if err else ''}")
+
+
+def nic_messages(nics: Mapping[str, Any], fabric_us: Callable[[], float], t0_us: float) -> list[dict[str, Any]]:
+    """The workload's messages on the drill's clock (microseconds from ``t0_us``). Each NIC
+    stamps them with its own fabric clock, counted from its process's start; the offset to
+    ours is read around a status call (wall milliseconds: a fraction of a fabric microsecond
+    at the dilations the fabric runs live with)."""
+    out: list[dict[str, Any]] = []
+    for nic in nics.values():
+        try:
+            before = fabric_us()
+            nic_us = nic.status()["now_ns"] / 1e3
+            offset = (before + fabric_us()) / 2 - nic_us - t0_us
+            messages = nic.stats().get("messages", [])
+        except Exception:  # noqa: BLE001 - a NIC gone: its messages are missing from the table
+            continue
+        for m in messages:
+            end = m.get("end_ns")
+            out.append({"size": m["size"], "start_us": m["start_ns"] / 1e3 + offset,
+                        "ideal_us": (m.get("ideal_ns") or 0) / 1e3, "end_us": None if end is None else end / 1e3 + offset})
+    return out
 
 
 def run_storm(state, ctl, tl: Timeline, host: str, prio: int, *, action: str, detect_ms: float,
@@ -219,6 +241,7 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
             worker.join(timeout=60 * dilation / 1e3)
         for c in clis.values():
             c.close()
+    tl.messages += nic_messages({h: ctl.nics[h] for h in hosts}, fabric_us, tl.t0_us)
     monitor.poll()
     tel.alerts.close_all(fabric_us())
     tl.alerts = [a.to_dict() for a in tel.alerts.all()]
