@@ -171,6 +171,7 @@ def cmd_live(args: argparse.Namespace, state_path: Path) -> int:
         # each NIC runs the workload with its own settings (the reroutes' switch updates do not
         # depend on the settings a canary changes: routes, groups and members only)
         nics = canary[1].nics if canary is not None else None
+        tl.notes += watchdog_notes(args, ctl.settings.pfc.stale_us)
         ctl.connect(timeout=10)  # primary while the drill lasts: its reroutes are written
         if args.name == "congestion":
             return _congestion(args, ctl.topo, ctl.settings.classes.data_priority,
@@ -243,6 +244,17 @@ def _congestion(args: argparse.Namespace, topo, data_prio: int, run_mode, live: 
     return 0
 
 
+def watchdog_notes(args: argparse.Namespace, stale_us: int) -> list[str]:
+    """A watchdog that drops, shortened below fabric.p4's stale time: v1model tells the program
+    nothing of the drops, so they stay counted (pfc.stale_us, which may not go below the default
+    detection) and the switch keeps pausing its senders after the fault."""
+    if args.name not in ("pfc-storm", "pfc-deadlock") or args.action != "drop" or args.detect * 1000 >= stale_us:
+        return []
+    return [f"--detect {args.detect:g} ms is below pfc.stale_us ({stale_us / 1000:g} ms): what the watchdog drops "
+            "stays counted by fabric.p4 until then, so the switch keeps pausing its senders after the fault "
+            "(--action forward keeps the counts exact)"]
+
+
 def _show(tl: Timeline, tel, out: Path) -> int:
     print(tl.format())
     print(f"longest receive stall of any host: {tl.max_stall_us():.1f} us")
@@ -260,6 +272,7 @@ def cmd_drill(args: argparse.Namespace, state_path: Path) -> int:
     except (ValueError, OSError) as e:
         print(f"fabricctl: error: {e}", file=sys.stderr)
         return 2
+    tl.notes += watchdog_notes(args, settings_for(args.profile).pfc.stale_us)
     pipe = compile_fabric("ours", args.out / "build")
     if args.name == "congestion":
         return _congestion(args, topo, settings_for(args.profile).classes.data_priority,

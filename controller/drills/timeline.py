@@ -41,6 +41,7 @@ class Timeline:
     messages: list[dict[str, Any]] = field(default_factory=list)  # size, start_us, end_us (run-relative)
     ports: list[tuple[float, float, dict[str, int]]] = field(default_factory=list)  # (t, span, totals)
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the reader should know to read the table right
     alerts: list[dict[str, Any]] = field(default_factory=list)  # controller/alerts.py, as dicts
     # one switch's queues (port, queue) -> (depth, dequeued so far), when the drill watches them
     queue_samples: list[tuple[float, dict[tuple[int, int], tuple[int, int]]]] = field(default_factory=list)
@@ -126,6 +127,7 @@ class Timeline:
         out = [f"drill {self.name}: {self.fault} at {self.start_us:.0f} us, back at {self.end_us:.0f} us "
                "(fabric time from the workload's start)",
                table(["", *PHASES], self.rows())]
+        out += [f"note: {n}" for n in self.notes]
         if self.events:
             out.append("events (fabric us):")
             out += [f"  {e.t_us:>10.1f}  {e.kind:<18} {e.where():<16} {e.detail}" for e in self.events]
@@ -140,7 +142,7 @@ class Timeline:
     def to_dict(self) -> dict[str, Any]:
         return {"drill": self.name, "fault": self.fault, "start_us": self.start_us, "end_us": self.end_us,
                 "table": self.rows(), "events": [e.to_dict() for e in self.events], "alerts": self.alerts,
-                "errors": self.errors}
+                "errors": self.errors, "notes": self.notes}
 
     def max_stall_us(self) -> float:
         """The longest time any host received no payload while more was still to come

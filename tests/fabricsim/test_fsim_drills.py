@@ -10,7 +10,7 @@ import pytest
 
 from controller.cli import main
 from controller.drills import sim
-from controller.drills.cli import add_parser, prepare
+from controller.drills.cli import add_parser, prepare, watchdog_notes
 from controller.sim_cmd import parse_topology
 
 pytestmark = pytest.mark.slow
@@ -97,6 +97,14 @@ def test_a_fault_may_start_with_the_workload_but_not_last_zero() -> None:
     assert (tl.start_us, tl.end_us) == (0.0, 1000.0)
     with pytest.raises(SystemExit):
         _args("pfc-storm", "h1_1", "--for", "0us")
+
+
+def test_a_dropping_watchdog_shortened_below_the_stale_time_is_noted() -> None:
+    stale_us = 200_000
+    note = watchdog_notes(_args("pfc-storm", "h1_1", "--detect", "0.05"), stale_us)
+    assert len(note) == 1 and "below pfc.stale_us (200 ms)" in note[0] and "--action forward" in note[0]
+    assert watchdog_notes(_args("pfc-storm", "h1_1", "--detect", "0.05", "--action", "forward"), stale_us) == []
+    assert watchdog_notes(_args("pfc-deadlock", "leaf1:3"), stale_us) == []  # the default 200 ms: none
 
 
 def test_drill_targets_are_checked_before_anything_runs() -> None:
