@@ -75,6 +75,18 @@ def parse_queue_stats(text: str) -> dict[tuple[int, int], tuple[int, int]]:
     return out
 
 
+def parse_queue_drops(text: str) -> tuple[int, int]:
+    """(packets dropped at full queues, packets the PFC watchdog dropped) so far, summed over a
+    switch's queues, from ``queue_stats`` (drops the program makes are its own counters')."""
+    full = watchdog = 0
+    for line in text.splitlines()[1:]:
+        f = line.split()
+        if len(f) == 10 and f[0].isdigit() and f[1].isdigit():
+            full += int(f[7])
+            watchdog += int(f[8])
+    return full, watchdog
+
+
 class FabricMonitor:
     """Polls every switch's port state and watchdog through ``cli[switch](line) -> text`` and
     makes the controller react; ``events`` keeps everything seen, in order."""
@@ -88,6 +100,10 @@ class FabricMonitor:
         self.events: list[Event] = []
         self._up: dict[tuple[str, int], bool] = {}
         self._storms: dict[tuple[str, int, int], tuple[int, int]] = {}
+        # (fabric us, queue-full drops, watchdog drops) of all switches since the poll before;
+        # a target without ``queue_stats`` (BMv2) adds nothing
+        self.drops: list[tuple[float, int, int]] = []
+        self._drops: dict[str, tuple[int, int]] = {}
         self._sessions = {name: conn.reconnects for name, conn in ctl.conns.items()}
 
     def record(self, ev: Event) -> None:
@@ -108,6 +124,7 @@ class FabricMonitor:
                 self._sessions[switch] = conn.reconnects
                 self._emit(Event(self.fabric_us(), "restore", switch,
                                  detail="session back; its primary controller resyncs pipeline and entries"))
+        full = watchdog = 0
         for switch, run in self.cli.items():
             try:
                 ports = parse_show_ports(run("show_ports"))
@@ -115,6 +132,8 @@ class FabricMonitor:
             except Exception as e:  # noqa: BLE001 - a switch restarting: try again next poll
                 log.info("monitor: %s unreadable: %s", switch, e)
                 continue
+            new = self._queue_drops(switch, run)
+            full, watchdog = full + new[0], watchdog + new[1]
             known = set(self.ctl.topo.ports_of(switch))
             for port, up in sorted(ports.items()):
                 if port not in known or self._up.get((switch, port), True) == up:
@@ -137,4 +156,17 @@ class FabricMonitor:
                 if restored > old[1]:
                     self._emit(Event(self.fabric_us(), "watchdog-restored", switch, port, cls,
                                      "queue honours PFC again"))
+        self.drops.append((self.fabric_us(), full, watchdog))
         return self.events[first:]
+
+    def _queue_drops(self, switch: str, run: Callable[[str], str]) -> tuple[int, int]:
+        """The switch's queue drops since the poll before; none at the first poll (its counts
+        from before are not this caller's), all it has counted after a restart."""
+        try:
+            now = parse_queue_drops(run("queue_stats"))
+        except Exception:  # noqa: BLE001 - a target without queue_stats (BMv2)
+            return 0, 0
+        before = self._drops.get(switch, now)
+        self._drops[switch] = now
+        restarted = now[0] < before[0] or now[1] < before[1]
+        return now if restarted else (now[0] - before[0], now[1] - before[1])

@@ -197,6 +197,7 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
     fabric_us = tel.fabric_us
     monitor = FabricMonitor(ctl, {n: c.run for n, c in clis.items()}, fabric_us=lambda: fabric_us() - tl.t0_us)
     monitor.events = tl.events
+    monitor.drops = tl.queue_drops
     hosts = hosts or [h.name for h in ctl.topo.hosts]
     result: dict[str, Any] = {}
 

@@ -64,6 +64,7 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
         monitor = FabricMonitor(ctl, clis,
                                 fabric_us=lambda: fab.now_ns() / 1e3 - tl.t0_us)
         monitor.events = tl.events
+        monitor.drops = tl.queue_drops
         fault(fab, ctl, t0, monitor)
         monitor.poll()  # the state before the fault
         if queues is not None:

@@ -4,9 +4,10 @@ During the run, ``Timeline.sample(t_us)`` (after every telemetry sample) reads e
 counters through its management interface (live or simulated alike); at the end the
 telemetry's per-port deltas, the NICs' message records and the monitor's events are cut into
 three phases at the fault's start and end. The table shows per phase goodput, FCT p99 of the
-messages that finished in it, PFC pauses, switch drops, ECN marks, resends, NIC timeouts,
-watchdog events and the controller's reactions with their times; the heat map is the
-telemetry's link utilisation (links x time) with the fault marked.
+messages that finished in it, PFC pauses, switch drops (the program's own; the queues' tail
+and watchdog drops from the monitor's ``queue_stats``, where the target has it), ECN marks,
+resends, NIC timeouts, watchdog events and the controller's reactions with their times; the
+heat map is the telemetry's link utilisation (links x time) with the fault marked.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Timeline:
     messages: list[dict[str, Any]] = field(default_factory=list)  # size, start_us, end_us (run-relative)
     ports: list[tuple[float, float, dict[str, int]]] = field(default_factory=list)  # (t, span, totals)
     errors: list[str] = field(default_factory=list)
+    queue_drops: list[tuple[float, int, int]] = field(default_factory=list)  # FabricMonitor.drops
     notes: list[str] = field(default_factory=list)  # what the reader should know to read the table right
     alerts: list[dict[str, Any]] = field(default_factory=list)  # controller/alerts.py, as dicts
     # one switch's queues (port, queue) -> (depth, dequeued so far), when the drill watches them
@@ -113,6 +115,8 @@ class Timeline:
         rows.append(["FCT p99 (us)", *(p99(p) for p in PHASES)])
         rows.append(["PFC pauses sent (switches)", *(self._port_total(p, "pauses") for p in PHASES)])
         rows.append(["switch drops", *(self._port_total(p, "drops") for p in PHASES)])
+        for i, name in ((1, "queue-full drops"), (2, "watchdog drops")):
+            rows.append([name, *(sum(d[i] for d in self.queue_drops if self.phase_of(d[0]) == p) for p in PHASES)])
         rows.append(["ECN marks", *(self._port_total(p, "ecn_marks") for p in PHASES)])
         rows.append(["resent packets (NICs)", *(int(self._nic_delta(p, "retransmitted_pkts")) for p in PHASES)])
         rows.append(["NIC ack timeouts", *(int(self._nic_delta(p, "timeouts")) for p in PHASES)])

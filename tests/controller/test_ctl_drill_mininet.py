@@ -67,6 +67,8 @@ def test_live_pfc_storm_drill_watchdog_detects_and_restores(tmp_path, capsys) ->
         assert min(a["start_us"] for a in bursts) < storms[0]["t_us"], record["alerts"]
         rows = {r[0]: r[1:] for r in record["table"]}
         assert sum(rows["messages done"]) == 3  # the incast's three messages, each completed
+        assert rows["watchdog drops"][1] > 0  # it dropped what was stuck (the switches' queue_stats)
+        assert any("pfc.stale_us" in n for n in record["notes"])  # and the drill says what that costs
 
 
 @pytest.mark.timeout(1200)
