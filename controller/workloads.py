@@ -57,11 +57,13 @@ def workload_specs(topo, workload: str, hosts: list[str], *, size: int, cdf: str
 def run_workload(state, ctl, workload: str, hosts: list[str], *, size: int, cdf: str = "websearch",
                  load: float = 0.3, flows: int = 40, timeout_s: float = 300.0, progress: bool = True,
                  telemetry: Telemetry | None = None, nic_settings=None,
-                 qp_per_flow: bool = False) -> tuple[RunResult, Path]:
+                 qp_per_flow: bool = False, duration_ns: int | None = None) -> tuple[RunResult, Path]:
     """Run to completion (or timeout) and save the result; returns it and its file.
-    ``nic_settings``: host -> Settings for NICs that run their own (a canary's)."""
+    ``nic_settings``: host -> Settings for NICs that run their own (a canary's); Poisson
+    flows arrive for ``duration_ns`` of fabric time when given, else ``flows`` per host."""
     topo = ctl.topo
-    specs = workload_specs(topo, workload, hosts, size=size, cdf=cdf, load=load, flows=flows, qp_per_flow=qp_per_flow)
+    specs = workload_specs(topo, workload, hosts, size=size, cdf=cdf, load=load, flows=flows, qp_per_flow=qp_per_flow,
+                           duration_ns=duration_ns)
     nics = {h: ctl.nics[h] for h in hosts}
     for nic in nics.values():
         nic.reset()

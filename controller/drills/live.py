@@ -204,7 +204,7 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
     def work() -> None:
         try:
             result["run"] = run_workload(state, ctl, workload, hosts, size=size, progress=False, telemetry=tel,
-                                         **options)
+                                         duration_ns=tl.arrivals_ns(round(hold_us * 1e3)), **options)
         except Exception as e:  # noqa: BLE001 - reported with the drill
             result["error"] = str(e)
 

@@ -51,9 +51,7 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
     ``fault(fabric, controller, t0_ns, monitor)`` scheduled before it starts (times in ``tl``
     are from the workload's start); the monitor polls after every sample, and the queues of
     switch ``queues`` are sampled with it."""
-    # Poisson arrivals last the fault and a little more, or the whole run when held longer
-    duration_ns = max(int(tl.end_us * 1e3) + int(max(50.0, tl.start_us) * 1e3), hold_ns)
-    specs = _specs(topo, workload, hosts or [h.name for h in topo.hosts], size, load, duration_ns, seed, cdf)
+    specs = _specs(topo, workload, hosts or [h.name for h in topo.hosts], size, load, tl.arrivals_ns(hold_ns), seed, cdf)
     state: dict[str, Any] = {}
 
     def prepare(fab, ctl, tel):

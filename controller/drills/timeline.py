@@ -73,6 +73,12 @@ class Timeline:
                     totals[k] = totals.get(k, 0) + v
             self.ports.append((snap.at_us - self.t0_us, snap.span_us, totals))
 
+    def arrivals_ns(self, hold_ns: int = 0) -> int:
+        """How long a Poisson workload's flows keep arriving: through the fault and as long
+        again as before it (at least 50 us), or the whole run when it is held longer; a fixed
+        number of flows could be over before the fault is."""
+        return max(int(self.end_us * 1e3) + int(max(50.0, self.start_us) * 1e3), hold_ns)
+
     def phase_of(self, t_us: float) -> str:
         return "before" if t_us < self.start_us else "during" if t_us < self.end_us else "after"
 

@@ -76,19 +76,20 @@ def test_live_congestion_drill_dlb_and_spraying_leave_the_congested_uplink_ecmp_
     """h1_2 floods leaf1's uplink 4 (pinned there) at 80 % best effort while h1_1 and h2_1 run
     short RoCE flows, each on a queue pair of its own. Shares of packets, not times: DLB used
     both uplinks before, and DLB and spraying put (almost) none of the workload on the flooded
-    one during the fault; ECMP's hash does not look and leaves a good part there (measured:
+    one during the fault; ECMP's hash does not look and leaves a good part there (measured with
+    40 flows per host:
     DLB 49 % -> 5 %, 62 % -> 0 %, 49 % -> 3 %, 48 % -> 3 %; spraying 28 % -> 2 %, 50 % -> 1 %,
     13 % -> 0 %, 7 % -> 4 %; ECMP 14 % -> 44 %, 9 % -> 77 %, 9 % -> 37 %, 9 % -> 72 %). The modes
     that weigh the uplinks' load run first; spraying, after DLB's flood, can start with the
     flooded uplink's load estimate still high and avoid it already before its own fault, so
     its "before" is not a reference.
 
-    A mode that did not steer is run once more, alone. Seen once in some twenty runs (CI, DLB
-    55 % during): the workload's packets of the fault were all sent in its first ~110 us, by
-    flowlets begun on the uplink before it (a flowlet moves only after a gap), and from then
-    until ~250 us after the fault the workload sent nothing on either uplink (telemetry: both
-    idle but the flood; one ack timeout and 3 packets resent after the fault; its cause is
-    open). A DLB that ignored the load would fail both runs."""
+    The workload's flows arrive through the fault (``Timeline.arrivals_ns``; measured so, twice,
+    the same: DLB 50 % -> 1 %, spraying 52 % -> 13 %, ECMP 65 % -> 31 %). With a fixed 40
+    flows per host, as before, one CI run saw DLB at 55 % during the fault: the flows were all
+    done but one ~110 us into it, so the fault's packets were those of flowlets begun on the
+    uplink before it (a flowlet moves only after a gap). A mode that still does not steer is run
+    once more, alone; a DLB or spraying that ignored the load fails both runs."""
     with live_fabric(tmp_path, "c", "ai-fabric", DILATION) as live:
         prefix, state_path = live.prefix, live.state_path
         leaf = f"{prefix}leaf1"
