@@ -65,26 +65,23 @@ def parse_pfc_stats(text: str) -> dict[tuple[int, int], tuple[int, int, bool]]:
     return out
 
 
+def _queue_rows(text: str) -> list[list[str]]:
+    """The per-queue rows of ``queue_stats`` (port queue depth capacity rate_pps enqueued
+    dequeued drop_full drop_watchdog max_depth), without its per-port summary lines."""
+    rows = [line.split() for line in text.splitlines()[1:]]
+    return [f for f in rows if len(f) == 10 and f[0].isdigit() and f[1].isdigit()]
+
+
 def parse_queue_stats(text: str) -> dict[tuple[int, int], tuple[int, int]]:
     """(port, queue) -> (depth now, packets dequeued so far), from ``queue_stats``."""
-    out: dict[tuple[int, int], tuple[int, int]] = {}
-    for line in text.splitlines()[1:]:
-        f = line.split()
-        if len(f) == 10 and f[0].isdigit() and f[1].isdigit():
-            out[(int(f[0]), int(f[1]))] = (int(f[2]), int(f[6]))
-    return out
+    return {(int(f[0]), int(f[1])): (int(f[2]), int(f[6])) for f in _queue_rows(text)}
 
 
 def parse_queue_drops(text: str) -> tuple[int, int]:
     """(packets dropped at full queues, packets the PFC watchdog dropped) so far, summed over a
     switch's queues, from ``queue_stats`` (drops the program makes are its own counters')."""
-    full = watchdog = 0
-    for line in text.splitlines()[1:]:
-        f = line.split()
-        if len(f) == 10 and f[0].isdigit() and f[1].isdigit():
-            full += int(f[7])
-            watchdog += int(f[8])
-    return full, watchdog
+    rows = _queue_rows(text)
+    return sum(int(f[7]) for f in rows), sum(int(f[8]) for f in rows)
 
 
 class FabricMonitor:
