@@ -101,6 +101,9 @@ class FabricMonitor:
         # a target without ``queue_stats`` (BMv2) adds nothing
         self.drops: list[tuple[float, int, int]] = []
         self._drops: dict[str, tuple[int, int]] = {}
+        # each switch's ``queue_stats`` of the last poll (absent: unreadable), for the drills'
+        # queue samples, which would otherwise ask the switch again
+        self.queue_stats: dict[str, str] = {}
         self._sessions = {name: conn.reconnects for name, conn in ctl.conns.items()}
 
     def record(self, ev: Event) -> None:
@@ -122,6 +125,7 @@ class FabricMonitor:
                 self._emit(Event(self.fabric_us(), "restore", switch,
                                  detail="session back; its primary controller resyncs pipeline and entries"))
         full = watchdog = 0
+        self.queue_stats = {}
         for switch, run in self.cli.items():
             try:
                 ports = parse_show_ports(run("show_ports"))
@@ -160,9 +164,11 @@ class FabricMonitor:
         """The switch's queue drops since the poll before; none at the first poll (its counts
         from before are not this caller's), all it has counted after a restart."""
         try:
-            now = parse_queue_drops(run("queue_stats"))
+            text = run("queue_stats")
         except Exception:  # noqa: BLE001 - a target without queue_stats (BMv2)
             return 0, 0
+        self.queue_stats[switch] = text
+        now = parse_queue_drops(text)
         before = self._drops.get(switch, now)
         self._drops[switch] = now
         restarted = now[0] < before[0] or now[1] < before[1]

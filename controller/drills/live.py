@@ -211,7 +211,7 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
     monitor.poll()
     tl.t0_us = tel.alerts.t0_us = fabric_us()
     if queues is not None:
-        tl.sample_queues(fabric_us(), clis[queues].run)
+        tl.sample_queues(fabric_us(), monitor.queue_stats.get(queues))
     worker = threading.Thread(target=work, daemon=True)
     down = up = False
     try:
@@ -229,7 +229,7 @@ def run(state, ctl, tl: Timeline, begin, end, *, workload: str, size: int, hold_
                 up = True
             monitor.poll()
             if queues is not None:
-                tl.sample_queues(fabric_us(), clis[queues].run)
+                tl.sample_queues(fabric_us(), monitor.queue_stats.get(queues))
             tl.sample_nics(fabric_us(), ctl.nics)
             tel.alerts.feed_nics(fabric_us(), tl.nic_samples[-1][1])
             if up and not worker.is_alive() and t >= hold_us:

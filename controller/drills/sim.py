@@ -66,12 +66,12 @@ def run(topo, pipe, profile: str, tl: Timeline, fault, *, workload: str = "poiss
         fault(fab, ctl, t0, monitor)
         monitor.poll()  # the state before the fault
         if queues is not None:
-            tl.sample_queues(t0 / 1e3, clis[queues])
+            tl.sample_queues(t0 / 1e3, monitor.queue_stats.get(queues))
 
         def after_sample(now: int) -> None:
             monitor.poll()
             if queues is not None:
-                tl.sample_queues(now / 1e3, clis[queues])
+                tl.sample_queues(now / 1e3, monitor.queue_stats.get(queues))
             tl.sample_nics(now / 1e3, fab.nics)
             tel.alerts.feed_nics(now / 1e3, tl.nic_samples[-1][1])
 

@@ -13,7 +13,7 @@ heat map is the telemetry's link utilisation (links x time) with the fault marke
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,12 +57,11 @@ class Timeline:
                 continue
         self.nic_samples.append((t_us - self.t0_us, counters))
 
-    def sample_queues(self, t_us: float, run: Callable[[str], str]) -> None:
-        """One switch's queue depths and dequeue counters, through its runtime CLI ``run``."""
-        try:
-            self.queue_samples.append((t_us - self.t0_us, parse_queue_stats(run("queue_stats"))))
-        except Exception:  # noqa: BLE001 - a switch restarting: this sample is missing
-            return
+    def sample_queues(self, t_us: float, queue_stats: str | None) -> None:
+        """One switch's queue depths and dequeue counters, from its ``queue_stats`` as the
+        monitor's poll read it (None: the switch was restarting, this sample is missing)."""
+        if queue_stats is not None:
+            self.queue_samples.append((t_us - self.t0_us, parse_queue_stats(queue_stats)))
 
     def take_port_deltas(self, tel) -> None:
         """The fabric's per-sample totals (pauses, drops, ECN marks) from the run's telemetry."""
