@@ -8,17 +8,22 @@ order) and runs as fast as the CPU allows, whatever the simulated line rate.
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heappop, heappush
 from typing import Any, Final
 
-_NEVER: Final = 1 << 80  # later than any time a run is given (ns): "no until_ns" without a test per event
+from librt.vecs import append, pop, vec
+from mypy_extensions import i64
+
 # An event's key is its time shifted left by this many bits, or-ed with its scheduling number:
-# one int that sorts by time, then by scheduling order. A heap of ints compares with one
-# integer comparison where (time, number, ...) tuples took a tuple comparison of several
-# items (~300 instructions each, ~11 a pop at a few hundred pending events); times below
-# 2**30 ns (1 s) keep the keys machine-sized.
-_SEQ_BITS: Final = 32
+# one machine integer that sorts by time, then by scheduling order. The keys are a binary heap
+# in a native array of 64-bit ints (librt's ``vec``), sifted by compiled code with machine
+# comparisons: heapq's sift over a list of Python ints compared them through the generic rich
+# comparison (~100 instructions each, ~15 a pop at a few hundred pending events). The numbers
+# run out every 2**22 events (the pending ones are numbered again, in order); times must stay
+# below 2**41 ns (36 minutes of fabric time) for a key to fit.
+_SEQ_BITS: Final = 22
 _SEQ_LIMIT: Final = 1 << _SEQ_BITS
+MAX_TIME_NS: Final = (1 << (63 - _SEQ_BITS)) - 1
+_NEVER: Final = MAX_TIME_NS  # "no until_ns" without a test per event
 
 
 class Simulator:
@@ -27,7 +32,7 @@ class Simulator:
     def __init__(self) -> None:
         self.now = 0
         self.events_run = 0
-        self._keys: list[int] = []  # a heap of event keys (see _SEQ_BITS)
+        self._keys: vec[i64] = vec[i64]()  # a heap of event keys (see _SEQ_BITS)
         self._events: dict[int, tuple[Callable[..., Any], tuple[Any, ...]]] = {}  # key -> (callback, args)
         self._seq = 0
 
@@ -40,22 +45,65 @@ class Simulator:
         when_ns = int(when_ns)
         if when_ns < self.now:
             when_ns = self.now
+        elif when_ns > MAX_TIME_NS:
+            raise ValueError(f"an event at {when_ns} ns is beyond the simulator's {MAX_TIME_NS} ns")
         seq = self._seq
         if seq == _SEQ_LIMIT:
             seq = self._renumber()
         self._seq = seq + 1
-        key = (when_ns << _SEQ_BITS) | seq
+        key: i64 = (when_ns << _SEQ_BITS) | seq
         self._events[key] = (callback, args)
-        heappush(self._keys, key)
+        self._push(key)
+
+    def _push(self, key: i64) -> None:
+        keys = append(self._keys, key)
+        i: i64 = len(keys) - 1
+        while i > 0:  # up from the new leaf while the parent is later
+            parent = (i - 1) >> 1
+            above = keys[parent]
+            if above <= key:
+                break
+            keys[i] = above
+            i = parent
+        keys[i] = key
+        self._keys = keys
+
+    def _pop(self) -> i64:
+        """Remove and return the earliest key (the heap is not empty)."""
+        keys, last = pop(self._keys)
+        n: i64 = len(keys)
+        if n == 0:
+            self._keys = keys
+            return last
+        first = keys[0]
+        i: i64 = 0
+        while True:  # down from the root, moving the earlier child up, until ``last`` fits
+            child = 2 * i + 1
+            if child >= n:
+                break
+            below = keys[child]
+            if child + 1 < n:
+                right = keys[child + 1]
+                if right < below:
+                    child += 1
+                    below = right
+            if last <= below:
+                break
+            keys[i] = below
+            i = child
+        keys[i] = last
+        self._keys = keys
+        return first
 
     def _renumber(self) -> int:
-        """Number the pending events 0, 1, ... again in their order (every 2**32 events
+        """Number the pending events 0, 1, ... again in their order (every 2**22 events
         scheduled); returns the next free number."""
         keys = sorted(self._keys)
         events = self._events
         pending = [events.pop(key) for key in keys]
-        self._keys[:] = [((key >> _SEQ_BITS) << _SEQ_BITS) | seq for seq, key in enumerate(keys)]  # sorted: a heap
-        events.update(zip(self._keys, pending))
+        renumbered = [((key >> _SEQ_BITS) << _SEQ_BITS) | seq for seq, key in enumerate(keys)]
+        self._keys = vec[i64](renumbered)  # sorted: a heap
+        events.update(zip(renumbered, pending))
         return len(keys)
 
     def after(self, delay_ns: int, callback: Callable[..., Any], *args: Any) -> None:
@@ -74,17 +122,15 @@ class Simulator:
         ``stop()`` turns true (checked after each event) or ``max_events`` ran.
         Returns the number of events run by this call."""
         ran = 0
-        keys, events = self._keys, self._events
-        horizon = _NEVER if until_ns is None else until_ns
+        events = self._events
+        horizon: i64 = _NEVER if until_ns is None else min(until_ns, _NEVER)
         checked = stop is not None or max_events is not None  # per event, only when asked for
-        while keys:
-            key = keys[0]
-            when = key >> _SEQ_BITS
+        while len(self._keys):
+            when: i64 = self._keys[0] >> _SEQ_BITS
             if when > horizon:
-                self.now = horizon  # until_ns here (horizon is its int-typed alias)
+                self.now = horizon  # until_ns here (horizon is its typed alias)
                 break
-            heappop(keys)
-            callback, args = events.pop(key)
+            callback, args = events.pop(self._pop())
             self.now = when
             callback(*args)
             ran += 1
@@ -92,6 +138,6 @@ class Simulator:
                 break
         else:
             if until_ns is not None and self.now < until_ns:
-                self.now = horizon  # until_ns here (horizon is its int-typed alias)
+                self.now = horizon  # until_ns here (horizon is its typed alias)
         self.events_run += ran
         return ran

@@ -44,7 +44,6 @@ from nicmodel.verbs import (
     Completion,
     MemoryRegion,
     QpConfig,
-    QpState,
     Reliability,
     VerbsError,
     parse_ip,
@@ -272,7 +271,7 @@ class Nic:
         if qp is None:
             cnt.drops["bad_qpn"] += 1
             return
-        if qp.state is not QpState.RTS:
+        if not qp.ready():
             cnt.drops["qp_not_ready"] += 1
             return
         if p.src_ip != qp.dest_ip:
@@ -362,7 +361,7 @@ class Nic:
         ctrl = self._ctrl
         for _ in range(len(ctrl)):
             qp = ctrl[0]
-            if not qp.has_control() or qp.state is not QpState.RTS:
+            if not qp.has_control() or not qp.ready():
                 ctrl.popleft()
                 qp.in_ctrl = False
                 continue
@@ -398,7 +397,7 @@ class Nic:
         None when only a received frame or a new post can create work."""
         best: int | None = None
         for qp in self._ctrl:
-            if qp.has_control() and qp.state is QpState.RTS:
+            if qp.has_control() and qp.ready():
                 t = max(self._port_free_ns, self._pause_until[qp.control_priority()])
                 if best is None or t < best:
                     best = t

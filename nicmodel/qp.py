@@ -15,7 +15,7 @@ nicmodel/loss_detection.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from nicmodel import roce
 from nicmodel.actions import Actions
@@ -38,6 +38,10 @@ from nicmodel.verbs import (
 
 if TYPE_CHECKING:
     from nicmodel.nic import Nic
+
+# Compiled, a read of ``QpState.RTS`` is a look-up of the enum class in the module's globals and
+# of the member on it (~880 instructions, several a packet); a module's Final is a C static.
+_RTS: Final = QpState.RTS
 
 
 class QueuePair:
@@ -182,14 +186,18 @@ class QueuePair:
 
     # ------------------------------------------------------------------ driven by the Nic
 
+    def ready(self) -> bool:
+        """Connected (RTS): sends and receives."""
+        return self.state is _RTS
+
     def has_data(self) -> bool:
         """Something to (re)send, ignoring pacing, window and pause."""
-        return self.state is QpState.RTS and self.requester.has_data()
+        return self.state is _RTS and self.requester.has_data()
 
     def send_ready_at(self, now_ns: int) -> int | None:
         """Earliest time the next data packet may leave (pacing, RNR wait), or None when the
         QP has nothing to send or its window is closed (an ACK will reopen it)."""
-        if self.state is not QpState.RTS:
+        if self.state is not _RTS:
             return None
         return self.requester.send_ready_at()
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from fabricsim import engine
 from fabricsim.engine import Simulator
 from fabricsim.link import Link, LinkConfig
@@ -39,7 +41,7 @@ def test_engine_runs_events_in_time_then_schedule_order() -> None:
 
 
 def test_engine_keeps_time_and_schedule_order_across_renumbering() -> None:
-    """Scheduling numbers run out every 2**32 events; the pending events are numbered
+    """Scheduling numbers run out every 2**22 events; the pending events are numbered
     again in their order, so ties still run first-scheduled first."""
     sim = Simulator()
     sim._seq = engine._SEQ_LIMIT - 3  # three numbers left before the renumbering
@@ -51,6 +53,40 @@ def test_engine_keeps_time_and_schedule_order_across_renumbering() -> None:
     sim.run()
     assert seen == [(20, "a"), (20, "b"), (20, "c"), (20, "d"), (70, "x"), (70, "y"), (70, "z")]
     assert sim.pending() == 0 and sim.events_run == 8
+
+
+def test_engine_runs_many_events_in_time_then_scheduling_order() -> None:
+    """The heap against a sort: events at random times, some scheduled while others run,
+    come out by time, ties in the order they were scheduled."""
+    rng = random.Random(7)
+    sim = Simulator()
+    ran: list[tuple[int, int]] = []
+    scheduled: list[tuple[int, int]] = []  # (time, scheduling number)
+
+    def event(number: int, spawn: int) -> None:
+        ran.append((sim.now, number))
+        for _ in range(spawn):
+            schedule(sim.now + rng.choice((0, 1, rng.randrange(1_000))), 0)
+
+    def schedule(when: int, spawn: int) -> None:
+        number = len(scheduled)
+        scheduled.append((max(when, sim.now), number))
+        sim.at(when, event, number, spawn)
+
+    for _ in range(3_000):
+        schedule(rng.randrange(5_000), rng.choice((0, 0, 1, 2)))
+    sim.run()
+    assert len(ran) == len(scheduled) > 3_000 and sim.pending() == 0
+    assert ran == sorted(scheduled)
+
+
+def test_engine_refuses_a_time_its_keys_cannot_hold() -> None:
+    sim = Simulator()
+    sim.at(engine.MAX_TIME_NS, lambda: None)
+    with pytest.raises(ValueError, match="beyond"):
+        sim.at(engine.MAX_TIME_NS + 1, lambda: None)
+    sim.run(until_ns=1_000)
+    assert sim.now == 1_000 and sim.pending() == 1
 
 
 def test_link_serializes_delays_and_impairs_deterministically() -> None:
