@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 # Preamble + SFD (8), FCS (4) and inter-frame gap (12): what a frame costs on the wire beyond
 # the bytes a raw socket or driver carries. Every serializer (switch port, NIC pacer,
 # simulated link) adds it, so rates read as line rates.
-WIRE_OVERHEAD_BYTES = 24
+WIRE_OVERHEAD_BYTES: Final = 24
 
 
 def wire_time_ns(nbytes: int, rate_bps: float) -> float:

@@ -35,8 +35,10 @@ MASK32 = (1 << 32) - 1
 MASK19 = (1 << 19) - 1
 SPARE_HEADERS = 64
 
+# The spare headers' list is Final: compiled, a module's other names are a look-up in its
+# globals dict at every use (two a pass)
 _TEMPLATE = """
-_spare_headers: list[{H}] = []
+_spare_headers: Final[list[{H}]] = []
 def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, apply: bool,
               on_error: Any) -> tuple[{H}, {M}, {SM}, Any, int, int, int, bytes]:
     hdr = _spare_headers.pop() if _spare_headers else {H}()

@@ -26,7 +26,7 @@ import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -494,5 +494,5 @@ class V1Pipeline:
             jobs, done = self.ingress(p, d, now_us).to_egress, 0
 
 
-MAX_COPIES = 1024
-_EMPTY_QUEUE = QueueMeta()
+MAX_COPIES: Final = 1024
+_EMPTY_QUEUE: Final = QueueMeta()

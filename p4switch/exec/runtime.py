@@ -6,22 +6,23 @@ from __future__ import annotations
 
 import logging
 import random as _random
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from p4switch.exec.externs import random_in
 
 log = logging.getLogger("p4switch.exec")
 
-DROP_PORT = 511
+# Final: compiled modules that import these use their values, not a look-up in this module
+DROP_PORT: Final = 511
 
 # standard_metadata.instance_type values of BMv2 simple_switch
-PKT_INSTANCE_TYPE_NORMAL = 0
-PKT_INSTANCE_TYPE_INGRESS_CLONE = 1
-PKT_INSTANCE_TYPE_EGRESS_CLONE = 2
-PKT_INSTANCE_TYPE_COALESCED = 3
-PKT_INSTANCE_TYPE_RECIRC = 4
-PKT_INSTANCE_TYPE_REPLICATION = 5
-PKT_INSTANCE_TYPE_RESUBMIT = 6
+PKT_INSTANCE_TYPE_NORMAL: Final = 0
+PKT_INSTANCE_TYPE_INGRESS_CLONE: Final = 1
+PKT_INSTANCE_TYPE_EGRESS_CLONE: Final = 2
+PKT_INSTANCE_TYPE_COALESCED: Final = 3
+PKT_INSTANCE_TYPE_RECIRC: Final = 4
+PKT_INSTANCE_TYPE_REPLICATION: Final = 5
+PKT_INSTANCE_TYPE_RESUBMIT: Final = 6
 
 
 class ParserError(Exception):

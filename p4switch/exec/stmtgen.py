@@ -179,7 +179,8 @@ class StmtGen(ExprGen):
                     pending.extend(str(i) for i in idx)
                     if c.body is None:
                         continue
-                    cond = f"{ai} in ({', '.join(pending)},)" if pending else "False"
+                    # comparisons, not ``in`` a tuple: compiled, that is a generic tuple search
+                    cond = " or ".join(f"{ai} == {i}" for i in pending) if pending else "False"
                 pending = []
                 self._case(cond, first, c.body)
                 first = False
