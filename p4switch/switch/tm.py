@@ -78,7 +78,9 @@ class EgressQueue:
 
     capacity: int = DEFAULT_CAPACITY
     rate_pps: float | None = None
-    items: deque = field(default_factory=deque)
+    # (packet, bytes, enqueue time ns, port backlog at enqueue): typed, so a departure unpacks
+    # it without an iterator and does its arithmetic on ints, not generic objects
+    items: deque[tuple[Any, int, int, int]] = field(default_factory=deque)
     next_allowed: int = 0
     nonempty_since: int | None = None
     enqueued: int = 0
