@@ -36,13 +36,11 @@ $(STAMP_PIP): requirements.txt pyproject.toml $(STAMP_APT)
 	@touch $@
 
 setup: $(STAMP_PIP)
-	@# fabric.p4 and the per-packet modules of the switch, the clock and wire formats, the NIC model and the simulator compiled
-	@# to C by mypyc (p4switch/exec/native.py, netbase/hotpath.py), so that they run so from the
+	@# fabric.p4 and the per-packet modules of the clock and wire formats, the switch, the NIC model and the simulator
+	@# compiled to C by mypyc (p4switch/exec/native.py, netbase/hotpath.py), so that they run so from the
 	@# start (the default backend, auto, runs what is built); a no-op once built
 	@$(PY) -m p4switch.exec.prebuild p4src/fabric.p4 >/dev/null || \
-	  echo "note: fabric.p4 or the switch's modules could not be compiled to C (above); switches run Python"
-	@$(PY) -m netbase netbase nicmodel fabricsim >/dev/null || \
-	  echo "note: the clock's and wire formats', the NIC model's or the simulator's modules could not be compiled to C (above); they run Python"
+	  echo "note: fabric.p4 or the per-packet modules could not be compiled to C (above); they run Python"
 
 lint: setup
 	$(VENV)/bin/ruff check .

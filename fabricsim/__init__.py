@@ -17,10 +17,8 @@ knows it is simulated: both only read the time they are given.
 * ``reference_switch`` / ``reference_fabric``: the fast reference switch model (not P4),
   kept for the NIC's transport tests.
 
-The engine, links and nodes run compiled when built (``HOTPATH``; ``netbase.hotpath``).
+The engine, links and nodes run compiled when built (``netbase.hotpath.DATA_PATH``: netbase,
+imported first, installs its finder).
 """
 
-from netbase.hotpath import HotPath
-
-HOTPATH = HotPath("fabricsim", ("fabricsim.engine", "fabricsim.link", "fabricsim.switch_node", "fabricsim.host"))
-HOTPATH.install()
+import netbase  # noqa: F401 (before any of this package's modules)

@@ -6,11 +6,10 @@ and the controller import these from here, so each is defined once (as scapy def
 drag in another component. Nothing here imports from p4switch, nicmodel or controller.
 
 The per-frame ones (``clock``, ``ethernet``, ``ipv4``, ``pfc``: a switch reads the clock and
-looks for a pause frame on every frame) run compiled when built (``HOTPATH``;
-``netbase.hotpath``).
+looks for a pause frame on every frame) run compiled when built, with the switch's, the NIC
+model's and the simulator's (``netbase.hotpath.DATA_PATH``, whose finder this installs).
 """
 
-from netbase.hotpath import HotPath
+from netbase.hotpath import DATA_PATH
 
-HOTPATH = HotPath("netbase", ("netbase.clock", "netbase.ethernet", "netbase.ipv4", "netbase.pfc"))
-HOTPATH.install()
+DATA_PATH.install()

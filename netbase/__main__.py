@@ -1,26 +1,21 @@
-"""``python -m netbase PACKAGE...``: build the per-packet modules of each package named (its
-``HOTPATH``, ``netbase.hotpath``) into the native cache, as ``make setup`` does; a group
-already built for its sources as they are is found, not built again.
+"""``python -m netbase``: build the per-packet modules of the data path (``netbase.hotpath.DATA_PATH``:
+netbase's, the switch's, the NIC model's and the simulator's) into the native cache, as ``make
+setup`` does; a build already made for the sources as they are is found, not built again.
 
-A command of the package rather than of ``netbase.hotpath``: ``netbase`` installs its own
-group from its ``__init__``, which imports ``netbase.hotpath`` before ``-m`` could run it."""
+A command of the package rather than of ``netbase.hotpath``: ``netbase`` installs the finder
+from its ``__init__``, which imports ``netbase.hotpath`` before ``-m`` could run it."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
-from netbase.hotpath import HotPath
+from netbase.hotpath import DATA_PATH
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m netbase",
-                                 description="Build the per-packet modules of each package named (its HOTPATH).")
-    ap.add_argument("packages", nargs="+", help="e.g. netbase p4switch nicmodel fabricsim")
-    for name in ap.parse_args(argv).packages:
-        group: HotPath = importlib.import_module(name).HOTPATH
-        print(f"{', '.join(group.modules)}: built in {group.build()}")
+    argparse.ArgumentParser(prog="python -m netbase", description=__doc__.split("\n\n")[0]).parse_args(argv)
+    print(f"{', '.join(DATA_PATH.modules)}: built in {DATA_PATH.build()}")
     return 0
 
 

@@ -1,5 +1,5 @@
-"""Per-packet Python modules compiled to C by mypyc, a group at a time, and imported in place
-of their sources while the build matches them.
+"""The per-packet Python modules (the data path) compiled to C by mypyc as one build, and
+imported in place of their sources while the build matches them.
 
 A packet's way through the switch is a dozen Python calls between the device, the traffic
 manager, PFC and the pipeline around the program's own compiled code; through a NIC, as many
@@ -9,19 +9,24 @@ instructions; compiled together, the calls inside a group are C calls and the fi
 (the switch's group took the device's basic L3 packet from 55,000 instructions to 32,700;
 ``python -m bench instructions``).
 
-Each package that has such modules declares one ``HotPath`` in its ``__init__`` and installs
-it there, before any of them is imported: ``p4switch`` (device, TM, PFC, pipeline, header stacks), ``nicmodel``
-(the transport and congestion control), ``fabricsim`` (engine, links, nodes). A group is built
-ahead (``python -m netbase PACKAGE...``, which ``make setup`` runs) into the native
-cache, under a key of its modules' source bytes (and mypy's version, the interpreter's and the
-optimisation level, as a program's module). Its finder imports the build in the modules' place
+``DATA_PATH`` names them: netbase's (clock, wire formats), ``p4switch``'s (device, TM, PFC,
+pipeline, header stacks, externs), ``nicmodel``'s (the transport, RoCE codec and congestion
+control) and ``fabricsim``'s (engine, links, nodes). One build for all, not one a package: mypyc
+treats classes outside the build it compiles as Python classes, so a call from the simulator's
+node into the device, or from the host into the NIC, was a Python call (its method looked up by
+name, its ints boxed, its arguments parsed: ~500 instructions), a few a packet-hop; built
+together they are C calls (the simulator's hop: -2 %). netbase's ``__init__`` installs the
+finder, and every package with modules here imports netbase first, so no module of the list is
+imported before it: the names are data here, netbase imports none of those packages.
+
+The build is made ahead (``python -m netbase``, which ``make setup`` runs) into the native
+cache, under a key of the modules' source bytes (and mypy's version, the interpreter's and the
+optimisation level, as a program's module). The finder imports the build in the modules' place
 only when the key matches the sources as they are: an edited module runs as Python until it is
-built again, never as a stale build. It decides once per process for the whole group (compiled,
-each module expects the others' native classes). Calls between groups are ordinary Python
-calls: mypyc treats classes outside the build it compiles as Python classes, so one group's
-build never assumes another's. ``P4SWITCH_BACKEND=python`` in the environment a process starts
-with runs every group as Python (the reference: the tests run both ways). No build, no
-compiler: Python, as before.
+built again, never as a stale build. It decides once per process for all of them (compiled,
+each module expects the others' native classes). ``P4SWITCH_BACKEND=python`` in the environment
+a process starts with runs them all as Python (the reference: the tests run both ways). No
+build, no compiler: Python, as before.
 """
 
 from __future__ import annotations
@@ -42,25 +47,24 @@ from netbase import build_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Run from the root (so the modules get their package names) with the package name, the output
-# directory, the C directory, the optimisation level and the sources. Imports of modules outside
-# the build are followed silently: mypy checks those only as far as the compiled ones use them.
+# Run from the root (so the modules get their package names) with the output directory, the C
+# directory, the optimisation level and the sources. Imports of modules outside the build are
+# followed silently: mypy checks those only as far as the compiled ones use them.
 _SETUP = """
 import sys
 from setuptools import setup
 from mypyc.build import mypycify
-name, out, c_dir, opt, *paths = sys.argv[1:]
-setup(name=name + "-hotpath",
+out, c_dir, opt, *paths = sys.argv[1:]
+setup(name="data-path",
       ext_modules=mypycify(["--follow-imports=silent", *paths], opt_level=opt, target_dir=c_dir),
       script_args=["build_ext", "--build-lib", out, "--build-temp", c_dir])
 """
 
 
 class HotPath(importlib.abc.MetaPathFinder):
-    """One package's group of modules compiled together, and the finder that imports them."""
+    """A group of modules compiled together, and the finder that imports them."""
 
-    def __init__(self, package: str, modules: Sequence[str], root: Path = ROOT) -> None:
-        self.package = package
+    def __init__(self, modules: Sequence[str], root: Path = ROOT) -> None:
         self.modules = tuple(modules)
         self.root = root
         self._dir: Path | None = None
@@ -68,6 +72,10 @@ class HotPath(importlib.abc.MetaPathFinder):
 
     def source(self, module: str) -> Path:
         return self.root / (module.replace(".", "/") + ".py")
+
+    def complete(self) -> bool:
+        """Every module's source is here (a copy of some of the packages alone runs as Python)."""
+        return all(self.source(m).exists() for m in self.modules)
 
     def build_dir(self) -> Path:
         """Where the build of the sources as they are now lives (it may not exist)."""
@@ -87,10 +95,10 @@ class HotPath(importlib.abc.MetaPathFinder):
             return final
         with tempfile.TemporaryDirectory(dir=final.parent, prefix="build-") as tmp:
             out, c_dir = Path(tmp, "out"), Path(tmp, "c")
-            build_cache.run_mypyc(_SETUP, [self.package, str(out), str(c_dir), build_cache.OPT_LEVEL,
+            build_cache.run_mypyc(_SETUP, [str(out), str(c_dir), build_cache.OPT_LEVEL,
                                            *(str(self.source(m).relative_to(self.root)) for m in self.modules)],
                                   self.root, [self.extension(out, m) for m in self.modules],
-                                  f"{self.package}'s per-packet modules")
+                                  "the per-packet modules (netbase.hotpath)")
             try:
                 os.rename(out, final)
             except OSError:
@@ -103,7 +111,7 @@ class HotPath(importlib.abc.MetaPathFinder):
         # from the build or none
         if not self._checked:
             self._checked = True
-            found = None if build_cache.python_only() else self.build_dir()
+            found = None if build_cache.python_only() or not self.complete() else self.build_dir()
             if found is not None and found.exists():
                 _load_runtime(found)
                 self._dir = found
@@ -119,8 +127,8 @@ class HotPath(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, self.extension(found, fullname))
 
     def install(self) -> None:
-        """Put the finder before the path's (the package's ``__init__`` calls it, once)."""
-        if not any(isinstance(f, HotPath) and f.package == self.package for f in sys.meta_path):
+        """Put the finder before the path's (netbase's ``__init__`` calls it, once)."""
+        if not any(isinstance(f, HotPath) and f.modules == self.modules for f in sys.meta_path):
             sys.meta_path.insert(0, self)
 
 
@@ -131,3 +139,14 @@ def _load_runtime(found: Path) -> None:
     name = lib.name.split(".")[0]
     if name not in sys.modules:
         sys.modules[name] = build_cache.load_extension(name, lib)
+
+
+DATA_PATH = HotPath((
+    "netbase.clock", "netbase.ethernet", "netbase.ipv4", "netbase.pfc",
+    "p4switch.switch.pfc", "p4switch.switch.tm", "p4switch.exec.stack", "p4switch.exec.externs",
+    "p4switch.exec.pipeline", "p4switch.switch.device",
+    "nicmodel.psn", "nicmodel.counters", "nicmodel.actions", "nicmodel.roce", "nicmodel.int_md", "nicmodel.loss_detection",
+    "nicmodel.cc.base", "nicmodel.cc.dcqcn", "nicmodel.cc.hpcc", "nicmodel.cc.timely", "nicmodel.qp",
+    "nicmodel.requester", "nicmodel.responder", "nicmodel.nic", "nicmodel.workloads",
+    "fabricsim.engine", "fabricsim.link", "fabricsim.switch_node", "fabricsim.host",
+))

@@ -74,7 +74,7 @@ class CongestionControl(Protocol):
         ...
 
 
-# The algorithms run compiled (``nicmodel.HOTPATH``); a user's variant, or a test's recording one,
+# The algorithms run compiled (``netbase.hotpath.DATA_PATH``); a user's variant, or a test's recording one,
 # subclasses them in Python, which a compiled class allows only when it says so.
 @mypyc_attr(allow_interpreted_subclasses=True)
 class NoOpEvents:

@@ -1,15 +1,15 @@
 """``python -m p4switch.exec.prebuild PROGRAM.p4...``: build the mypyc backend's compiled
 module of each program ahead (``native.py``), so that no switch waits for a build when it
-loads the program (fabric.p4's takes about 35 s), and the switch's own per-packet modules
-(``p4switch.HOTPATH``). A build already in the cache is found, not made again; the command
-prints where each one is."""
+loads the program (fabric.p4's takes about 35 s), and the per-packet modules of the switch,
+the NIC model and the simulator (``netbase.hotpath.DATA_PATH``). A build already in the cache
+is found, not made again; the command prints where each one is."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-import p4switch
+from netbase.hotpath import DATA_PATH
 from p4switch.exec.compile import compile_checked
 from p4switch.frontend import compile_file
 
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.programs:
         compiled = compile_checked(compile_file(path, include_dirs=args.include), backend="mypyc")
         print(f"{path}: {compiled.backend} module {compiled.module_file}")
-    print(f"{', '.join(p4switch.HOTPATH.modules)}: built in {p4switch.HOTPATH.build()}")
+    print(f"{', '.join(DATA_PATH.modules)}: built in {DATA_PATH.build()}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """Header stacks of the generated code (``hdr.s``): the element headers in a list, the P4
-``nextIndex``. A module of its own so that it is compiled with the pipeline (``p4switch``'s
-``HOTPATH``): fabric.p4 pushes an INT hop at every switch, which interpreted cost 6,200
+``nextIndex``. A module of its own so that it is compiled with the pipeline (``netbase.hotpath``'s
+``DATA_PATH``): fabric.p4 pushes an INT hop at every switch, which interpreted cost 6,200
 instructions a call (a frame, two ``min``, two slices), and its parser extracts each hop
 into ``next``. The mypyc backend also compiles the class's source into each program's module
 (``native.STACK_CLASS``), where the generated code types stacks as it."""

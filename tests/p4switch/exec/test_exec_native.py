@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import p4switch
 from netbase import build_cache
+from netbase.hotpath import DATA_PATH
 from p4rt.entries import ActionCall, Lpm, TableEntry
 from p4switch.exec import LoadedProgram, V1Pipeline, native
 from p4switch.exec.stack import Stack
@@ -106,7 +106,7 @@ def test_build_ahead_from_the_command_line() -> None:
     built = Path(program.split(" module ")[1])
     assert program.startswith(f"{BASIC}: mypyc module ") and built.exists()
     assert built.parent == native.cache_dir()
-    assert Path(switch.split(" built in ")[1]) == p4switch.HOTPATH.build_dir()  # the switch's own modules too
+    assert Path(switch.split(" built in ")[1]) == DATA_PATH.build_dir()  # the switch's own modules too
 
 
 COUNTING = """
