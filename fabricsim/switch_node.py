@@ -20,6 +20,7 @@ from typing import Any
 
 from fabricsim.engine import Simulator
 from fabricsim.link import Link
+from netbase.clock import Clock
 from p4switch.p4runtime.service import P4RuntimeService
 from p4switch.switch.commands import Commands
 from p4switch.switch.device import Device, check_device_config
@@ -35,8 +36,8 @@ def _no_other_thread() -> None:
     up to a fifth of a loaded machine's wall time in telemetry reads)."""
 
 
-class EngineClock:
-    """The netbase Clock protocol on the engine's virtual time."""
+class EngineClock(Clock):
+    """The netbase Clock on the engine's virtual time."""
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
@@ -84,7 +85,8 @@ class SwitchNode:
         device_id, cpu_port, queue_depth_pkts, check_config = self._device_args
         self.device = Device(device_id, cpu_port, priority_queues=MAX_PRIORITY_QUEUES, clock=EngineClock(self.sim),
                              queue_capacity=queue_depth_pkts, check_config=check_config,
-                             timestamp_unit_ns=TIMESTAMP_UNIT_NS, queue_bytes_register=QUEUE_BYTES_REGISTER)
+                             timestamp_unit_ns=TIMESTAMP_UNIT_NS, queue_bytes_register=QUEUE_BYTES_REGISTER,
+                             one_thread=True)  # the engine's thread drives it and serves its P4Runtime
         self.device.notify = self.wake  # packet-outs and link changes from the control plane
         self.service = P4RuntimeService(self.device, pause=_no_other_thread)
         self.cli = Commands(self.device)  # the runtime CLI's words, in process

@@ -81,6 +81,7 @@ class Device:
         check_config: Callable[[bytes], Any] = check_device_config,
         timestamp_unit_ns: int = 1000,
         queue_bytes_register: str | None = None,
+        one_thread: bool = False,
     ) -> None:
         """``timestamp_unit_ns``: the unit of the v1model timestamps (``ingress_global_timestamp``,
         ``egress_global_timestamp``, ``enq_timestamp``, ``deq_timedelta``); 1000, BMv2's
@@ -88,7 +89,10 @@ class Device:
         ``queue_bytes_register``: the name of a program register, indexed by port, in which the
         device stores the bytes left queued on the port before each egress pass (as
         ``deq_qdepth`` counts packets); a program without it is unaffected. BMv2 keeps no such
-        register (p4src/README.md, "Target options")."""
+        register (p4src/README.md, "Target options").
+        ``one_thread``: the driver calls ``receive`` and ``poll`` from the one thread that also
+        serves the control plane (the virtual-time fabric), so they need not take ``lock``: two
+        Python calls into it cost ~1,000 instructions, one receive and one poll a packet-hop."""
         if timestamp_unit_ns not in (1, 1000):
             raise ValueError(f"timestamp unit must be 1 (ns) or 1000 (us) ns, got {timestamp_unit_ns}")
         self.timestamp_unit_ns = timestamp_unit_ns
@@ -100,6 +104,7 @@ class Device:
         self.check_config = check_config
         self.cpu_port = cpu_port
         self.lock = threading.RLock()
+        self._one_thread = one_thread
         self.clock: Clock = clock or DilatedClock()
         self.tm = TrafficManager(priority_queues, queue_capacity, nominal_speed_bps)
         self.tm.timestamp_unit_ns = timestamp_unit_ns
@@ -232,17 +237,23 @@ class Device:
 
     def receive(self, port: int, frame: bytes) -> None:
         """A frame arrived on ``port`` from the wire."""
+        if self._one_thread:
+            self._received(port, frame)
+            return
         # acquire and release, not ``with``: compiled, a ``with`` on a lock (not a native class)
-        # looks up its __enter__ and __exit__ and calls them as Python calls, ~1,200 instructions
-        # where these two method calls take ~500; the simulator calls this and poll once a hop
+        # looks up its __enter__ and __exit__ and calls them as Python calls (~1,200 instructions
+        # where these two calls take ~1,000)
         lock = self.lock
         lock.acquire()
         try:
-            self._rx += 1
-            self.port_rx[port] += 1
-            self._receive(port, frame, self.clock.now_ns())
+            self._received(port, frame)
         finally:
             lock.release()
+
+    def _received(self, port: int, frame: bytes) -> None:
+        self._rx += 1
+        self.port_rx[port] += 1
+        self._receive(port, frame, self.clock.now_ns())
 
     def receive_frames(self, port: int, frames: list[bytes]) -> None:
         """Frames that arrived on ``port``, in order (what one read of the port gave): as many
@@ -302,16 +313,21 @@ class Device:
         """Run what is due now (injected frames, departures, link deliveries); return the
         fabric time of the next thing due, or None when idle. The frames it sends on batching
         ports leave when it is done (BatchPortIO)."""
+        if self._one_thread:
+            return self._poll()
         lock = self.lock
         lock.acquire()  # not ``with``: see receive
         try:
+            return self._poll()
+        finally:
+            lock.release()
+
+    def _poll(self) -> int | None:
+        try:
             return self._run_due()
         finally:
-            try:
-                if self._tx_pending:
-                    self._flush_tx()
-            finally:
-                lock.release()
+            if self._tx_pending:
+                self._flush_tx()
 
     def _run_due(self) -> int | None:
         now = self.clock.now_ns()

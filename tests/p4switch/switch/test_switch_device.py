@@ -4,6 +4,7 @@ MAC-level PFC and pcap, under a manual clock with in-memory ports."""
 from __future__ import annotations
 
 import subprocess
+import threading
 
 import pytest
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl
@@ -44,6 +45,35 @@ def test_routes_a_packet_between_ports(dev) -> None:
     assert ports[2].sent == [out(frame)]
     assert ports[1].sent == [] and ports[3].sent == []
     assert device.stats["rx"] == 1 and device.stats["tx"] == 1
+
+
+@pytest.mark.parametrize("one_thread", [False, True])
+def test_only_a_one_thread_device_forwards_while_another_thread_holds_its_lock(
+        basic_program, make_switch, one_thread: bool) -> None:
+    """The simulator's devices (``one_thread``: receive and poll come from the thread that also
+    serves P4Runtime) forward without taking the lock; a live switch's wait for it."""
+    device, ports = make_switch(basic_program, cpu_port=CPU_PORT, priority_queues=1, one_thread=one_thread)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with device.lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        held.wait(10)
+        forward = threading.Thread(target=lambda: (device.receive(1, udp("10.0.2.2")), device.poll()))
+        forward.start()
+        forward.join(0.5)
+        assert forward.is_alive() is not one_thread
+        assert len(ports[2].sent) == (1 if one_thread else 0)
+    finally:
+        release.set()
+        holder.join()
+        forward.join(10)
+    assert ports[2].sent == [out(udp("10.0.2.2"))]
 
 
 def test_a_port_counts_only_frames_its_interface_took(dev) -> None:
