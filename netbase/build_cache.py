@@ -20,8 +20,9 @@ from types import ModuleType
 
 BACKEND_ENV = "P4SWITCH_BACKEND"
 CACHE_ENV = "P4SWITCH_NATIVE_CACHE"
-# gcc -O1: fabric.p4 builds in 35 s against 74 s at -O3, which saves only 1.4 % of basic L3's
-# instructions (34,200 against 34,700 a packet): the C is mostly calls into CPython and mypyc's runtime
+# gcc -O1 for a program's module: fabric.p4 builds in 35 s against 74 s at -O3, which saves only
+# 1.4 % of basic L3's instructions (34,200 against 34,700 a packet): the C is mostly calls into
+# CPython and mypyc's runtime. The data path (``netbase.hotpath``), built once, takes -O3.
 OPT_LEVEL = "1"
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
@@ -37,10 +38,10 @@ def mypy_version() -> str:
     return importlib.metadata.version("mypy")  # read from its metadata once, not per switch
 
 
-def key_prefix() -> str:
+def key_prefix(opt_level: str = OPT_LEVEL) -> str:
     """What every build's key starts with: a build is only valid for the mypy (mypyc),
     the interpreter and the optimisation level that made it."""
-    return f"{mypy_version()}\0{sys.version}\0{OPT_LEVEL}\0"
+    return f"{mypy_version()}\0{sys.version}\0{opt_level}\0"
 
 
 def python_only() -> bool:
