@@ -38,6 +38,7 @@ class SimHost:
         self.background: list[BackgroundFlow] = []
         self.sink: BackgroundSink | None = None
         self._wake_at: int | None = None
+        self._wakeup_event: Callable[[int], None] = self._wakeup  # bound once (see SwitchNode)
 
     def attach(self, uplink: Uplink) -> None:
         """``uplink`` carries this host's frames into the fabric."""
@@ -94,7 +95,7 @@ class SimHost:
                 wake = max(t, now + 1)
         if wake is not None and (self._wake_at is None or self._wake_at <= now or wake < self._wake_at):
             self._wake_at = wake
-            self.sim.at(wake, self._wakeup, wake)
+            self.sim.at(wake, self._wakeup_event, wake)
 
     def _wakeup(self, when: int) -> None:
         if when != self._wake_at:

@@ -78,6 +78,9 @@ class SwitchNode:
         self.ports: dict[int, Link] = {}
         self.restarts = 0
         self._wake_at: int | None = None
+        # bound once: compiled, ``self._wakeup`` as a value is a look-up by name and a new
+        # bound method each time the node schedules its wake-up
+        self._wakeup_event: Callable[[int], None] = self._wakeup
         self._boot()
 
     def _boot(self) -> None:
@@ -126,7 +129,7 @@ class SwitchNode:
         wake_at = self._wake_at
         if wake_at is None or wake_at <= now or nxt < wake_at:
             self._wake_at = nxt
-            self.sim.at(nxt, self._wakeup, nxt)
+            self.sim.at(nxt, self._wakeup_event, nxt)
 
     def _wakeup(self, when: int) -> None:
         if when != self._wake_at:

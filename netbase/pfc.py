@@ -60,8 +60,9 @@ class UnsupportedOpcode(ValueError):
 
 
 def is_mac_control(frame: bytes) -> bool:
-    """True for any MAC control frame (EtherType 0x8808): the MAC's to consume."""
-    return frame[12:14] == b"\x88\x08"
+    """True for any MAC control frame (EtherType 0x8808): the MAC's to consume. (Two byte
+    reads, not a slice: every frame a switch or a NIC receives is asked.)"""
+    return len(frame) >= 14 and frame[12] == 0x88 and frame[13] == 0x08
 
 
 def parse(frame: bytes) -> PauseFrame:
