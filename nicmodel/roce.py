@@ -139,6 +139,7 @@ _RETH: Final = struct.Struct("!QII")
 _U32: Final = struct.Struct("!I")
 _LRH_STANDIN: Final = b"\xff" * 8
 _LRH_CRC: Final = zlib.crc32(_LRH_STANDIN)  # the ICRC's running value after the LRH stand-in
+_crc32: Final = zlib.crc32  # compiled, ``zlib.crc32`` is a look-up by name per call (four a data packet)
 _CNP_PAD: Final = bytes(CNP_PAD_LEN)
 _IP_HEAD_MASKED: Final = b"\x45\xff"  # version and IHL, then the TOS masked (as icrc() masks it)
 
@@ -201,7 +202,7 @@ def icrc(frame: bytes, ip_off: int, ihl: int, bth_off: int, end: int, grown: int
     m.write(frame[bth_off:bth_off + 4])
     m.append(0xFF)  # the BTH's reserved byte
     m.write(frame[bth_off + 5:bth_off + BTH_LEN])
-    return zlib.crc32(frame[bth_off + BTH_LEN:end], zlib.crc32(m.getvalue(), _LRH_CRC))
+    return _crc32(frame[bth_off + BTH_LEN:end], _crc32(m.getvalue(), _LRH_CRC))
 
 
 def pack_bth(opcode: int, dqpn: int, psn: int, *, se: bool = False, pad: int = 0,
@@ -288,7 +289,7 @@ class FrameTemplate:
         masked.write(bth)
         masked[len(masked) - BTH_LEN + 4] = 0xFF  # the BTH's reserved byte
         masked.write(ext)
-        crc = zlib.crc32(payload, zlib.crc32(masked.getvalue(), _LRH_CRC))
+        crc = _crc32(payload, _crc32(masked.getvalue(), _LRH_CRC))
         frame = BytesWriter()
         frame.write(self._prefix)
         put16(frame, total)
