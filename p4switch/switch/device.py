@@ -67,7 +67,8 @@ class BatchPortIO(PortIO, Protocol):
 
 class Device:
     """The switch without its I/O: what the P4Runtime server, the runtime CLI and the I/O loop
-    share. Everything they call after start-up takes ``lock``: they run on different threads."""
+    share. Everything they call after start-up takes ``lock``: they run on different threads
+    (but ``receive`` and ``poll`` of a device driven from one thread, ``one_thread``)."""
 
     def __init__(
         self,
