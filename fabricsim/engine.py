@@ -88,32 +88,29 @@ class Simulator:
 
     def _pop(self) -> i64:
         """Remove the earliest key (the heap is not empty) and return its event's slot."""
+        first = self._slots[0]
         keys, last = pop(self._keys)
         slots, last_slot = pop(self._slots)
         n: i64 = len(keys)
-        if n == 0:
-            self._keys = keys
-            self._slots = slots
-            return last_slot
-        first = slots[0]
-        i: i64 = 0
-        while True:  # down from the root, moving the earlier child up, until ``last`` fits
-            child = 2 * i + 1
-            if child >= n:
-                break
-            below = keys[child]
-            if child + 1 < n:
-                right = keys[child + 1]
-                if right < below:
-                    child += 1
-                    below = right
-            if last <= below:
-                break
-            keys[i] = below
-            slots[i] = slots[child]
-            i = child
-        keys[i] = last
-        slots[i] = last_slot
+        if n:
+            i: i64 = 0
+            while True:  # down from the root, moving the earlier child up, until ``last`` fits
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                below = keys[child]
+                if child + 1 < n:
+                    right = keys[child + 1]
+                    if right < below:
+                        child += 1
+                        below = right
+                if last <= below:
+                    break
+                keys[i] = below
+                slots[i] = slots[child]
+                i = child
+            keys[i] = last
+            slots[i] = last_slot
         self._keys = keys
         self._slots = slots
         return first

@@ -192,12 +192,12 @@ class QueuePair:
 
     def has_data(self) -> bool:
         """Something to (re)send, ignoring pacing, window and pause."""
-        return self.state is _RTS and self.requester.has_data()
+        return self.ready() and self.requester.has_data()
 
     def send_ready_at(self, now_ns: int) -> int | None:
         """Earliest time the next data packet may leave (pacing, RNR wait), or None when the
         QP has nothing to send or its window is closed (an ACK will reopen it)."""
-        if self.state is not _RTS:
+        if not self.ready():
             return None
         return self.requester.send_ready_at()
 
