@@ -283,13 +283,12 @@ def simulate(topo, pipe, settings, profile: str, specs: dict[str, dict[str, Any]
                            units=sim_units(fab))
     tel = Telemetry(ctl, fabric_us=lambda: fab.now_ns() / 1e3)
 
-
     def packet_in(switch: str, pkt: Any) -> None:
         tel.on_packet_in(switch, pkt)
-        if observe is not None:
-            observe(switch, pkt)
+        observe(switch, pkt)
 
-    ctl.on_packet_in = packet_in
+    # the telemetry's handler itself when nobody observes: a packet-in per INT report
+    ctl.on_packet_in = tel.on_packet_in if observe is None else packet_in
     ctl.start()
     hosts = list(specs)
     nics = fab.nics

@@ -63,6 +63,10 @@ class _ReadRequest(NamedTuple):
     role: str = ""
 
 
+def _ignore(_pkt: PacketIn) -> None:
+    """The packet-in handler of a connection made without one."""
+
+
 class InProcessConnection:
     """One controller session with one simulated switch's P4Runtime service."""
 
@@ -82,7 +86,7 @@ class InProcessConnection:
         self.address = address
         self.device_id = device_id
         self.election_id = election_id
-        self.on_packet_in = on_packet_in
+        self.on_packet_in = on_packet_in  # the stream's handler from connect on
         self.on_digest = on_digest
         self.on_reconnect = on_reconnect  # a simulated switch never restarts on its own
         self.reconnects = 0
@@ -94,7 +98,8 @@ class InProcessConnection:
     def connect(self, timeout: float = 10.0) -> None:
         """Open the stream and become primary; ConnectionError when the switch refuses."""
         self._closed = False
-        self._stream = self.service.open_stream(self._on_stream_message, self._on_packet_in)
+        # the handler itself, not a method that calls it: a packet-in per INT report
+        self._stream = self.service.open_stream(self._on_stream_message, self.on_packet_in or _ignore)
         arb = p4runtime_pb2.StreamMessageRequest()
         arb.arbitration.device_id = self.device_id
         arb.arbitration.election_id.low = self.election_id
@@ -133,10 +138,6 @@ class InProcessConnection:
             self.service.stream_request(self._stream, ack)
             if self.on_digest is not None:
                 self.on_digest(msg.digest)
-
-    def _on_packet_in(self, pkt: PacketIn) -> None:
-        if self.on_packet_in is not None:
-            self.on_packet_in(pkt)
 
     # -- unary calls --------------------------------------------------------------------
     def _call(self, what: str, handler: Callable[[Any, _Context], Any], request: Any) -> Any:

@@ -95,7 +95,8 @@ class _Stream:
         self.key = key
         self.out: queue.Queue = queue.Queue()
         self.deliver = deliver
-        self.deliver_packet_in = deliver_packet_in
+        # an in-process client's handler itself: a packet-in per INT report in a simulation
+        self.send_packet_in: Callable[[packetio.PacketIn], None] = deliver_packet_in or self._packet_in_message
         self.election_id: int | None = None
         self.abort: P4RuntimeError | None = None
 
@@ -105,11 +106,8 @@ class _Stream:
         else:
             self.out.put(msg)
 
-    def send_packet_in(self, pkt: packetio.PacketIn) -> None:
-        if self.deliver_packet_in is not None:
-            self.deliver_packet_in(pkt)
-        else:
-            self.send(p4runtime_pb2.StreamMessageResponse(packet=pkt.to_pb()))
+    def _packet_in_message(self, pkt: packetio.PacketIn) -> None:
+        self.send(p4runtime_pb2.StreamMessageResponse(packet=pkt.to_pb()))
 
     def close(self, error: P4RuntimeError | None = None) -> None:
         if error is not None:
@@ -133,6 +131,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.now_ns = now_ns or (clock.now_ns if clock is not None else time.monotonic_ns)
         self.arbiter = Arbiter()
         self.streams: dict[int, _Stream] = {}
+        self._primary: _Stream | None = None  # the primary client's stream (_notify)
         self.state_lock = threading.Lock()
         self.control_lock = threading.Lock()  # one Write or pipeline change at a time
         self.keys = itertools.count(1)
@@ -351,7 +350,11 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._notify(notices)
 
     def _notify(self, notices: list[Notice]) -> None:
-        """Send arbitration answers (caller holds state_lock)."""
+        """Send arbitration answers and remember the primary's stream, which packet-ins and
+        digests go to (caller holds state_lock, after changing the arbiter): they read it
+        without the lock, one attribute read a packet-in."""
+        key = self.arbiter.primary()
+        self._primary = self.streams.get(key) if key is not None else None
         highest = self.arbiter.highest or 0
         for notice in notices:
             target = self.streams.get(notice.key)
@@ -371,11 +374,6 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             if stream.election_id is not None:
                 self._notify(self.arbiter.remove(stream.key))
 
-    def _primary_stream(self) -> _Stream | None:
-        with self.state_lock:
-            key = self.arbiter.primary()
-            return self.streams.get(key) if key is not None else None
-
     # ------------------------------------------------------------------ packet I/O
     def _packet_out(self, stream: _Stream, packet: p4runtime_pb2.PacketOut) -> None:
         with self.state_lock:  # other streams' threads change the arbiter
@@ -392,7 +390,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _packet_in(self, frame: bytes) -> None:
         """Device callback for frames the program sent to the CPU port."""
         schema = self.pipeline.schema
-        primary = self._primary_stream()
+        primary = self._primary
         if schema is None or primary is None:
             self.stats["packet_in_dropped"] += 1
             return
@@ -417,7 +415,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.digests.add(info.preamble.id, data)
 
     def _send_digest_list(self, digest_list: p4runtime_pb2.DigestList) -> None:
-        primary = self._primary_stream()
+        primary = self._primary
         if primary is None:
             self.digests.ack(digest_list.digest_id, digest_list.list_id)  # nobody to wait for
             self.stats["digest_lists_dropped"] += 1
@@ -439,7 +437,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             msg = idle_notification(program, schema, self.now_ns())
             if msg is None:
                 return
-            primary = self._primary_stream()
+            primary = self._primary
             if primary is None:
                 self.stats["idle_notifications_dropped"] += 1
                 return
