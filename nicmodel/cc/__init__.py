@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from nicmodel.cc.base import AckInfo, CongestionControl, HopInt, LineRate, NoOpEvents
+from nicmodel.cc.base import AckInfo, CongestionControl, HopInt, LineRate
 from nicmodel.cc.dcqcn import Dcqcn, DcqcnParams
 from nicmodel.cc.hpcc import Hpcc, HpccParams
 from nicmodel.cc.timely import Timely, TimelyParams
@@ -26,7 +26,6 @@ __all__ = [
     "Hpcc",
     "HpccParams",
     "LineRate",
-    "NoOpEvents",
     "Timely",
     "TimelyParams",
     "create_cc",

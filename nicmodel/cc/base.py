@@ -8,7 +8,7 @@ like the core: no clocks, no sockets; periodic work is asked for through ``next_
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from mypy_extensions import mypyc_attr
 
@@ -39,48 +39,40 @@ class HopInt(NamedTuple):
     qdepth_in_bytes: bool = False
 
 
-class AckInfo(NamedTuple):
-    """What one ACK tells the sender (a named tuple, as ``HopInt``: one per ACK)."""
+class AckInfo:
+    """What one ACK tells the sender. A class, not a named tuple as ``HopInt``: compiled, a
+    named tuple is made by a Python call of its class (~4,400 instructions), this one by a C
+    call, once an ACK."""
 
-    now_ns: int
-    acked_bytes: int  # newly acknowledged bytes (cumulative progress, plus SACKed bytes)
-    rtt_ns: int | None  # sample from the acked packet's send time, if known
-    ecn_echo: bool  # receiver saw CE on the acked data (used by RTT/ECN hybrids)
-    hops: tuple[HopInt, ...]  # echoed INT, source-side hop first; empty without INT
-    acked_psn: int  # highest PSN acknowledged (HPCC's per-RTT reference needs it)
-    next_psn: int  # next PSN the sender will use (snd_nxt) when the ACK arrived
+    def __init__(self, now_ns: int, acked_bytes: int, rtt_ns: int | None, ecn_echo: bool,
+                 hops: tuple[HopInt, ...], acked_psn: int, next_psn: int) -> None:
+        self.now_ns = now_ns
+        self.acked_bytes = acked_bytes  # newly acknowledged bytes (cumulative progress, plus SACKed bytes)
+        self.rtt_ns = rtt_ns  # sample from the acked packet's send time, if known
+        self.ecn_echo = ecn_echo  # receiver saw CE on the acked data (used by RTT/ECN hybrids)
+        self.hops = hops  # echoed INT, source-side hop first; empty without INT
+        self.acked_psn = acked_psn  # highest PSN acknowledged (HPCC's per-RTT reference needs it)
+        self.next_psn = next_psn  # next PSN the sender will use (snd_nxt) when the ACK arrived
 
-
-class CongestionControl(Protocol):
-    """Per-queue-pair algorithm. ``rate_bps`` paces packets; ``window_bytes`` (None for
-    rate-only schemes) caps bytes in flight."""
-
-    name: str
-    rate_bps: float
-    window_bytes: float | None
-
-    def on_packet_sent(self, now_ns: int, nbytes: int, psn: int) -> None: ...
-
-    def on_ack(self, ack: AckInfo) -> None: ...
-
-    def on_cnp(self, now_ns: int) -> None: ...
-
-    def on_timeout(self, now_ns: int) -> None: ...
-
-    def on_timer(self, now_ns: int) -> None: ...
-
-    def next_timer(self) -> int | None:
-        """Absolute time of the next ``on_timer`` call the algorithm wants, or None."""
-        ...
+    def __repr__(self) -> str:
+        return (f"AckInfo(now_ns={self.now_ns}, acked_bytes={self.acked_bytes}, rtt_ns={self.rtt_ns}, "
+                f"ecn_echo={self.ecn_echo}, hops={self.hops}, acked_psn={self.acked_psn}, next_psn={self.next_psn})")
 
 
 # The algorithms run compiled (``netbase.hotpath.DATA_PATH``); a user's variant, or a test's recording one,
 # subclasses them in Python, which a compiled class allows only when it says so.
 @mypyc_attr(allow_interpreted_subclasses=True)
-class NoOpEvents:
-    """Do-nothing handlers for every transport event. An algorithm inherits them and
-    overrides only the events it reacts to, so each one reads as what it does (DCQCN:
-    CNPs and bytes sent; HPCC and TIMELY: ACKs) rather than as a list of empty methods."""
+class CongestionControl:
+    """Per-queue-pair algorithm: ``rate_bps`` paces packets; ``window_bytes`` (None for
+    rate-only schemes) caps bytes in flight. Its handlers of the transport's events do
+    nothing: an algorithm subclasses it and overrides only the events it reacts to, so each
+    one reads as what it does (DCQCN: CNPs and bytes sent; HPCC and TIMELY: ACKs) rather than
+    as a list of empty methods. A base class, not a protocol: compiled, the queue pair's calls
+    and reads (several a packet) go through its vtable, where a protocol's are Python calls."""
+
+    name: str
+    rate_bps: float
+    window_bytes: float | None = None
 
     def on_packet_sent(self, now_ns: int, nbytes: int, psn: int) -> None:
         return None
@@ -98,15 +90,15 @@ class NoOpEvents:
         return None
 
     def next_timer(self) -> int | None:
+        """Absolute time of the next ``on_timer`` call the algorithm wants, or None."""
         return None
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
-class LineRate(NoOpEvents):
+class LineRate(CongestionControl):
     """No congestion control: always send at line rate (the comparison baseline)."""
 
     name = "none"
-    window_bytes: float | None = None
 
     def __init__(self, line_rate_bps: float) -> None:
         self.rate_bps = line_rate_bps

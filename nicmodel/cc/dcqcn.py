@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from mypy_extensions import mypyc_attr
 
-from nicmodel.cc.base import NoOpEvents, ewma
+from nicmodel.cc.base import CongestionControl, ewma
 
 
 @dataclass
@@ -72,13 +72,12 @@ TABLE_PARAMS: dict[str, float] = {"byte_counter": 150 * 1024, "timer_ns": 55_000
                                   "min_rate_bps": 5e9}
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # as NoOpEvents
-class Dcqcn(NoOpEvents):
+@mypyc_attr(allow_interpreted_subclasses=True)  # as CongestionControl
+class Dcqcn(CongestionControl):
     """DCQCN reaction point for one queue pair (rate-based: ``window_bytes`` is None). It
     reacts to CNPs, bytes sent and its increase timer; ACKs and timeouts carry no signal."""
 
     name = "dcqcn"
-    window_bytes: float | None = None
 
     def __init__(self, line_rate_bps: float, params: DcqcnParams | None = None) -> None:
         self.params = params or DcqcnParams()

@@ -64,7 +64,7 @@ from typing import Final
 
 from mypy_extensions import mypyc_attr
 
-from nicmodel.cc.base import AckInfo, HopInt, NoOpEvents, clamp, ewma
+from nicmodel.cc.base import AckInfo, CongestionControl, HopInt, clamp, ewma
 
 _WRAP32: Final = 1 << 32
 
@@ -95,8 +95,8 @@ class HpccParams:
             raise ValueError("hpcc min_rate_bps must be in (0, line rate]")
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # as NoOpEvents
-class Hpcc(NoOpEvents):
+@mypyc_attr(allow_interpreted_subclasses=True)  # as CongestionControl
+class Hpcc(CongestionControl):
     """HPCC sender state for one queue pair (window plus pacing rate W / T). It reacts to
     ACKs only: no ECN (CNPs), no timers."""
 
@@ -110,7 +110,7 @@ class Hpcc(NoOpEvents):
         self.w_init = line_rate_bps * t_s / 8
         self.w_ai = self.params.rate_ai_bps * t_s / 8
         self.w_min = self.params.min_rate_bps * t_s / 8
-        self.window_bytes: float | None = self.w_init
+        self.window_bytes = self.w_init
         self.reference_window = self.w_init  # Wc
         self.rate_bps = line_rate_bps
         self.utilization = 0.0  # U (EWMA)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from mypy_extensions import mypyc_attr
 
-from nicmodel.cc.base import AckInfo, NoOpEvents, clamp, ewma
+from nicmodel.cc.base import AckInfo, CongestionControl, clamp, ewma
 
 
 @dataclass
@@ -66,13 +66,12 @@ class TimelyParams:
             raise ValueError("timely min_rate_bps must be in (0, line rate]")
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # as NoOpEvents
-class Timely(NoOpEvents):
+@mypyc_attr(allow_interpreted_subclasses=True)  # as CongestionControl
+class Timely(CongestionControl):
     """TIMELY sender state for one queue pair (rate-based). Delay is its only signal: it
     reacts to ACKs (RTT samples), not to ECN (CNPs) or timers."""
 
     name = "timely"
-    window_bytes: float | None = None
 
     def __init__(self, line_rate_bps: float, params: TimelyParams | None = None) -> None:
         self.params = params or TimelyParams()

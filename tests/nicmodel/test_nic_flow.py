@@ -8,16 +8,15 @@ import struct
 from netbase import ipv4, pfc
 from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from nicmodel import Nic, QpConfig, Reliability, WcStatus, roce
-from nicmodel.cc.base import AckInfo
+from nicmodel.cc.base import AckInfo, CongestionControl
 
 
-class Scripted:
+class Scripted(CongestionControl):
     """A congestion control with a fixed rate/window that records every call."""
-
-    name = "scripted"
 
     def __init__(self, rate_bps: float = 100e9, window_bytes: float | None = None,
                  timer_at: int | None = None) -> None:
+        self.name = "scripted"
         self.rate_bps = rate_bps
         self.window_bytes = window_bytes
         self.timer_at = timer_at

@@ -17,7 +17,7 @@ from scapy.utils import wrpcap
 
 from netbase import ipv4, pfc
 from nicmodel import Nic, Reliability, int_md, roce
-from nicmodel.cc.base import HopInt
+from nicmodel.cc.base import HopInt, LineRate
 from nicmodel.psn import psn_add, psn_diff, to_wire, unwrap
 
 
@@ -151,23 +151,15 @@ def hop(i: int) -> HopInt:
                   egress_ts_us=1003 + i, tx_bytes=2**32 - 10 + i, link_rate_mbps=100_000)
 
 
-class AckRecorder:
+class AckRecorder(LineRate):
     """A congestion control that only records the ACKs the sender hands it (their INT hops,
     acked bytes and RTT) and never limits the rate."""
 
-    name = "rec"
-    rate_bps = 100e9
-    window_bytes = None
-
     def __init__(self) -> None:
+        super().__init__(100e9)
         self.acks: list = []
 
-    def on_packet_sent(self, now, n, psn): pass
     def on_ack(self, ack): self.acks.append(ack)
-    def on_cnp(self, now): pass
-    def on_timeout(self, now): pass
-    def on_timer(self, now): pass
-    def next_timer(self): return None
 
 
 def test_int_stack_is_read_checked_and_echoed(net):
