@@ -12,5 +12,8 @@
   which our switch serves too.
 
 It depends only on netbase, the p4runtime protobufs and gRPC. Our switch (``p4switch``), the
-controller, the lab and the tests build on it; it builds on none of them.
+controller, the lab and the tests build on it; it builds on none of them. ``wire`` runs compiled
+when built (``netbase.hotpath.DATA_PATH``: netbase, imported first, installs its finder).
 """
+
+import netbase  # noqa: F401 (before any of this package's modules)

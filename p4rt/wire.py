@@ -15,7 +15,7 @@ Field numbers come from the message descriptors, not from constants typed in her
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from p4.v1 import p4data_pb2, p4runtime_pb2
 
@@ -34,7 +34,8 @@ _IX = numbers(p4runtime_pb2.Index)
 _PD = numbers(p4data_pb2.P4Data)
 _RR = numbers(p4runtime_pb2.ReadResponse)
 
-VARINT, LEN = 0, 2
+VARINT: Final = 0
+LEN: Final = 2
 
 
 class Undecodable(Exception):
@@ -65,6 +66,7 @@ def fields(data: bytes) -> list[tuple[int, Any]]:
     Keys and lengths under 128 (all of them in practice) take the short way."""
     out = []
     pos, end = 0, len(data)
+    value: Any  # the field's int or bytes
     while pos < end:
         key = data[pos]
         pos += 1
@@ -81,10 +83,11 @@ def fields(data: bytes) -> list[tuple[int, Any]]:
             if pos > end:
                 raise Undecodable("truncated field")
         elif wire == VARINT:
-            value = data[pos]
+            number = data[pos]
             pos += 1
-            if value >= 0x80:
-                value, pos = _varint(data, pos - 1)
+            if number >= 0x80:
+                number, pos = _varint(data, pos - 1)
+            value = number
         else:
             raise Undecodable(f"wire type {wire}")
         out.append((key, value))
@@ -141,10 +144,10 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-_SMALL = [bytes([i]) for i in range(0x80)]
+_SMALL: Final = [bytes([i]) for i in range(0x80)]
 
 
-_TAGS: dict[int, bytes] = {}  # key (number << 3 | wire type) -> its varint, made once
+_TAGS: Final[dict[int, bytes]] = {}  # key (number << 3 | wire type) -> its varint, made once
 
 
 def tag(number: int, wire: int) -> bytes:
@@ -176,17 +179,17 @@ def read_response(entities: Iterable[bytes]) -> bytes:
     return b"".join(field + varint(len(e)) + e for e in entities)
 
 
-ENTITY_TAGS = {name: tag(number, LEN) for name, number in _EN.items()}
-_COUNTER_ID = tag(_CE["counter_id"], VARINT)
-_COUNTER_INDEX = tag(_CE["index"], LEN)
-_COUNTER_DATA = tag(_CE["data"], LEN)
-_REGISTER_ID = tag(_RE["register_id"], VARINT)
-_REGISTER_INDEX = tag(_RE["index"], LEN)
-_REGISTER_DATA = tag(_RE["data"], LEN)
-_INDEX = tag(_IX["index"], VARINT)
-_BYTES = tag(_CD["byte_count"], VARINT)
-_PACKETS = tag(_CD["packet_count"], VARINT)
-_BITSTRING = tag(_PD["bitstring"], LEN)
+ENTITY_TAGS: Final = {name: tag(number, LEN) for name, number in _EN.items()}
+_COUNTER_ID: Final = tag(_CE["counter_id"], VARINT)
+_COUNTER_INDEX: Final = tag(_CE["index"], LEN)
+_COUNTER_DATA: Final = tag(_CE["data"], LEN)
+_REGISTER_ID: Final = tag(_RE["register_id"], VARINT)
+_REGISTER_INDEX: Final = tag(_RE["index"], LEN)
+_REGISTER_DATA: Final = tag(_RE["data"], LEN)
+_INDEX: Final = tag(_IX["index"], VARINT)
+_BYTES: Final = tag(_CD["byte_count"], VARINT)
+_PACKETS: Final = tag(_CD["packet_count"], VARINT)
+_BITSTRING: Final = tag(_PD["bitstring"], LEN)
 
 
 def with_length(payload: bytes) -> bytes:

@@ -1,5 +1,5 @@
 """``netbase.hotpath``: the per-packet modules (the clock's and wire formats', the switch's, the
-NIC model's, the simulator's) run compiled, as one build, when built for exactly these sources,
+NIC model's, the simulator's, P4Runtime's wire encoding) run compiled, as one build, when built for exactly these sources,
 as Python otherwise, and the Python ones (the reference) still pass their package's tests."""
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ def _files(modules: tuple[str, ...], env: dict[str, str]) -> list[str]:
 
 def test_built_modules_replace_the_python_ones() -> None:
     built = DATA_PATH.build()  # made by make setup: found in the cache
-    assert {m.split(".")[0] for m in DATA_PATH.modules} == {"netbase", "p4switch", "nicmodel", "fabricsim"}
+    assert {m.split(".")[0] for m in DATA_PATH.modules} == {"netbase", "p4switch", "nicmodel", "fabricsim", "p4rt"}
     assert _files(DATA_PATH.modules, {build_cache.BACKEND_ENV: "auto"}) == [
         str(DATA_PATH.extension(built, m)) for m in DATA_PATH.modules]
     assert all(f.endswith(".py") for f in _files(DATA_PATH.modules, {build_cache.BACKEND_ENV: "python"}))
 
 
-@pytest.mark.parametrize("first", ["p4switch.switch.device", "nicmodel.nic", "fabricsim.host"])
+@pytest.mark.parametrize("first", ["p4switch.switch.device", "nicmodel.nic", "fabricsim.host", "p4rt.wire"])
 def test_a_module_imported_first_comes_from_the_build(first: str) -> None:
     """Whichever package a process imports first, its modules come from the one build (netbase's
     finder is in place before them), so a call between packages is a call between native classes."""
@@ -62,7 +62,8 @@ def test_an_edited_module_is_not_shadowed_by_its_old_build(tmp_path: Path) -> No
     ("p4switch/switch/test_switch_device.py", "p4switch/switch/test_switch_tm.py"),
     ("nicmodel",),
     ("fabricsim/test_fsim_fabric.py", "fabricsim/test_fsim_spray_reorder.py"),
-], ids=["p4switch", "nicmodel", "fabricsim"])
+    ("p4switch/p4runtime/test_p4rt_wire.py",),
+], ids=["p4switch", "nicmodel", "fabricsim", "p4rt"])
 def test_the_python_modules_pass_their_tests(tests: tuple[str, ...]) -> None:
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not net",
                           *(str(TESTS / t) for t in tests)],
