@@ -96,6 +96,7 @@ class EgressPort:
     depth metadata is the port's occupancy and is read for every packet."""
 
     queues: list[EgressQueue]  # each holds (item, length, enq_ns, enq_qdepth) tuples
+    number: int = 0  # the port's number
     rate_bps: float | None = None
     busy_until: int = 0
     pfc: PfcPort = field(default_factory=PfcPort)
@@ -131,7 +132,9 @@ class TrafficManager:
         # Packets already queued when a watchdog declares a storm: the enqueue that accepted
         # them returned True, so only this switch-wide count makes them show up in the totals.
         self.dropped_watchdog_flush = 0
-        self._rr: list[int] = []  # port service order, rotated for fairness between ports
+        # port service order, rotated for fairness between ports: the ports themselves, not their
+        # numbers (a dict look-up of each port a departure walks past)
+        self._rr: list[EgressPort] = []
         # Packets queued on all ports, and ports with a PFC watchdog armed: with neither,
         # pop and next_event_ns have nothing to look at (most calls, in a lightly loaded fabric).
         self._backlog = 0
@@ -141,9 +144,10 @@ class TrafficManager:
     def port(self, port: int) -> EgressPort:
         p = self.ports.get(port)
         if p is None:
-            p = EgressPort([EgressQueue(capacity=c, rate_pps=r) for c, r in zip(self._default_capacity, self._default_rate)])
+            p = EgressPort([EgressQueue(capacity=c, rate_pps=r) for c, r in zip(self._default_capacity, self._default_rate)],
+                           port)
             self.ports[port] = p
-            self._rr.append(port)
+            self._rr.append(p)
         return p
 
     def _targets(self, port: int | None, priority: int | None) -> Iterable[tuple[EgressQueue | None, int]]:
@@ -233,9 +237,8 @@ class TrafficManager:
         class PFC does not pause (a storm the watchdog declared ignores the pause)."""
         if not self._backlog and not self._armed_ports:
             return None
-        rr, ports = self._rr, self.ports
-        for i, port in enumerate(rr):
-            p = ports[port]
+        rr = self._rr
+        for i, p in enumerate(rr):
             if p.armed:
                 self._watchdog(p, now)
             ready = p.ready
@@ -266,7 +269,7 @@ class TrafficManager:
             if q.rate_pps:
                 q.next_allowed = _pace(q.next_allowed, now, int(1e9 / q.rate_pps))
             unit = self.timestamp_unit_ns
-            return Departure(port, pr, item, length, enq_ns, enq_qdepth, now, p.backlog,
+            return Departure(p.number, pr, item, length, enq_ns, enq_qdepth, now, p.backlog,
                              p.backlog_bytes, enq_ns // unit, (now - enq_ns) // unit)
         return None
 
