@@ -30,16 +30,17 @@ from p4switch.exec.elaborate import ProgramCompiler
 __all__ = ["Compiled", "UnsupportedError", "compile_checked"]
 
 
-def compile_checked(checked: Any, backend: str | None = None) -> Compiled:
+def compile_checked(checked: Any, backend: str | None = None, ahead: bool = False) -> Compiled:
     """``backend``: ``python``, ``mypyc`` or ``auto`` (``native.py``); None takes
     ``P4SWITCH_BACKEND``. ``auto`` generates the compiled module's text and runs it if it is
-    built already, else generates and runs the Python one."""
+    built already, else generates and runs the Python one. ``ahead``: a build made ahead of
+    any switch's use (``prebuild``), at ``native.AHEAD_OPT_LEVEL``."""
     choice = native.checked_backend(backend) if backend else native.backend()
     if choice == "auto":
         found = ProgramCompiler(checked).compile("mypyc", only_built=True)
         if found is not None:
             return found
         choice = "python"
-    compiled = ProgramCompiler(checked).compile(choice)
+    compiled = ProgramCompiler(checked).compile(choice, opt_level=native.AHEAD_OPT_LEVEL if ahead else native.OPT_LEVEL)
     assert compiled is not None  # only an ``only_built`` compile finds nothing
     return compiled

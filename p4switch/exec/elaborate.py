@@ -104,9 +104,10 @@ class ProgramCompiler(RuntimeObjects):
         return name
 
     # ---- entry point -----------------------------------------------------------------------
-    def compile(self, backend: str, only_built: bool = False) -> Compiled | None:
+    def compile(self, backend: str, only_built: bool = False, opt_level: str = native.OPT_LEVEL) -> Compiled | None:
         """The program's generated code, run by ``backend`` (``python`` or ``mypyc``); with
-        ``only_built``, None rather than a build when mypyc's module is not in the cache."""
+        ``only_built``, None rather than a build when mypyc's module is not in the cache;
+        ``opt_level``, the C compiler's for a build."""
         self.types.native = backend == "mypyc"
         pipeline = self.checked.pipeline
         stages = {}
@@ -140,7 +141,7 @@ class ProgramCompiler(RuntimeObjects):
         src = (self.types.out.text() + inline_controls(self.out.text(), controls) + fl_code
                + entry_code(stages, hdr_c, meta_c, sm_c, self.types.native))
         self.result.source = src
-        defs = self._run(src, backend, sm_c, only_built)
+        defs = self._run(src, backend, sm_c, only_built, opt_level)
         if defs is None:
             return None
         self.result.entries = {name: defs[name] for name in ENTRY_NAMES}
@@ -149,12 +150,12 @@ class ProgramCompiler(RuntimeObjects):
             defs[hdr_c], defs[meta_c], defs[sm_c])
         return self.result
 
-    def _run(self, src: str, backend: str, sm_cls: str, only_built: bool) -> dict[str, Any] | None:
+    def _run(self, src: str, backend: str, sm_cls: str, only_built: bool, opt_level: str) -> dict[str, Any] | None:
         """Run the generated module with ``self.ns`` (the runtime objects) as its globals;
         returns the globals, now with its classes and functions (None: see ``compile``)."""
         if backend == "mypyc":
             text = native.module_text(src, {k: self.ns_types.get(k, "Any") for k in self.ns}, sm_cls)
-            name, built = native.built(text) if only_built else native.build(text)
+            name, built = native.built(text) if only_built else native.build(text, opt_level)
             if built is None:
                 return None
             module, self.result.objects = native.load(name, built, self.ns)

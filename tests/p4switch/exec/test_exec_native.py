@@ -77,6 +77,19 @@ def test_a_module_mypy_refuses_is_a_build_error_with_its_output(tmp_path, monkey
     assert not list(tmp_path.glob("*" + native.SUFFIX))  # nothing half-built is cached
 
 
+def test_a_build_made_ahead_is_the_one_a_load_finds(tmp_path, monkeypatch) -> None:
+    """``prebuild`` builds at native.AHEAD_OPT_LEVEL (gcc -O3), a load at -O1 only what it
+    does not find: a program built ahead is not built again."""
+    monkeypatch.setenv(build_cache.CACHE_ENV, str(tmp_path))
+    text = native.module_text("def seven() -> int:\n    return 7\n",
+                              {n: "Any" for n in ("ParserError", "random_in", "log_message")}, "Any")
+    assert native.built(text)[1] is None
+    name, path = native.build(text, native.AHEAD_OPT_LEVEL)
+    assert name == native.module_name(text, native.AHEAD_OPT_LEVEL) != native.module_name(text)
+    assert native.built(text) == (name, path) == native.build(text)
+    assert len(list(tmp_path.glob("*" + native.SUFFIX))) == 1
+
+
 def test_unknown_backend_is_refused(monkeypatch) -> None:
     monkeypatch.setenv(native.BACKEND_ENV, "cython")
     with pytest.raises(ValueError, match="P4SWITCH_BACKEND='cython': expected one of python, mypyc, auto"):
