@@ -772,7 +772,8 @@ class StmtGen(ExprGen):
             d, h = self.scope.tmp("d"), self.scope.tmp("h")
             o(f"if {r} is None:")
             with o.indent():
-                o(f"{d}: tuple[int, Any] = {obj}.default_pair")
+                cell = self.pc.bind(obj + "_default", table.default_cell, "list[tuple[int, Any]]")
+                o(f"{d}: tuple[int, Any] = {cell}[0]")
                 o(f"{ai} = {d}[0]; {ar} = {d}[1]; {hit} = False")
             o("else:")
             with o.indent():

@@ -350,8 +350,20 @@ class Table:
         self._idle_next = 0
         self._initial_default = default_action
         self.default_action = default_action
-        self.default_pair = self._resolve_call(default_action)
+        # the default's (action index, arguments) in a cell the generated code holds (bound as
+        # ``<table>_default``): it reads the item natively, where ``default_pair`` is an
+        # attribute of this Python object (a look-up by name for every miss)
+        self.default_cell: list[tuple[int, Any]] = [self._resolve_call(default_action)]
         self.apply = self._build_apply()
+
+    @property
+    def default_pair(self) -> tuple[int, Any]:
+        """The default action's (index in the table's actions, resolved arguments)."""
+        return self.default_cell[0]
+
+    @default_pair.setter
+    def default_pair(self, pair: tuple[int, Any]) -> None:
+        self.default_cell[0] = pair
 
     # ---- validation -------------------------------------------------------------------
     def _resolve_call(self, call: ActionCall) -> tuple[int, tuple[int, ...]]:
