@@ -754,17 +754,23 @@ class StmtGen(ExprGen):
                 single = keys[0] if len(keys) == 1 else key
                 o(f"{r} = {self.pc.bind(obj + '_index', table.exact_index, 'dict[Any, Any]')}.get({single})")
             elif table.memo is not None:  # the remembered answer, else the search (which remembers it)
-                k = self.scope.tmp("k")
-                shifts = table.memo_shifts
-                if shifts is not None and all(scalar_width(x.expr.type) == f.width and not is_signed(x.expr.type)
-                                              for x, f in zip(tdecl.key, table.key)):
-                    o(f"{k} = " + " | ".join(f"(({v}) << {n})" if n else f"({v})" for v, n in zip(keys, shifts)))
-                    find = "find_packed"
-                else:
-                    o(f"{k} = {key}")
-                    find = "find"
-                o(f"{r} = {self.pc.bind(obj + '_memo', table.memo, 'dict[Any, Any]')}.get({k}, UNSEEN)")
-                o(f"if {r} is UNSEEN: {r} = {obj}.{find}({k})")
+                # nothing to look up while the table is empty: no key made, hashed and compared
+                o(f"if {self.pc.bind(obj + '_entries', table.entries_by_key, 'dict[Any, Any]')}:")
+                with o.indent():
+                    k = self.scope.tmp("k")
+                    shifts = table.memo_shifts
+                    if shifts is not None and all(scalar_width(x.expr.type) == f.width and not is_signed(x.expr.type)
+                                                  for x, f in zip(tdecl.key, table.key)):
+                        o(f"{k} = " + " | ".join(f"(({v}) << {n})" if n else f"({v})" for v, n in zip(keys, shifts)))
+                        find = "find_packed"
+                    else:
+                        o(f"{k} = {key}")
+                        find = "find"
+                    o(f"{r} = {self.pc.bind(obj + '_memo', table.memo, 'dict[Any, Any]')}.get({k}, UNSEEN)")
+                    o(f"if {r} is UNSEEN: {r} = {obj}.{find}({k})")
+                o("else:")
+                with o.indent():
+                    o(f"{r} = None")
             else:
                 o(f"{r} = {obj}.find({key})")
             # the default action or the entry's hit (the look-up's answer, ``tables._Rec.hit``),

@@ -328,7 +328,9 @@ class Table:
             self._mode = "exact"
         self._lpm_pos = lpm[0] if lpm and not self.needs_priority else -1
         self._single = len(self._match_fields) == 1 and not self._selector_fields
-        self._entries: dict[tuple, _Rec] = {}
+        # every entry by its key (match and priority); the generated code skips a look-up while
+        # it is empty (a table no entry was written to, fabric.p4's ACL in most runs)
+        self.entries_by_key: dict[tuple, _Rec] = {}
         self._eids = itertools.count(1)
         # an exact table's entries by key: each one's ``hit`` where generated code looks them up
         # itself (``_inline``), else its record
@@ -456,9 +458,9 @@ class Table:
     def insert_const(self, entry: TableEntry, now_us: int = 0) -> None:
         """Insert without the const-table check (the program's own ``const entries``)."""
         key = self._key_of(entry.match, entry.priority)
-        if key in self._entries:
+        if key in self.entries_by_key:
             raise AlreadyExistsError(f"table {self.name}: entry exists")
-        if len(self._entries) >= self.size:
+        if len(self.entries_by_key) >= self.size:
             raise ResourceExhaustedError(f"table {self.name} is full ({self.size} entries)")
         idx, args = self._action_of(entry.action)
         self._check_extras(entry)
@@ -472,7 +474,7 @@ class Table:
             stored.counter = None  # counted in ``counts`` (see _Rec)
         rec = _Rec(stored, next(self._eids), idx, args, counts)
         rec.last_hit = rec.reported = now_us
-        self._entries[key] = rec
+        self.entries_by_key[key] = rec
         self._index_add(key, rec)
         self._track_idle(rec)
 
@@ -505,7 +507,7 @@ class Table:
         """Remove the entry with this match and priority (the action is not looked at)."""
         self._check_mutable()
         key = self._key_of(entry.match, entry.priority)
-        rec = self._entries.pop(key, None)
+        rec = self.entries_by_key.pop(key, None)
         if rec is None:
             raise NotFoundError(f"table {self.name}: no such entry")
         if self.profile is not None:
@@ -518,12 +520,12 @@ class Table:
     def clear(self) -> None:
         """Remove every entry (the runtime CLI's ``table_clear``), releasing the members and
         groups they used and the meter state of each."""
-        for key, rec in list(self._entries.items()):
+        for key, rec in list(self.entries_by_key.items()):
             if self.profile is not None:
                 self.profile.ref(rec.entry.action, -1)
             if self.dmeter is not None:
                 self.dmeter.forget(rec.eid)
-            del self._entries[key]
+            del self.entries_by_key[key]
             self._index_remove(key, rec)
         self._timed.clear()
 
@@ -531,7 +533,7 @@ class Table:
         return self._rec_at(self._key_of(match, priority))
 
     def _rec_at(self, key: tuple) -> _Rec:
-        rec = self._entries.get(key)
+        rec = self.entries_by_key.get(key)
         if rec is None:
             raise NotFoundError(f"table {self.name}: no such entry")
         return rec
@@ -542,7 +544,7 @@ class Table:
 
     def entries(self) -> list[TableEntry]:
         """Copies of every entry, in insertion order."""
-        return [self._copy(r) for r in self._entries.values()]
+        return [self._copy(r) for r in self.entries_by_key.values()]
 
     def set_counter(self, match: dict[str, FieldMatch], priority: int, data: CounterData) -> None:
         """Write the direct counter of one entry (allowed on const tables too)."""
