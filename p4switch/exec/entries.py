@@ -35,12 +35,23 @@ MASK32 = (1 << 32) - 1
 MASK19 = (1 << 19) - 1
 SPARE_HEADERS = 64
 
-# The spare headers' list is Final: compiled, a module's other names are a look-up in its
-# globals dict at every use (two a pass)
+# Each pass starts by clearing what the externs of a pass set in its context (``E_clear``: one
+# context serves many passes, V1Pipeline._ctx). The spare headers' list is Final: compiled, a
+# module's other names are a look-up in its globals dict at every use (two a pass)
 _TEMPLATE = """
 _spare_headers: Final[list[{H}]] = []
+def E_clear(ctx: Any) -> None:
+    ctx.clone_type = None
+    ctx.clone_session = 0
+    ctx.clone_fl = None
+    ctx.resubmit_fl = None
+    ctx.recirc_fl = None
+    ctx.digests = ()
+    ctx.truncate = 0
+
 def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, apply: bool,
               on_error: Any) -> tuple[{H}, {M}, {SM}, Any, int, int, int, bytes]:
+    E_clear(ctx)
     hdr = _spare_headers.pop() if _spare_headers else {H}()
     meta = {M}()
     sm = {SM}()
@@ -75,6 +86,7 @@ def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, ap
 
 def E_egress(ctx: Any, hdr: {H}, meta: {M}, sm: {SM}, port: int, rid: int, itype: int, enq_ts: int,
              enq_qdepth: int, deq_timedelta: int, deq_qdepth: int, now: int, payload: bytes, truncate: int) -> bytes | None:
+    E_clear(ctx)
     sm.egress_port = port
     sm.egress_spec = 0
     sm.egress_rid = rid

@@ -167,6 +167,11 @@ class V1Pipeline:
             self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs, "objs": c.objects})
         else:  # a template whose ``fresh`` makes each pass's (native.CONTEXT_CLASS)
             self._Ctx = c.context_cls(c.objects, self.rng, self.logs).fresh
+        # the context of the passes ``ingress`` and ``egress`` run, which each pass clears
+        # (E_ingress, E_egress): made once, not a call into the program's module and an object a
+        # pass. A clone's parse and a resubmitted pass, which run while it is still read, and
+        # ``process`` take fresh ones.
+        self._ctx = self._Ctx()
 
     @property
     def stats(self) -> collections.defaultdict[str, int]:
@@ -248,7 +253,7 @@ class V1Pipeline:
             self._ingress_passes(port, bytes(data), now_us, itype, getattr(data, "preserved", None), res, 0)
             return res
         try:  # the first pass of a frame from a port without the resubmit loop's calls
-            parsed = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
+            parsed = self._begin(self._ctx, port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
                                  self._count_parser_error)
             again = self._end_ingress(port, data, now_us, parsed, res)
             if again is not None:
@@ -360,7 +365,7 @@ class V1Pipeline:
         q = qmeta or _EMPTY_QUEUE
         try:
             hdr, meta, sm, payload = job._state
-            ctx = self._Ctx()
+            ctx = self._ctx
             frame = self._egress_pass(ctx, hdr, meta, sm, job.egress_port, job.egress_rid, job.instance_type,
                                       q.enq_timestamp, q.enq_qdepth, q.deq_timedelta, q.deq_qdepth,
                                       now_us, payload, job.truncate)
