@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mypy_extensions import i64
+
 from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from p4switch.exec.pipeline import QueueMeta
 from p4switch.switch.pfc import ClassState, PfcPort, WatchdogConfig
@@ -279,8 +281,11 @@ class TrafficManager:
         p.tx_frames += 1
         p.tx_bytes += nbytes
         if p.rate_bps:
-            wire_ns = -(-(nbytes + WIRE_OVERHEAD_BYTES) * 8 * 1_000_000_000 // int(p.rate_bps))
-            p.busy_until = _pace(p.busy_until, now, wire_ns)
+            # the frame's bits in ns at the port's rate, rounded up, in 64-bit ints: compiled, a
+            # product past 2**31 leaves the tagged ints' fast path for the big-int multiplication
+            frame: i64 = nbytes + WIRE_OVERHEAD_BYTES
+            rate: i64 = int(p.rate_bps)
+            p.busy_until = _pace(p.busy_until, now, (frame * 8_000_000_000 + rate - 1) // rate)
 
     def receive_pause(self, port: int, frame: bytes, now: int) -> None:
         """A MAC-control frame (EtherType 0x8808) arrived on ``port``: pause/resume that
