@@ -123,7 +123,9 @@ NAMES = ("E_ingress", "E_egress", "E_deparse")
 
 
 # The deparser's output and the frame made of it (``TypeClasses.out_type``): a list of chunks
-# joined (Python), a ``BytesWriter`` the headers are written to (compiled).
+# joined (Python), a ``BytesWriter`` the headers are written to (compiled), the payload added
+# to its bytes (one copy of the payload; written into the writer it was copied into a grown
+# buffer and out again).
 _DEPARSE = {
     False: """    out: list[bytes] = []
     {deparser}(out, hdr, ctx)
@@ -132,8 +134,7 @@ _DEPARSE = {
 """,
     True: """    out = BytesWriter()
     {deparser}(out, hdr, ctx)
-    out.write(payload)
-    frame = out.getvalue()
+    frame = out.getvalue() + payload
 """,
 }
 
