@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from itertools import count
 from types import MappingProxyType
+from typing import Final
 
 from netbase import pfc
 from netbase.ethernet import wire_time_ns
@@ -51,6 +52,11 @@ from nicmodel.verbs import (
 )
 
 __all__ = ["Nic", "parse_mac", "parse_ip"]
+
+# heapq's functions from module Finals: compiled, ``heapq.heappush`` is a look-up of the name in
+# the module object at every call (a few a packet)
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
 
 
 class Nic:
@@ -234,7 +240,7 @@ class Nic:
             if cur is None or cur[0] != t:
                 tag = next(self._tags)
                 qp.sched_data = (t, tag)
-                heapq.heappush(self._data_heap, (t, tag, qp))
+                _heappush(self._data_heap, (t, tag, qp))
         t = qp.next_timer()
         if t is None:
             qp.sched_timer = None
@@ -243,7 +249,7 @@ class Nic:
             if cur is None or cur[0] != t:
                 tag = next(self._tags)
                 qp.sched_timer = (t, tag)
-                heapq.heappush(self._timer_heap, (t, tag, qp))
+                _heappush(self._timer_heap, (t, tag, qp))
 
     # ------------------------------------------------------------------ driver: receive
 
@@ -329,7 +335,7 @@ class Nic:
         heap = self._timer_heap
         due = []
         while heap and heap[0][0] <= now_ns:
-            t, tag, qp = heapq.heappop(heap)
+            t, tag, qp = _heappop(heap)
             if qp.sched_timer == (t, tag):  # else superseded
                 qp.sched_timer = None
                 due.append(qp)
@@ -378,7 +384,7 @@ class Nic:
     def _next_data(self, now_ns: int) -> bytes | None:
         heap = self._data_heap
         while heap and heap[0][0] <= now_ns:
-            t, tag, qp = heapq.heappop(heap)
+            t, tag, qp = _heappop(heap)
             if qp.sched_data != (t, tag):
                 continue  # superseded
             qp.sched_data = None
@@ -403,14 +409,14 @@ class Nic:
                     best = t
         heap = self._data_heap
         while heap and heap[0][2].sched_data != heap[0][:2]:
-            heapq.heappop(heap)
+            _heappop(heap)
         if heap:
             t = max(heap[0][0], self._port_free_ns)
             if best is None or t < best:
                 best = t
         heap = self._timer_heap
         while heap and heap[0][2].sched_timer != heap[0][:2]:
-            heapq.heappop(heap)
+            _heappop(heap)
         if heap and (best is None or heap[0][0] < best):
             best = heap[0][0]
         return best

@@ -30,6 +30,9 @@ from nicmodel.verbs import Completion, MemoryRegion, QpConfig, Reliability, WcOp
 
 _U32: Final = struct.Struct("!I")
 HEADER_BYTES: Final = roce.DATA_HEADER_BYTES
+# heapq's functions from module Finals (see nic.py)
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
 _ZEROS: Final = bytes(4096)
 _PADS: Final = (b"", b"\0", b"\0\0", b"\0\0\0")
 _NAK_STATUS: Final = {
@@ -176,7 +179,7 @@ class Requester:
         new data. The caller checked pacing, pause and window."""
         seq = -1
         while self._rtx:
-            s = heapq.heappop(self._rtx)
+            s = _heappop(self._rtx)
             self._rtx_set.discard(s)
             if s >= self.snd_una and s not in self._sacked:
                 seq = s
@@ -419,7 +422,7 @@ class Requester:
         if rec.in_flight:
             rec.in_flight = False
             self.inflight_bytes -= rec.size
-        heapq.heappush(self._rtx, seq)
+        _heappush(self._rtx, seq)
         self._rtx_set.add(seq)
 
     def _rewind(self, seq: int, keep_sacked: bool) -> None:
