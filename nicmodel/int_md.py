@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from typing import Final, NamedTuple
 
-from librt.strings import BytesWriter, read_i16_be, read_i32_be, write_i16_be
+from librt.strings import BytesWriter, read_i16_be, read_i32_be, write_i16_be, write_i32_be
 
 from netbase import ipv4
 from nicmodel.cc.base import HopInt
@@ -72,6 +72,11 @@ def put16(out: BytesWriter, value: int) -> None:
     """Write the unsigned 16-bit ``value`` big-endian to ``out`` (librt's writer is signed:
     the value is moved into its range by flipping and subtracting the sign bit)."""
     write_i16_be(out, (value ^ 0x8000) - 0x8000)
+
+
+def put32(out: BytesWriter, value: int) -> None:
+    """Write the unsigned 32-bit ``value`` big-endian to ``out`` (as ``put16``)."""
+    write_i32_be(out, (value ^ 0x80000000) - 0x80000000)
 
 
 def _u16(buf: bytes | bytearray, off: int) -> int:
