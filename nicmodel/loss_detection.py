@@ -15,7 +15,7 @@ themselves. Sequence numbers are absolute (nicmodel/psn.py).
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from typing import Final, Protocol
+from typing import Final
 
 from nicmodel.verbs import LossDetection, QpConfig, Reliability
 
@@ -23,12 +23,18 @@ _REO_PERSIST: Final = 16  # RFC 8985: loss episodes a widened reorder window is 
 _RTX_LOG: Final = 256  # recent resends remembered to match duplicate reports against
 
 
-class SentPacket(Protocol):
-    """What a detector reads of the requester's record of one transmitted packet."""
+class Sent:
+    """The requester's bookkeeping of one transmitted, not yet acknowledged packet, which the
+    detectors read too (a class here, not a protocol: compiled, they read its fields natively)."""
 
-    sent_ns: int  # latest transmission
-    first_ns: int  # first transmission
-    retransmitted: bool
+    __slots__ = ("size", "sent_ns", "first_ns", "retransmitted", "in_flight")
+
+    def __init__(self, size: int, sent_ns: int) -> None:
+        self.size = size
+        self.sent_ns = sent_ns  # latest transmission
+        self.first_ns = sent_ns  # first transmission
+        self.retransmitted = False
+        self.in_flight = True
 
 
 class NakOnly:
@@ -40,7 +46,7 @@ class NakOnly:
     def on_sent(self, seq: int, retransmit: bool) -> None:
         """``seq`` left the port (again when ``retransmit``)."""
 
-    def on_delivered(self, seq: int, rec: SentPacket, now_ns: int, min_rtt: int | None) -> None:
+    def on_delivered(self, seq: int, rec: Sent, now_ns: int, min_rtt: int | None) -> None:
         """``seq`` was newly acknowledged (cumulatively or by SACK) at ``now_ns``."""
 
     def on_forget(self, seq: int) -> None:
@@ -59,12 +65,12 @@ class NakOnly:
         loss (the requester skips SACKed, already queued and unsent ones)."""
         return range(0)
 
-    def after_ack(self, now_ns: int, sent: dict, min_rtt: int | None, rto_ns: int,
+    def after_ack(self, now_ns: int, sent: dict[int, Sent], min_rtt: int | None, rto_ns: int,
                   snd_una: int, snd_max: int) -> list[int]:
         """After an ACK was applied: sequence numbers now judged lost, in order."""
         return []
 
-    def on_timer(self, now_ns: int, sent: dict, min_rtt: int | None, rto_ns: int,
+    def on_timer(self, now_ns: int, sent: dict[int, Sent], min_rtt: int | None, rto_ns: int,
                  snd_una: int, snd_max: int) -> list[int]:
         return []
 
@@ -146,7 +152,7 @@ class Rack(NakOnly):
         if self._order:
             self._order.pop(seq, None)
 
-    def on_delivered(self, seq: int, rec: SentPacket, now_ns: int, min_rtt: int | None) -> None:
+    def on_delivered(self, seq: int, rec: Sent, now_ns: int, min_rtt: int | None) -> None:
         """Remember ``seq`` if it is the newest send known delivered. An ACK sooner than the
         minimum RTT after a resend belongs to the original transmission (RFC 8985 step 2),
         so it says nothing about the resend's time."""
@@ -172,15 +178,15 @@ class Rack(NakOnly):
         wnd = max(int(base * self.reorder_window_rtt * self._reo_mult), self._reo_floor)
         return min(wnd, rto_ns // 2)
 
-    def after_ack(self, now_ns: int, sent: dict, min_rtt: int | None, rto_ns: int,
+    def after_ack(self, now_ns: int, sent: dict[int, Sent], min_rtt: int | None, rto_ns: int,
                   snd_una: int, snd_max: int) -> list[int]:
         return self._detect(now_ns, sent, min_rtt, rto_ns, snd_una, snd_max)
 
-    def on_timer(self, now_ns: int, sent: dict, min_rtt: int | None, rto_ns: int,
+    def on_timer(self, now_ns: int, sent: dict[int, Sent], min_rtt: int | None, rto_ns: int,
                  snd_una: int, snd_max: int) -> list[int]:
         return self._detect(now_ns, sent, min_rtt, rto_ns, snd_una, snd_max)
 
-    def _detect(self, now_ns: int, sent: dict, min_rtt: int | None, rto_ns: int,
+    def _detect(self, now_ns: int, sent: dict[int, Sent], min_rtt: int | None, rto_ns: int,
                 snd_una: int, snd_max: int) -> list[int]:
         """Every packet sent before the newest delivered one that is overdue by more than
         the reorder window is lost; the timer is armed for the first that is not yet.

@@ -24,7 +24,7 @@ from nicmodel import roce
 from nicmodel.actions import Actions
 from nicmodel.cc.base import AckInfo, CongestionControl
 from nicmodel.counters import QpCounters
-from nicmodel.loss_detection import detector_for
+from nicmodel.loss_detection import Sent, detector_for
 from nicmodel.psn import PSN_WINDOW, unwrap
 from nicmodel.verbs import Completion, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
 
@@ -68,19 +68,6 @@ class SendWqe:
     @property
     def wc_opcode(self) -> WcOpcode:
         return WcOpcode.RDMA_WRITE if self.is_write else WcOpcode.SEND
-
-
-class Sent:
-    """Bookkeeping of one transmitted, not yet acknowledged packet."""
-
-    __slots__ = ("size", "sent_ns", "first_ns", "retransmitted", "in_flight")
-
-    def __init__(self, size: int, sent_ns: int) -> None:
-        self.size = size
-        self.sent_ns = sent_ns  # latest transmission
-        self.first_ns = sent_ns
-        self.retransmitted = False
-        self.in_flight = True
 
 
 class Requester:
