@@ -96,8 +96,13 @@ class Counter:
         self.bytes = count_array([0] * size)
 
     def read(self, index: int) -> CounterData:
+        return CounterData(*self.counts(index))
+
+    def counts(self, index: int) -> tuple[int, int]:
+        """(packets, bytes) of cell ``index``: what a P4Runtime Read encodes, without the
+        ``CounterData`` (an interpreted dataclass, made by a Python call) of ``read``."""
         _check_index(f"counter {self.name}", index, self.size)
-        return CounterData(self.packets[index], self.bytes[index])
+        return self.packets[index], self.bytes[index]
 
     def write(self, index: int, data: CounterData) -> None:
         _check_index(f"counter {self.name}", index, self.size)

@@ -446,8 +446,8 @@ class Entities:
             self._counter_cells(cid, counter, indexes, out)
 
     def _counter_cells(self, cid: int, counter: Any, indexes: Iterable[int], out: ReadOut) -> None:
-        for cells in self._snapshots(indexes, counter.read):
-            out.extend_raw(W.counter_entities(cid, [(i, c.packets, c.bytes) for i, c in cells]))
+        for cells in self._snapshots(indexes, counter.counts):
+            out.extend_raw(W.counter_entities(cid, [(i, packets, nbytes) for i, (packets, nbytes) in cells]))
 
     def _read_meter_entry(self, msg: p4runtime_pb2.MeterEntry, out: ReadOut) -> None:
         for mid, meter, indexes in self._selected("meter", self.schema.meters, self.program.meters, msg.meter_id, msg):
