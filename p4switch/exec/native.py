@@ -67,8 +67,8 @@ setup(name=name, ext_modules=mypycify([name + ".py"], opt_level=sys.argv.pop()),
 
 
 # gcc -O3 for a program built ahead (``prebuild``: fabric.p4's, by ``make setup``), where a build
-# made when a switch loads a program takes -O1 (``OPT_LEVEL``): twice the build time (~70 s
-# against ~35 s for fabric.p4) for 2 % fewer instructions a packet-hop in the simulator
+# made when a switch loads a program takes -O1 (``OPT_LEVEL``): a longer build (~42 s against
+# ~35 s for fabric.p4) for 2 % fewer instructions a packet-hop in the simulator
 AHEAD_OPT_LEVEL = "3"
 
 # the runtime objects of the module being loaded, which its top level reads (``module_text``)
@@ -127,6 +127,8 @@ class Ctx:
         self.nbytes = 0
         self.now = 0
         self.payload = b""
+        # as E_clear (entries.py) leaves them before each pass; assigned here, not by calling
+        # it, so that mypyc knows every field always defined (no check at each read)
         self.clone_type = None
         self.clone_session = 0
         self.clone_fl = None

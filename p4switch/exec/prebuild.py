@@ -1,6 +1,6 @@
 """``python -m p4switch.exec.prebuild PROGRAM.p4...``: build the mypyc backend's compiled
 module of each program ahead (``native.py``), so that no switch waits for a build when it
-loads the program (fabric.p4's takes about 70 s at gcc -O3, ``native.AHEAD_OPT_LEVEL``), and the per-packet modules of the switch,
+loads the program (fabric.p4's takes about 42 s at gcc -O3, ``native.AHEAD_OPT_LEVEL``), and the per-packet modules of the switch,
 the NIC model and the simulator (``netbase.hotpath.DATA_PATH``). A build already in the cache
 is found, not made again; the command prints where each one is."""
 
