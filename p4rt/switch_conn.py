@@ -20,6 +20,7 @@ from google.rpc import code_pb2, status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from p4rt import interrupts
 from p4rt.errors import DETAILS_KEY, P4RuntimeError
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,8 @@ class SwitchConnection:
         self._closed.set()
         if self._requests is not None:
             self._requests.put(None)
-        self.channel.close()
+        with interrupts.held():  # a close cut short leaves calls the channel still waits for
+            self.channel.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
@@ -181,7 +183,8 @@ class SwitchConnection:
     # -- unary calls --------------------------------------------------------------------
     def _call(self, what: str, fn, request, **kw):
         try:
-            return fn(request, **kw)
+            with interrupts.held():
+                return fn(request, **kw)
         except grpc.RpcError as e:
             raise _call_error(self.name, what, e) from None
 
@@ -215,7 +218,8 @@ class SwitchConnection:
         req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
         req.entities.extend(entities)
         try:
-            return [e for resp in self.stub.Read(req, timeout=30) for e in resp.entities]
+            with interrupts.held():
+                return [e for resp in self.stub.Read(req, timeout=30) for e in resp.entities]
         except grpc.RpcError as e:
             raise _call_error(self.name, "Read", e) from None
 
