@@ -29,7 +29,7 @@ from controller.fabric_rules import PORT_STATS, stat_cells
 from lab.basic_program import udp_frame
 from p4rt.p4info import P4InfoIndex
 from p4rt.switch_conn import SwitchConnection
-from p4rt.wire import fields
+from p4rt.wire import fields, read_request_bytes
 from p4switch.frontend import compile_file
 from p4switch.p4info import generate_p4info, ids
 from p4switch.p4info.device_config import encode
@@ -188,9 +188,7 @@ def _full_read_stall() -> list[Result]:
         request.entities.add().register_entry.SetInParent()
         cells = sum(c.size for c in p4info.counters) + sum(r.size for r in p4info.registers)
         _write, read = _raw_calls(conn)
-        poll = _poller_request(p4info)
-        polled = len(poll.entities)
-        poll_bytes = poll.SerializeToString()
+        poll_bytes, polled = _poller_request(p4info)
         p0 = time.process_time()
         for _ in range(POLLS):
             assert _count_entities(list(read(poll_bytes, timeout=60))) == polled
@@ -232,15 +230,17 @@ def _full_read_stall() -> list[Result]:
     ]
 
 
-def _poller_request(p4info) -> p4runtime_pb2.ReadRequest:
+def _poller_request(p4info) -> tuple[bytes, int]:
     """What the controller's telemetry asks a switch for on each sample (``read_port_stats``):
-    the cells of each ``PORT_STATS`` statistic for every port it watches, in one Read."""
+    the cells of each ``PORT_STATS`` statistic for every port it watches, in one Read; and
+    how many cells that is."""
     index = P4InfoIndex(p4info)
-    request = p4runtime_pb2.ReadRequest()
+    entities, count = b"", 0
     for kind, short, per_prio in PORT_STATS.values():
         cells = stat_cells(list(range(1, POLLED_PORTS + 1)), per_prio)
-        request.entities.extend(index.cell_reads(kind, index.resolve(kind, short), cells))
-    return request
+        entities += index.cell_reads(kind, index.resolve(kind, short), cells)
+        count += len(cells)
+    return read_request_bytes(0, entities), count
 
 
 def _fabric_frame(udp_frame) -> bytes:

@@ -22,6 +22,7 @@ from controller import fabric_rules
 from controller.intent import Intent, diff
 from controller.pipeline import Pipeline
 from controller.settings import Settings
+from p4rt import wire
 from p4rt.bmv2_runtime import Bmv2Runtime
 from p4rt.entries import ActionCall, CloneSession, Replica
 from p4rt.errors import P4RuntimeError
@@ -300,11 +301,7 @@ class FabricController:
 
     def read_counter(self, switch: str, counter: str, indices: list[int] | None = None) -> dict[int, tuple[int, int]]:
         """index -> (packets, bytes) of an indirect counter: all cells, or just ``indices``."""
-        out = {}
-        for e in self.conns[switch].read(self.p4.cell_reads("counters", counter, indices)):
-            entry = e.counter_entry
-            data = entry.data
-            out[entry.index.index] = (data.packet_count, data.byte_count)
+        out = wire.counter_cells(self.conns[switch].read_encoded(self.p4.cell_reads("counters", counter, indices)))
         self.read_via["counters"] = "P4Runtime counter read"
         return out
 
@@ -331,10 +328,7 @@ class FabricController:
     def read_register(self, switch: str, register: str, indices: list[int] | None = None) -> dict[int, int]:
         """index -> value of a register: all cells, or just ``indices``."""
         try:
-            out = {}
-            for e in self.conns[switch].read(self.p4.cell_reads("registers", register, indices)):
-                entry = e.register_entry
-                out[entry.index.index] = int.from_bytes(entry.data.bitstring, "big")
+            out = wire.register_cells(self.conns[switch].read_encoded(self.p4.cell_reads("registers", register, indices)))
             self.read_via["registers"] = "P4Runtime register read"
             return out
         except P4RuntimeError as e:  # BMv2's P4Runtime server reads no registers: its Thrift API does

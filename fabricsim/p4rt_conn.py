@@ -1,7 +1,7 @@
 """The controller's switch connection to a simulated switch: P4Runtime without gRPC.
 
 ``InProcessConnection`` has the interface of the controller's ``SwitchConnection``
-(``connect``/``close``, ``set_pipeline``/``get_pipeline``, ``write``/``read``,
+(``connect``/``close``, ``set_pipeline``/``get_pipeline``, ``write``/``read``/``read_encoded``,
 ``packet_out``, packet-in and digest callbacks, ``is_primary``) and calls the switch's
 ``P4RuntimeService`` handlers directly: the same request messages, the same entity
 translation and the same status codes as the server a live switch runs, so a profile means
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 import grpc
 from google.rpc import code_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-# The connection's error type; the connection module moves to a neutral package (p4rt/).
+from p4rt import wire
 from p4rt.switch_conn import BATCH, call_error
 from p4switch.p4runtime.packetio import PacketIn
 from p4switch.p4runtime.service import P4RuntimeService
@@ -51,16 +51,6 @@ class _Context:
 
     def set_trailing_metadata(self, metadata: tuple) -> None:
         self.trailing = metadata
-
-
-class _ReadRequest(NamedTuple):
-    """The fields of a ``p4.v1.ReadRequest`` the service's Read handler takes, holding the
-    caller's entities as they are: a protobuf request would deep-copy each one (in
-    pure-Python protobuf, a third of what a telemetry sample's reads cost)."""
-
-    device_id: int
-    entities: list[p4runtime_pb2.Entity]
-    role: str = ""
 
 
 def _ignore(_pkt: PacketIn) -> None:
@@ -179,9 +169,12 @@ class InProcessConnection:
             self._call("Write", self.service.Write, req.SerializeToString())  # the server takes wire bytes
 
     def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
-        req = _ReadRequest(self.device_id, list(entities))
-        chunks = self._call("Read", self.service.Read, req)  # serialized ReadResponses, as over gRPC
-        return [e for chunk in chunks for e in p4runtime_pb2.ReadResponse.FromString(chunk).entities]
+        return wire.response_entities(self.read_encoded(wire.read_entities(entities)))
+
+    def read_encoded(self, entities: bytes) -> list[bytes]:
+        """Serialized ReadResponses to a Read of encoded entities, as over gRPC
+        (``SwitchConnection.read_encoded``)."""
+        return self._call("Read", self.service.Read, wire.read_request_bytes(self.device_id, entities))
 
     def packet_out(self, payload: bytes, metadata: list[tuple[int, bytes]]) -> None:
         if self._stream is None:

@@ -17,7 +17,7 @@ from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
-from p4rt import codec
+from p4rt import codec, wire
 from p4rt.bytestrings import canonical
 from p4rt.entries import (
     ActionCall,
@@ -80,7 +80,7 @@ class P4InfoIndex:
                 self._by_name[(kind, pre.name)] = obj
                 if pre.alias:
                     self._by_name.setdefault((kind, pre.alias), obj)
-        self._cell_reads: dict[tuple[str, str, tuple[int, ...] | None], tuple[p4runtime_pb2.Entity, ...]] = {}
+        self._cell_reads: dict[tuple[str, str, tuple[int, ...] | None], bytes] = {}
 
     # -- lookups -----------------------------------------------------------------------
     def resolve(self, kind: str, name: str) -> str:
@@ -198,14 +198,14 @@ class P4InfoIndex:
             msg.index.index = index
         return msg
 
-    def cell_reads(self, kind: str, name: str, indices: Iterable[int] | None) -> tuple[p4runtime_pb2.Entity, ...]:
-        """The Read entities of cells ``indices`` of a counter or register (``kind``
-        "counters" or "registers"; every cell with None). Built once per selection and shared,
-        so the caller must not change them: a poller reads the same cells every sample, and
-        building their messages cost as much as the switch's reading them."""
+    def cell_reads(self, kind: str, name: str, indices: Iterable[int] | None) -> bytes:
+        """The encoded ReadRequest entities (``wire.read_entities``) of cells ``indices`` of a
+        counter or register (``kind`` "counters" or "registers"; every cell with None), for a
+        connection's ``read_encoded``. Made once per selection: a poller reads the same cells
+        every sample, and building their messages cost as much as the switch's reading them."""
         key = (kind, name, None if indices is None else tuple(indices))
-        entities = self._cell_reads.get(key)
-        if entities is None:
+        encoded = self._cell_reads.get(key)
+        if encoded is None:
             build, field = ((self.counter_pb, "counter_entry") if kind == "counters"
                             else (self.register_pb, "register_entry"))
             built = []
@@ -215,8 +215,8 @@ class P4InfoIndex:
                 built.append(entity)
             if len(self._cell_reads) >= CELL_READS_KEPT:
                 self._cell_reads.clear()
-            entities = self._cell_reads[key] = tuple(built)
-        return entities
+            encoded = self._cell_reads[key] = wire.read_entities(built)
+        return encoded
 
     @staticmethod
     def clone_session_pb(cs: CloneSession) -> p4runtime_pb2.PacketReplicationEngineEntry:

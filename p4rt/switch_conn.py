@@ -20,7 +20,7 @@ from google.rpc import code_pb2, status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from p4rt import interrupts
+from p4rt import interrupts, wire
 from p4rt.errors import DETAILS_KEY, P4RuntimeError
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,8 @@ class SwitchConnection:
         self.on_reconnect = on_reconnect
         self.channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
+        self._read = self.channel.unary_stream("/p4.v1.P4Runtime/Read", request_serializer=None,
+                                               response_deserializer=None)  # bytes both ways
         self.is_primary = threading.Event()
         self.reconnects = 0  # times the session was re-established after a break
         self._arbitrated = threading.Event()
@@ -215,11 +217,15 @@ class SwitchConnection:
             self._call("Write", self.stub.Write, req, timeout=30)
 
     def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
-        req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
-        req.entities.extend(entities)
+        return wire.response_entities(self.read_encoded(wire.read_entities(entities)))
+
+    def read_encoded(self, entities: bytes) -> list[bytes]:
+        """The serialized ReadResponses to a Read of ``entities``, a ReadRequest's encoded
+        ``entities`` fields (``wire.read_entities``, ``P4InfoIndex.cell_reads``): a poller's
+        cells are decoded by ``wire`` without protobuf's message objects."""
         try:
             with interrupts.held():
-                return [e for resp in self.stub.Read(req, timeout=30) for e in resp.entities]
+                return list(self._read(wire.read_request_bytes(self.device_id, entities), timeout=30))
         except grpc.RpcError as e:
             raise _call_error(self.name, "Read", e) from None
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from google.protobuf.message import DecodeError
 from p4.v1 import p4runtime_pb2
 
 from p4rt import codec as X
@@ -293,30 +294,27 @@ class Entities:
     # Entities for the rest. The large kinds take the device lock only while they copy state
     # out, in stretches of at most SNAPSHOT cells or one table, and encode after letting go,
     # so a full Read never stalls forwarding for long; the others run under the lock.
-    def read_all(self, entities: Iterable[p4runtime_pb2.Entity], out: ReadOut) -> None:
-        """``read`` of each entity in turn, except that a run of entities naming one cell
-        each of the same counter or register (what a poller such as the controller's
-        telemetry sends: the cells of the ports it watches) is read as one selection: one
-        hold of the device lock and one encoding for the run, not one for each cell."""
+    def read_all(self, entities: Iterable[Any], out: ReadOut) -> None:
+        """``read`` of each entity in turn (an Entity, or its bytes), except that a run of
+        cells of the same counter or register, each a (kind, object id, index) as
+        ``wire.read_request`` finds them (what a poller such as the controller's telemetry
+        sends: the cells of the ports it watches), is read as one selection: one hold of the
+        device lock and one encoding for the run, not one for each cell."""
         run: tuple[str, int] | None = None  # (kind, object id) of the run of cells so far
         cells: list[int] = []
         for entity in entities:
-            kind = entity.WhichOneof("entity")
-            field = _CELL_ID.get(kind) if kind else None
-            if field is not None:
-                msg = getattr(entity, kind)
-                obj_id = getattr(msg, field)
-                if obj_id and msg.HasField("index"):
-                    if run != (kind, obj_id):
-                        if run is not None:
-                            self._read_cells(run, cells, out)
-                        run, cells = (kind, obj_id), []
-                    cells.append(msg.index.index)
-                    continue
+            if type(entity) is tuple:
+                kind, obj_id, index = entity
+                if run != (kind, obj_id):
+                    if run is not None:
+                        self._read_cells(run, cells, out)
+                    run, cells = (kind, obj_id), []
+                cells.append(index)
+                continue
             if run is not None:
                 self._read_cells(run, cells, out)
                 run = None
-            self.read(entity, out)
+            self.read(_entity(entity), out)
         if run is not None:
             self._read_cells(run, cells, out)
 
@@ -586,6 +584,15 @@ def yield_to_forwarding() -> None:
     time.sleep(0)
 
 
-_CELL_ID = {"counter_entry": "counter_id", "register_entry": "register_id"}  # read_all's runs of cells
+def _entity(entity: Any) -> p4runtime_pb2.Entity:
+    """An Entity of a ReadRequest, parsed if it came as bytes."""
+    if not isinstance(entity, bytes):
+        return entity
+    try:
+        return p4runtime_pb2.Entity.FromString(entity)
+    except DecodeError as e:
+        raise P4RuntimeError(Code.INVALID_ARGUMENT, f"malformed entity: {e}") from None
+
+
 _LOCKS_ITSELF = {"table_entry", "counter_entry", "register_entry", "direct_counter_entry", "direct_meter_entry"}
 _TABLE_ENTRY = W.ENTITY_TAGS["table_entry"]

@@ -65,15 +65,15 @@ class P4RuntimeServer:
 
 
 def _handlers(service: P4RuntimeService) -> grpc.GenericRpcHandler:
-    """The p4.v1.P4Runtime methods, with Write's request and Read's responses left as bytes:
-    the service cuts a Write into updates (a malformed one fails alone) and encodes the large
-    Read answers itself (``p4rt/wire.py``)."""
+    """The p4.v1.P4Runtime methods, with Write's and Read's requests and Read's responses
+    left as bytes: the service cuts a Write into updates (a malformed one fails alone), finds
+    the cells a poller's Read names and encodes the large Read answers itself (``p4rt/wire.py``)."""
     pb = p4runtime_pb2
     unary, stream = grpc.unary_unary_rpc_method_handler, grpc.unary_stream_rpc_method_handler
     return grpc.method_handlers_generic_handler("p4.v1.P4Runtime", {
         "Write": unary(service.Write, request_deserializer=None,
                        response_serializer=pb.WriteResponse.SerializeToString),
-        "Read": stream(service.Read, request_deserializer=pb.ReadRequest.FromString, response_serializer=None),
+        "Read": stream(service.Read, request_deserializer=None, response_serializer=None),
         "SetForwardingPipelineConfig": unary(
             service.SetForwardingPipelineConfig,
             request_deserializer=pb.SetForwardingPipelineConfigRequest.FromString,

@@ -68,6 +68,20 @@ def _decode_update(raw: bytes) -> p4runtime_pb2.Update | P4RuntimeError:
         return P4RuntimeError(Code.INVALID_ARGUMENT, f"malformed update: {e}")
 
 
+def _read_request(raw: bytes) -> tuple[int, str, list[Any]]:
+    """Device id, role and entities of a ReadRequest: the cells a poller names as (kind, id,
+    index), other entities as protobuf parses them (``wire.read_request``)."""
+    try:
+        return wire.read_request(raw)
+    except wire.Undecodable:
+        pass  # a field read here only by protobuf, or not a message: protobuf decides
+    try:
+        request = p4runtime_pb2.ReadRequest.FromString(raw)
+    except DecodeError as e:
+        raise P4RuntimeError(Code.INVALID_ARGUMENT, f"malformed ReadRequest: {e}") from None
+    return request.device_id, request.role, list(request.entities)
+
+
 def _apply(entities: Entities, update: Any) -> P4RuntimeError | None:
     """Apply one update; the error it fails with, mapped to its status, or None."""
     try:
@@ -237,17 +251,19 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             context.set_details(message)
         return p4runtime_pb2.WriteResponse()
 
-    def Read(self, request: p4runtime_pb2.ReadRequest, context: grpc.ServicerContext) -> Iterator[bytes]:
-        """Serialized ReadResponses (``server.py`` sends them as they are). The readers take
-        the device lock only while copying state out (``entities.py``)."""
+    def Read(self, request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
+        """Serialized ReadResponses to a serialized ReadRequest (``server.py`` passes both as
+        they are). The readers take the device lock only while copying state out
+        (``entities.py``)."""
         out = ReadOut()
         try:
-            self._check_device(request.device_id)
-            self._check_role(request.role)
+            device_id, role, selections = _read_request(request)
+            self._check_device(device_id)
+            self._check_role(role)
             with self.control_lock:  # the schema and the program of one pipeline, not one of each
                 entities = Entities(self.device.program, self._schema(), self.digests, self.pipeline.oneshots,
                                     self.now_ns, self.device.lock, self.pause)
-            entities.read_all(request.entities, out)
+            entities.read_all(selections, out)
         except P4RuntimeError as e:
             self._fail(context, e)
         except E.EntryError as e:

@@ -27,7 +27,7 @@ class NoRegisterReads:
     def __init__(self, code: grpc.StatusCode = grpc.StatusCode.UNIMPLEMENTED) -> None:
         self.code = code
 
-    def read(self, entities):
+    def read_encoded(self, entities):
         raise call_error("leaf1", "Read", self.code, "Register reads are not supported yet")
 
 
@@ -36,7 +36,7 @@ def bmv2_like():
     device = Device(device_id=1)
     device.set_program(LoadedProgram.from_file(BASIC_P4))
     server = ThriftServer(device, port=0)
-    ctl = SimpleNamespace(p4=SimpleNamespace(cell_reads=lambda kind, name, indices: ()),
+    ctl = SimpleNamespace(p4=SimpleNamespace(cell_reads=lambda kind, name, indices: b""),
                           conns={"leaf1": NoRegisterReads()}, thrift_ports={"leaf1": server.port}, read_via={})
     yield device, ctl
     server.close()

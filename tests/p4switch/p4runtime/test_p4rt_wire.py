@@ -80,3 +80,64 @@ def test_malformed_write_request_is_invalid_argument(controller):
         write(b"\x22\x05\x08", timeout=10)  # an update field cut short
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
+
+
+def _cell_entity(kind: str, obj_id: int, index: int | None = None, **fields) -> p4runtime_pb2.Entity:
+    entry = getattr(p4runtime_pb2, "CounterEntry" if kind == "counter_entry" else "RegisterEntry")(**fields)
+    setattr(entry, "counter_id" if kind == "counter_entry" else "register_id", obj_id)
+    if index is not None:
+        entry.index.index = index
+    return p4runtime_pb2.Entity(**{kind: entry})
+
+
+def test_read_request_names_the_cells_a_poller_reads_and_leaves_the_rest_to_protobuf():
+    cells = [_cell_entity("counter_entry", 9, 5), _cell_entity("register_entry", 4, 0),
+             _cell_entity("counter_entry", 9, -1)]
+    others = [_cell_entity("counter_entry", 9),  # every cell
+              _cell_entity("counter_entry", 0, 3),  # every counter's cell 3
+              _cell_entity("counter_entry", 9, 2, data=p4runtime_pb2.CounterData(packet_count=1)),
+              p4runtime_pb2.Entity(table_entry=_fwd())]
+    request = p4runtime_pb2.ReadRequest(device_id=3, role="sdn", entities=cells[:2] + others + cells[2:])
+    device_id, role, entities = wire.read_request(request.SerializeToString())
+    assert (device_id, role) == (3, "sdn")
+    assert entities[:2] == [("counter_entry", 9, 5), ("register_entry", 4, 0)]
+    assert entities[-1] == ("counter_entry", 9, -1)  # the switch says a negative index is invalid
+    assert [p4runtime_pb2.Entity.FromString(e) for e in entities[2:-1]] == others
+    # what the connections send is what protobuf would
+    encoded = wire.read_request_bytes(3, wire.read_entities(cells))
+    assert p4runtime_pb2.ReadRequest.FromString(encoded) == p4runtime_pb2.ReadRequest(device_id=3, entities=cells)
+
+
+@pytest.mark.parametrize("data", [b"\x12\x05\x0a\x03", b"\x08", b"\x30\x01", b"\x1a\x01\xff"],
+                         ids=["entity cut short", "device id cut short", "unknown field", "role not UTF-8"])
+def test_read_request_leaves_what_it_does_not_read_to_protobuf(data):
+    with pytest.raises(wire.Undecodable):
+        wire.read_request(data)
+
+
+def test_counter_and_register_cells_decode_what_a_switch_answers():
+    counters = [(0, 0, 0), (7, 2, 300), (2**40, 1, 2**63 - 1)]
+    chunks = [wire.read_response(wire.counter_entities(9, counters[:2])),
+              wire.read_response(wire.counter_entities(9, counters[2:]))]
+    assert wire.counter_cells(chunks) == {i: (p, b) for i, p, b in counters}
+    registers = wire.read_response(wire.register_entities(4, [(0, b"\x00"), (3, b"\x01\x02")]))
+    assert wire.register_cells([registers]) == {0: 0, 3: 0x0102}
+    # protobuf's own encoding, with fields the decoders pass over (a struct register, an unknown field)
+    response = p4runtime_pb2.ReadResponse(entities=[_cell_entity("register_entry", 4, 6),
+                                                    _cell_entity("counter_entry", 9, 1)])
+    response.entities[0].register_entry.data.struct.members.add(bitstring=b"\x05")
+    unknown = b"\xf8\x01\x07"  # field 31, a varint
+    assert wire.register_cells([response.SerializeToString() + unknown]) == {6: 0}
+    assert wire.counter_cells([response.SerializeToString()]) == {1: (0, 0)}
+    with pytest.raises(wire.Undecodable):
+        wire.counter_cells([chunks[0][:-1]])
+
+
+def test_malformed_read_request_is_invalid_argument(controller):
+    read = controller.channel.unary_stream("/p4.v1.P4Runtime/Read", request_serializer=None,
+                                           response_deserializer=None)
+    # device 1, then: entities cut short; an entity whose field is cut short
+    for data in (b"\x08\x01\x12\x05\x08", b"\x08\x01\x12\x02\x0a\x05"):
+        with pytest.raises(grpc.RpcError) as info:
+            list(read(data, timeout=10))
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, data
