@@ -386,10 +386,12 @@ def stat_cells(ports: list[int], per_prio: bool) -> dict[int, int]:
     return {p * 8 + c: p for p in ports for c in range(8)} if per_prio else {p: p for p in ports}
 
 
-def read_port_stats(ctl: Any, switch: str) -> dict[int, dict[str, int]]:
-    """port -> {tx_bytes, qdepth, ecn_marks, pauses, drops, int_reports} of one switch, read
-    cell by cell (only the ports the topology uses) so a sample costs a few dozen reads."""
-    ports = sorted(ctl.topo.ports_of(switch))
+def read_port_stats(ctl: Any, switch: str, ports: list[int] | None = None) -> dict[int, dict[str, int]]:
+    """port -> {tx_bytes, qdepth, ecn_marks, pauses, drops, int_reports} of one switch's
+    ``ports`` (default: those the topology uses, in order), read cell by cell so a sample
+    costs a few dozen reads."""
+    if ports is None:
+        ports = sorted(ctl.topo.ports_of(switch))
     out: dict[int, dict[str, int]] = {p: {} for p in ports}
     for field, (kind, short, per_prio) in PORT_STATS.items():
         name = ctl.p4.resolve(kind, short)

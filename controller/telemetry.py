@@ -110,6 +110,9 @@ class Telemetry:
         self.dilation = float(self.topo.time_dilation)
         self.fabric_us = fabric_us or (lambda: time.monotonic() * 1e6 / self.dilation)
         self.by_device = {s.device_id: s.name for s in self.topo.switches}
+        # each switch's ports, found once: the topology finds them by walking every link
+        self._ports = {s.name: self.topo.ports_of(s.name) for s in self.topo.switches}
+        self._read_ports = {name: sorted(ports) for name, ports in self._ports.items()}
         self.snapshots: list[Snapshot] = []
         self._hop_records: list[tuple[str, int, float, int, float]] = []  # report_samples' tuples
         self.reports: dict[str, int] = {s.name: 0 for s in self.topo.switches}
@@ -147,11 +150,11 @@ class Telemetry:
         ports: dict[tuple[str, int], PortSample] = {}
         for s in self.topo.switches:
             try:
-                values = fabric_rules.read_port_stats(self.ctl, s.name)
+                values = fabric_rules.read_port_stats(self.ctl, s.name, self._read_ports[s.name])
             except Exception as e:  # a switch restarting: skip it this sample
                 log.info("telemetry: %s unreadable: %s", s.name, e)
                 continue
-            for port, (peer, _, _) in self.topo.ports_of(s.name).items():
+            for port, (peer, _, _) in self._ports[s.name].items():
                 v = values.get(port, {})
                 ports[(s.name, port)] = PortSample(s.name, port, peer, **v)
         snap = Snapshot(now, 0.0, ports, at_us=self.fabric_us())
@@ -165,7 +168,7 @@ class Telemetry:
                 snap.deltas[key] = {n: max(0, getattr(p, n) - getattr(q, n))
                                     for n in ("ecn_marks", "pauses", "drops", "int_reports")}
                 dbytes = (p.tx_bytes - q.tx_bytes) % (1 << 32)
-                link = self.topo.ports_of(key[0])[key[1]][2]
+                link = self._ports[key[0]][key[1]][2]
                 if snap.span_us > 0:
                     snap.util[key] = min(1.0, dbytes * 8 / (snap.span_us * 1e-6 * link.rate_gbps * 1e9))
         with self._lock:
@@ -207,7 +210,7 @@ class Telemetry:
         names = set(self.topo.switch_names())
         out = []
         for s in self.topo.switches:
-            for port, (peer, _, _) in sorted(self.topo.ports_of(s.name).items()):
+            for port, (peer, _, _) in sorted(self._ports[s.name].items()):
                 if peer not in names:
                     continue
                 series = LinkSeries(f"{s.name}:{port}->{peer}")
