@@ -8,7 +8,7 @@ of bytes, so the sum of widths is too).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
@@ -55,18 +55,20 @@ class PacketIn(NamedTuple):
         return msg
 
 
+MEMO_HEADERS: Final = 4096  # distinct packet_in headers whose metadata a PacketInHeader keeps
+
+
 class PacketInHeader:
     """The ``packet_in`` controller header's layout, read once from P4Info (protobuf field
     access per packet would cost more than the split): its fields' (id, bitwidth) in order.
-    The metadata of each distinct header (up to ``MEMO_HEADERS``) are decoded once: a switch's
+    The metadata of each distinct header (up to ``memo_headers``) are decoded once: a switch's
     CPU-port frames carry few (fabric.p4's, the ingress port), and decoding one cost more than
     the rest of the packet-in (a packet-in per INT report in a simulation)."""
 
-    MEMO_HEADERS = 4096
+    __slots__ = ("fields", "size", "total", "memo_headers", "_memo")
 
-    __slots__ = ("fields", "size", "total", "_memo")
-
-    def __init__(self, header: p4info_pb2.ControllerPacketMetadata | None) -> None:
+    def __init__(self, header: p4info_pb2.ControllerPacketMetadata | None, memo_headers: int = MEMO_HEADERS) -> None:
+        self.memo_headers = memo_headers
         self.fields = [] if header is None else [(m.id, m.bitwidth) for m in header.metadata]
         self.total = sum(w for _, w in self.fields)
         self.size = (self.total + 7) // 8
@@ -83,7 +85,7 @@ class PacketInHeader:
         metadata = self._memo.get(head)
         if metadata is None:
             metadata = self.metadata(head)
-            if len(self._memo) < self.MEMO_HEADERS:
+            if len(self._memo) < self.memo_headers:
                 self._memo[head] = metadata
         # tuple.__new__, as a named tuple's _make does, without the Python-level __new__ a call runs
         return tuple.__new__(PacketIn, (frame[size:], metadata))

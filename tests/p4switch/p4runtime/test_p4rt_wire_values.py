@@ -48,11 +48,10 @@ def test_packet_in_header_is_stripped_into_metadata():
     assert packetio.decode_packet_in(header, b"\x00") is None
 
 
-def test_packet_in_metadata_are_decoded_once_per_header(monkeypatch):
-    """A header seen before gets the metadata decoded the first time; past MEMO_HEADERS
+def test_packet_in_metadata_are_decoded_once_per_header():
+    """A header seen before gets the metadata decoded the first time; past ``memo_headers``
     distinct headers the others are still decoded, each time."""
-    monkeypatch.setattr(packetio.PacketInHeader, "MEMO_HEADERS", 2)
-    header = packetio.PacketInHeader(_header("packet_in", [("ingress_port", 9), ("reason", 7)]))
+    header = packetio.PacketInHeader(_header("packet_in", [("ingress_port", 9), ("reason", 7)]), memo_headers=2)
 
     def frame(port, reason, payload):
         return ((port << 7) | reason).to_bytes(2, "big") + payload
