@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from librt.strings import BytesWriter
 from p4.v1 import p4data_pb2, p4runtime_pb2
 
 
@@ -429,17 +430,58 @@ def with_length(payload: bytes) -> bytes:
     return varint(len(payload)) + payload
 
 
+def _varint_size(value: int) -> int:
+    """Bytes of ``value``'s varint (``varint`` writes it)."""
+    if 0 <= value < 0x80:
+        return 1
+    value &= 0xFFFFFFFFFFFFFFFF
+    size = 1
+    while value >= 0x80:
+        value >>= 7
+        size += 1
+    return size
+
+
+def _put_varint(out: BytesWriter, value: int) -> None:
+    if 0 <= value < 0x80:
+        out.append(value)
+        return
+    value &= 0xFFFFFFFFFFFFFFFF
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
 def counter_entities(counter_id: int, cells: Iterable[tuple[int, int, int]]) -> list[bytes]:
     """Entity{counter_entry} per (index, packets, bytes); zero counts are left out, as
-    protobuf leaves out default values."""
+    protobuf leaves out default values. Each written into one ``BytesWriter``, sizes first:
+    concatenating its parts cost ~2,100 instructions a cell of a telemetry sample."""
     head = _COUNTER_ID + varint(counter_id) + _COUNTER_INDEX
     entity = ENTITY_TAGS["counter_entry"]
     out = []
     for index, packets, nbytes in cells:
-        data = (_BYTES + varint(nbytes) if nbytes else b"") + (_PACKETS + varint(packets) if packets else b"")
-        index_msg = _INDEX + varint(index) if index else b""
-        body = head + with_length(index_msg) + _COUNTER_DATA + with_length(data)
-        out.append(entity + with_length(body))
+        index_size = 1 + _varint_size(index) if index else 0
+        data_size = (1 + _varint_size(nbytes) if nbytes else 0) + (1 + _varint_size(packets) if packets else 0)
+        body_size = (len(head) + _varint_size(index_size) + index_size
+                     + len(_COUNTER_DATA) + _varint_size(data_size) + data_size)
+        w = BytesWriter()
+        w.write(entity)
+        _put_varint(w, body_size)
+        w.write(head)
+        _put_varint(w, index_size)
+        if index:
+            w.write(_INDEX)
+            _put_varint(w, index)
+        w.write(_COUNTER_DATA)
+        _put_varint(w, data_size)
+        if nbytes:
+            w.write(_BYTES)
+            _put_varint(w, nbytes)
+        if packets:
+            w.write(_PACKETS)
+            _put_varint(w, packets)
+        out.append(w.getvalue())
     return out
 
 

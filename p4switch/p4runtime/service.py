@@ -68,11 +68,25 @@ def _decode_update(raw: bytes) -> p4runtime_pb2.Update | P4RuntimeError:
         return P4RuntimeError(Code.INVALID_ARGUMENT, f"malformed update: {e}")
 
 
-def _read_request(raw: bytes) -> tuple[int, str, list[Any]]:
+# A poller sends the same request every sample: small requests are cut once and remembered
+# (REMEMBERED_REQUESTS of them, each at most REMEMBERED_REQUEST_BYTES long).
+REMEMBERED_REQUESTS = 64
+REMEMBERED_REQUEST_BYTES = 16384
+
+
+def _read_request(raw: bytes, memo: dict[bytes, tuple[int, str, list[Any]]]) -> tuple[int, str, list[Any]]:
     """Device id, role and entities of a ReadRequest: the cells a poller names as (kind, id,
     index), other entities as protobuf parses them (``wire.read_request``)."""
+    found = memo.get(raw)
+    if found is not None:
+        return found
     try:
-        return wire.read_request(raw)
+        cut = wire.read_request(raw)
+        if len(raw) <= REMEMBERED_REQUEST_BYTES:
+            if len(memo) >= REMEMBERED_REQUESTS:
+                memo.clear()
+            memo[raw] = cut
+        return cut
     except wire.Undecodable:
         pass  # a field read here only by protobuf, or not a message: protobuf decides
     try:
@@ -146,6 +160,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.arbiter = Arbiter()
         self.streams: dict[int, _Stream] = {}
         self._primary: _Stream | None = None  # the primary client's stream (_notify)
+        self._read_requests: dict[bytes, tuple[int, str, list[Any]]] = {}  # _read_request's
         self.state_lock = threading.Lock()
         self.control_lock = threading.Lock()  # one Write or pipeline change at a time
         self.keys = itertools.count(1)
@@ -257,7 +272,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         (``entities.py``)."""
         out = ReadOut()
         try:
-            device_id, role, selections = _read_request(request)
+            device_id, role, selections = _read_request(request, self._read_requests)
             self._check_device(device_id)
             self._check_role(role)
             with self.control_lock:  # the schema and the program of one pipeline, not one of each
