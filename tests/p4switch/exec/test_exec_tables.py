@@ -241,6 +241,35 @@ def test_a_remembered_lookup_follows_every_change_of_the_entries(kind):
     assert t.apply(key, 0, 0) == (0, (9,), False)
 
 
+def test_a_remembered_selection_follows_every_change_of_the_profile_and_the_entries():
+    """The member a selector table picked for a key is remembered; a change of a member, a
+    group, an entry or the default is seen by the next packet of that key."""
+    prof = ActionProfile("c.sel", 16, {"c.fwd": FWD, "c.drop": DROP}, selector_hash=crc16)
+    t = Table("c.t", [KeyField("k", MatchKind.EXACT, 8), KeyField("h", MatchKind.SELECTOR, 16)],
+              [FWD, DROP], 16, ActionCall("c.drop"), implementation=prof)
+    for m in (1, 2, 3):
+        prof.add_member(m, fwd(10 + m))
+    prof.add_group(7, [(1, 1), (2, 1)])
+    t.insert(TableEntry({"k": Exact(1)}, GroupRef(7)))
+    key = (1, 0x1234)
+    pick = 1 + crc16((0x1234).to_bytes(2, "big")) % 2
+    assert t.apply(key, 0, 0) == t.apply(key, 0, 0) == (0, (10 + pick,), True)
+    prof.modify_member(pick, fwd(40))  # the picked member's action
+    assert t.apply(key, 0, 0) == (0, (40,), True)
+    prof.modify_group(7, [(3, 1)])  # the group's members
+    assert t.apply(key, 0, 0) == (0, (13,), True)
+    t.modify(TableEntry({"k": Exact(1)}, MemberRef(2)))  # the entry's action
+    assert t.apply(key, 0, 0) == (0, (40 if pick == 2 else 12,), True)
+    t.delete(TableEntry({"k": Exact(1)}, MemberRef(2)))  # the entry
+    assert t.apply(key, 0, 0) == (1, (), False)
+    t.set_default(fwd(99))  # a miss reads the default each time
+    assert t.apply(key, 0, 0) == (0, (99,), False)
+    t.insert(TableEntry({"k": Exact(1)}, GroupRef(7)))
+    assert t.apply(key, 0, 0) == (0, (13,), True)
+    prof.modify_group(7, [])  # an empty group: the default
+    assert t.apply(key, 0, 0) == (0, (99,), False)
+
+
 def test_exact_fields_beside_selector_fields_pick_the_entry():
     prof = ActionProfile("c.sel", 16, {"c.fwd": FWD, "c.drop": DROP}, selector_hash=crc16)
     t = Table("c.t", [KeyField("a", MatchKind.EXACT, 8), KeyField("h", MatchKind.SELECTOR, 16),
