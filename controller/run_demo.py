@@ -160,10 +160,6 @@ def fabricctl_command() -> str:
     return "fabricctl"
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def state_settings(path: Path) -> tuple[Settings, str]:
     """The settings the state file says the fabric runs (``fabricctl`` may have changed them)."""
     st = FabricState.load(path)
@@ -217,9 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     fab = FabricNet(topo, out / "fabric", args.target, args.pcap)
     ctl: FabricController | None = None
     # SIGTERM tears down like Ctrl-C; so does SIGINT also where the shell started us with it ignored
-    # (a background job: `make run ... &`, nohup)
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
+    # (a background job: `make run ... &`, nohup). Python's own handler, which P4Runtime calls
+    # hold back until they end (p4rt/interrupts.py)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         log.info("starting %s in Mininet (%d switches, %d RNIC hosts, time dilation %g) ...",
                  topo.name, len(topo.switches), len(topo.hosts), topo.time_dilation)

@@ -8,8 +8,10 @@ on its way out, then waits forever: ``fabricctl telemetry`` sampling every milli
 1 of 13 interrupts. Each call has a deadline, so holding the interrupt back until the call is
 over delays Ctrl-C by at most one call, and the session closes cleanly.
 
-Only Python's default SIGINT handler is replaced: a program that installed its own keeps it
-(and its own way of ending). Other threads never receive signals, so their calls need nothing.
+A signal is held only while its handler is Python's ``signal.default_int_handler`` (SIGINT's
+by default; ``make run`` gives SIGTERM the same, so that it tears down as Ctrl-C does): a
+program that installed a handler of its own keeps it. Other threads never receive signals, so
+their calls need nothing.
 """
 
 from __future__ import annotations
@@ -20,14 +22,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+HELD = (signal.SIGINT, signal.SIGTERM)
 _depth = 0  # nesting of held() in the main thread
-_pending = False  # a SIGINT came while held
+_pending: int | None = None  # the signal that came while held
 
 
-def _on_sigint(signum: int, frame: FrameType | None) -> None:
+def _on_signal(signum: int, frame: FrameType | None) -> None:
     global _pending
     if _depth:
-        _pending = True
+        _pending = signum
     else:
         signal.default_int_handler(signum, frame)
 
@@ -39,13 +42,14 @@ def held() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _on_sigint)
+    for signum in HELD:
+        if signal.getsignal(signum) is signal.default_int_handler:
+            signal.signal(signum, _on_signal)
     _depth += 1
     try:
         yield
     finally:
         _depth -= 1
-        if not _depth and _pending:
-            _pending = False
-            raise KeyboardInterrupt
+        if not _depth and _pending is not None:
+            signum, _pending = _pending, None
+            signal.default_int_handler(signum, None)

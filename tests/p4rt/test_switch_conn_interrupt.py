@@ -1,5 +1,5 @@
-"""Ctrl-C in the middle of a P4Runtime call: the call ends first (its answer arrived), then
-the KeyboardInterrupt comes, and the session closes at once. Raised inside gRPC's own code,
+"""Ctrl-C (or ``make run``'s SIGTERM) in the middle of a P4Runtime call: the call ends first
+(its answer arrived), then the KeyboardInterrupt comes, and the session closes at once. Raised inside gRPC's own code,
 the interrupt could leave a call the channel's close() waited for forever (`fabricctl
 telemetry` interrupted while sampling hung). The server here sends the SIGINT itself while
 it is answering, so the interrupt lands inside the call every time."""
@@ -22,14 +22,17 @@ from p4rt.switch_conn import SwitchConnection
 ANSWER_DELAY_S = 0.3  # the server answers this long after sending the SIGINT
 
 
-@pytest.fixture
-def sigint_server():
-    """A P4Runtime server whose Read and Write interrupt this process, then answer; yields
-    (address, the calls answered)."""
+@pytest.fixture(params=[signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def sigint_server(request):
+    """A P4Runtime server whose Read and Write interrupt this process (Ctrl-C, or the SIGTERM
+    ``make run`` tears down on), then answer; yields (address, the calls answered). Both
+    signals have Python's own handler meanwhile, as in a fresh ``fabricctl`` (SIGINT) and in
+    ``make run`` (both), whatever an earlier test left."""
     answered: list[str] = []
+    signum = request.param
 
     def interrupt_then(what: str) -> None:
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signum)
         time.sleep(ANSWER_DELAY_S)
         answered.append(what)
 
@@ -51,11 +54,14 @@ def sigint_server():
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("p4.v1.P4Runtime", handlers)])
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    before = signal.getsignal(signal.SIGINT)
+    before = {sig: signal.getsignal(sig) for sig in interrupts.HELD}
+    for sig in interrupts.HELD:
+        signal.signal(sig, signal.default_int_handler)
     try:
         yield f"127.0.0.1:{port}", answered
     finally:
-        signal.signal(signal.SIGINT, before)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
         server.stop(0)
 
 
@@ -92,6 +98,7 @@ def test_ctrl_c_during_a_write_comes_after_the_answer_and_close_returns(sigint_s
 def test_outside_a_call_ctrl_c_interrupts_at_once(sigint_server) -> None:
     with interrupts.held():  # installs the handler, as the first call does
         pass
+    assert signal.getsignal(signal.SIGINT) is interrupts._on_signal
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(5)  # interrupted long before
@@ -104,4 +111,4 @@ def test_a_program_s_own_sigint_handler_is_kept(sigint_server) -> None:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.1)
         assert caught == [signal.SIGINT]  # delivered to it at once, not held back
-    assert signal.getsignal(signal.SIGINT) is not interrupts._on_sigint
+    assert signal.getsignal(signal.SIGINT) is not interrupts._on_signal
