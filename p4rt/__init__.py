@@ -7,7 +7,9 @@
   P4Runtime server and by clients alike;
 - ``errors``: the P4Runtime error type (with its status code) of both ends;
 - ``formatting``: entries as people read them;
-- ``switch_conn``: the client session with one switch; ``runtime_cli``: the runtime-CLI client;
+- ``switch_conn``: the client session with one switch (``interrupts``: Ctrl-C held back while
+  it is in a call); ``runtime_cli``: the runtime-CLI client;
+- ``wire``: the protobuf wire format of the hot messages, cut and written by hand;
 - ``thrift`` and ``bmv2_runtime``: BMv2's Thrift runtime protocol (``simple_switch_CLI``'s),
   which our switch serves too.
 
