@@ -259,9 +259,10 @@ def read_request(data: bytes) -> tuple[int, str, list[Any]]:
     return device_id, role, entities
 
 
-def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, int]]:
-    """(chunk, start, stop) of each counter or register entry (``entry_key``) of serialized
-    ReadResponses."""
+def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, int, int]]:
+    """(chunk, index, data's start, data's stop) of each counter or register entry
+    (``entry_key``) of serialized ReadResponses; an entry without data has an empty span."""
+    _, _, index_key, data_key = _CELL_KINDS[entry_key]
     out = []
     try:
         for chunk in chunks:
@@ -274,11 +275,23 @@ def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, 
                 start, stop = _sub(chunk, pos, end)
                 while start < stop:
                     k, start = _varint(chunk, start)
-                    if k == entry_key:
-                        first, start = _sub(chunk, start, stop)
-                        out.append((chunk, first, start))
-                    else:
+                    if k != entry_key:
                         start = _skip(chunk, start, k)
+                        continue
+                    at, entry_end = _sub(chunk, start, stop)
+                    index = data_start = data_stop = 0
+                    while at < entry_end:
+                        key, at = _varint(chunk, at)
+                        if key == index_key:
+                            first, at = _sub(chunk, at, entry_end)
+                            index = _index(chunk, first, at) or 0
+                        elif key == data_key:
+                            data_start, at = _sub(chunk, at, entry_end)
+                            data_stop = at
+                        else:
+                            at = _skip(chunk, at, key)
+                    out.append((chunk, index, data_start, data_stop))
+                    start = entry_end
                 pos = stop
     except IndexError:
         raise Undecodable("ReadResponse: truncated message") from None
@@ -287,63 +300,43 @@ def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, 
 
 def counter_cells(chunks: Iterable[bytes]) -> dict[int, tuple[int, int]]:
     """index -> (packets, bytes) of the counter entries of serialized ReadResponses."""
-    _, _, index_key, data_key = _CELL_KINDS[_COUNTER_ENTRY_KEY]
     out = {}
     try:
-        for data, pos, end in _entries(chunks, _COUNTER_ENTRY_KEY):
-            index = packets = nbytes = 0
+        for data, index, pos, end in _entries(chunks, _COUNTER_ENTRY_KEY):
+            packets = nbytes = 0
             while pos < end:
                 key, pos = _varint(data, pos)
-                if key == index_key:
-                    start, pos = _sub(data, pos, end)
-                    index = _index(data, start, pos) or 0
-                elif key == data_key:
-                    start, pos = _sub(data, pos, end)
-                    while start < pos:
-                        k, start = _varint(data, start)
-                        if k == _PACKETS_KEY:
-                            value, start = _varint(data, start)
-                            packets = _int64(value)
-                        elif k == _BYTES_KEY:
-                            value, start = _varint(data, start)
-                            nbytes = _int64(value)
-                        else:
-                            start = _skip(data, start, k)
+                if key == _PACKETS_KEY:
+                    value, pos = _varint(data, pos)
+                    packets = _int64(value)
+                elif key == _BYTES_KEY:
+                    value, pos = _varint(data, pos)
+                    nbytes = _int64(value)
                 else:
                     pos = _skip(data, pos, key)
             out[index] = (packets, nbytes)
     except IndexError:
-        raise Undecodable("ReadResponse: truncated counter entry") from None
+        raise Undecodable("ReadResponse: truncated counter data") from None
     return out
 
 
 def register_cells(chunks: Iterable[bytes]) -> dict[int, int]:
     """index -> value (its bitstring, big-endian) of the register entries of serialized
     ReadResponses; 0 where the data is not a bitstring."""
-    _, _, index_key, data_key = _CELL_KINDS[_REGISTER_ENTRY_KEY]
     out = {}
     try:
-        for data, pos, end in _entries(chunks, _REGISTER_ENTRY_KEY):
-            index = value = 0
+        for data, index, pos, end in _entries(chunks, _REGISTER_ENTRY_KEY):
+            value = 0
             while pos < end:
                 key, pos = _varint(data, pos)
-                if key == index_key:
-                    start, pos = _sub(data, pos, end)
-                    index = _index(data, start, pos) or 0
-                elif key == data_key:
-                    start, pos = _sub(data, pos, end)
-                    while start < pos:
-                        k, start = _varint(data, start)
-                        if k == _BITSTRING_KEY:
-                            first, start = _sub(data, start, pos)
-                            value = int.from_bytes(data[first:start], "big")
-                        else:
-                            start = _skip(data, start, k)
+                if key == _BITSTRING_KEY:
+                    first, pos = _sub(data, pos, end)
+                    value = int.from_bytes(data[first:pos], "big")
                 else:
                     pos = _skip(data, pos, key)
             out[index] = value
     except IndexError:
-        raise Undecodable("ReadResponse: truncated register entry") from None
+        raise Undecodable("ReadResponse: truncated register data") from None
     return out
 
 
