@@ -29,10 +29,10 @@ from typing import Any, NamedTuple
 
 from controller import fabric_rules
 from controller.alerts import AlertMonitor
+from controller.int_reports import ReportLog
 from controller.results import LinkSeries
 from controller.settings import Classes
 from controller.textfmt import table
-from nicmodel import int_md
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +82,8 @@ class Snapshot:
 
 class HopPoint(NamedTuple):
     """One hop record of an INT report, its times in fabric microseconds (the units the
-    report's INT-MD header gives, converted): ``int_md.report_samples``' fields, named. The
-    collector keeps the samples' own tuples and names them when read (``Telemetry.hops``): a
-    report carries a record per switch of its path, the collector takes every report the
-    fabric's sinks send, and making each named tuple as it came (``tuple.__new__`` through a
-    partial, then the sample's tuple freed) cost ~7,500 instructions a report."""
+    report's INT-MD header gives, converted): ``ReportLog.records``' fields, named when
+    read (``Telemetry.hops``)."""
 
     switch: str
     port: int
@@ -95,7 +92,7 @@ class HopPoint(NamedTuple):
     hop_latency_us: float
 
 
-_HOP_POINT = functools.partial(tuple.__new__, HopPoint)  # a sample's tuple as a HopPoint, in C
+_HOP_POINT = functools.partial(tuple.__new__, HopPoint)  # a record's tuple as a HopPoint, in C
 
 
 class Telemetry:
@@ -114,9 +111,10 @@ class Telemetry:
         self._ports = {s.name: self.topo.ports_of(s.name) for s in self.topo.switches}
         self._read_ports = {name: sorted(ports) for name, ports in self._ports.items()}
         self.snapshots: list[Snapshot] = []
-        self._hop_records: list[tuple[str, int, float, int, float]] = []  # report_samples' tuples
-        self.reports: dict[str, int] = {s.name: 0 for s in self.topo.switches}
-        self.malformed_reports = 0
+        self.report_log = ReportLog(self.by_device, (s.name for s in self.topo.switches))
+        # the packet-in handler for the controller is the log's own (compiled, as the packet-in's
+        # way there): a packet-in per INT report; anything that is not a report counts as malformed
+        self.on_packet_in = self.report_log.take
         self._lock = threading.Lock()
         self._run_start = 0  # index of the snapshot a workload started at
         self._hops_start = 0
@@ -124,25 +122,19 @@ class Telemetry:
         self._prev: Snapshot | None = None
 
     # -- INT reports (packet-in) ----------------------------------------------------------
-    def on_packet_in(self, switch: str, packet) -> None:
-        """Packet-in handler for the controller; anything that is not an INT report is ignored.
-        The payload is the report frame of p4src/README.md ("INT report format"), which the sink
-        sends whatever port the collector session points at."""
-        try:
-            samples = int_md.report_samples(packet.payload, self.by_device)
-        except ValueError:
-            with self._lock:
-                self.malformed_reports += 1
-            return
-        with self._lock:
-            self.reports[switch] = self.reports.get(switch, 0) + 1
-            self._hop_records.extend(samples)
+    @property
+    def reports(self) -> dict[str, int]:
+        """INT reports received per switch."""
+        return self.report_log.reports
+
+    @property
+    def malformed_reports(self) -> int:
+        return self.report_log.malformed
 
     @property
     def hops(self) -> list[HopPoint]:
         """Every INT hop record received so far, oldest first."""
-        with self._lock:
-            return list(map(_HOP_POINT, self._hop_records))
+        return list(map(_HOP_POINT, self.report_log.records()))
 
     # -- counters ---------------------------------------------------------------------------
     def sample(self) -> Snapshot:
@@ -182,7 +174,7 @@ class Telemetry:
         self.sample()
         with self._lock:
             self._run_start = len(self.snapshots) - 1
-            self._hops_start = len(self._hop_records)
+            self._hops_start = len(self.report_log)
             self._reports_start = dict(self.reports)
 
     def run_alerts(self) -> list[dict[str, Any]]:
@@ -225,7 +217,7 @@ class Telemetry:
     def queue_depth_series(self) -> dict[str, list[tuple[float, int]]]:
         """"switch:port" -> (time, packets) from the INT hop records of the current run, time
         counted from the run's first record (switch clocks are only roughly aligned)."""
-        hops = self.hops[self._hops_start:]
+        hops = list(map(_HOP_POINT, self.report_log.records(self._hops_start)))
         t0 = min((h.t_us for h in hops), default=0)
         out: dict[str, list[tuple[float, int]]] = {}
         for h in hops:
@@ -252,5 +244,5 @@ class Telemetry:
             "samples": len(self.snapshots),
             "int_reports_per_switch": self.reports,
             "malformed_reports": self.malformed_reports,
-            "int_hop_records": len(self._hop_records),
+            "int_hop_records": len(self.report_log),
         }, indent=1))

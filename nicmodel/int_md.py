@@ -6,8 +6,8 @@ the receiving NIC puts after the AETH of its ACKs (1-byte hop count, the 12-byte
 header, the hops as they were in the stack, newest first). ``push_hop`` / ``strip`` do what
 an INT source/transit hop and a sink do to a frame, for simulated switches and tests.
 ``parse_report`` reads the telemetry reports a sink sends to the collector (p4src/README.md,
-"INT report format"), for tests; ``report_hops`` only their hop records, in place, and
-``report_samples`` what the controller's collector keeps of them.
+"INT report format"), for tests; ``report_hops`` only their hop records, in place
+(``report_stack`` finds them; the controller's collector reads their fields there too).
 """
 
 from __future__ import annotations
@@ -337,34 +337,11 @@ def report_hops(frame: bytes) -> tuple[HopInt, ...]:
     ``parse_report(frame).stack().hops()`` gives, read in place (no Report, no IntStack, no
     copy of the inner packet). Raises ValueError where those do, and when the header's hop
     count is not the stack's."""
-    md, hop_ml, after = _report_stack(frame)
+    md, hop_ml, after = report_stack(frame)
     return decode_hops(frame[md + MD_LEN:after], hop_ml, ds_flags(frame, md), time_scale_field(frame, md))
 
 
-def report_samples(frame: bytes, names: dict[int, str]) -> list[tuple[str, int, float, int, float]]:
-    """What a collector keeps of each hop record of one report frame, source-side first:
-    (switch name, egress port, egress time, queue occupancy, hop latency), the times in fabric
-    microseconds, the occupancy in the unit of the INT-MD header's ds_flags. ``names`` names
-    the switch ids (an id it lacks is "dev<id>"). The fields of ``report_hops``' records, read
-    from the frame without making them: a HopInt costs ~2,500 instructions, and the collector
-    takes every report the fabric's sinks send. Raises ValueError as ``report_hops`` does."""
-    md, hop_ml, after = _report_stack(frame)
-    us = tick_ns(ds_flags(frame, md), time_scale_field(frame, md)) / 1000
-    size, first = 4 * hop_ml, md + MD_LEN
-    out = []
-    off = after
-    while off > first:  # the stack is newest first: walked from the end; offsets as _HOP's
-        off -= size
-        sw = be32(frame, off)
-        name = names.get(sw)
-        out.append((f"dev{sw}" if name is None else name, be16(frame, off + 6),  # egress port
-                    be32(frame, off + 20) * us,  # egress timestamp
-                    be32(frame, off + 12) & 0xFFFFFF,  # queue occupancy (below the queue id)
-                    be32(frame, off + 8) * us))  # hop latency
-    return out
-
-
-def _report_stack(frame: bytes) -> tuple[int, int, int]:
+def report_stack(frame: bytes) -> tuple[int, int, int]:
     """Where one report frame's hops are, checked: the offset of the reported packet's INT-MD
     header, its words per hop and the offset after its hop stack."""
     header = _report_header(frame)

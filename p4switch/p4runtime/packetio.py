@@ -8,7 +8,8 @@ of bytes, so the sum of widths is too).
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
@@ -99,6 +100,36 @@ class PacketInHeader:
             shift -= width
             metadata.append(PacketMetadata(mid, canonical((word >> shift) & ((1 << width) - 1))))
         return tuple(metadata)
+
+
+class PacketInRoute:
+    """Where a switch's CPU-port frames go (``send`` is the device's packet-in callback): split
+    by the pipeline's ``packet_in`` header into a PacketIn for the primary client's stream
+    handler (``deliver``, which the service sets when the primary changes); with no pipeline
+    or no primary, or shorter than the header, counted in ``stats`` and dropped. Compiled with
+    the device, not a method of the interpreted service: a simulation sends a packet-in per INT
+    report."""
+
+    def __init__(self, pipeline: Any, stats: dict[str, int]) -> None:
+        self.pipeline = pipeline  # the service's pipeline manager: the schema is read per frame
+        self.stats = stats
+        self.deliver: Callable[[PacketIn], None] | None = None
+        self._schema: Any = None
+        self._header = PacketInHeader(None)
+
+    def send(self, frame: bytes) -> None:
+        schema = self.pipeline.schema
+        deliver = self.deliver
+        if schema is None or deliver is None:
+            self.stats["packet_in_dropped"] += 1
+            return
+        if schema is not self._schema:  # the header's layout, once per pipeline
+            self._schema, self._header = schema, PacketInHeader(schema.packet_in)
+        pkt = self._header.split(frame)
+        if pkt is None:
+            self.stats["packet_in_short"] += 1
+            return
+        deliver(pkt)
 
 
 def decode_packet_in(header: p4info_pb2.ControllerPacketMetadata | None, frame: bytes) -> p4runtime_pb2.PacketIn | None:

@@ -170,9 +170,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.pipeline = PipelineManager(device, self.digests, self.control_lock)
         self.stats: dict[str, int] = {"packet_in_dropped": 0, "packet_in_short": 0, "digest_lists_dropped": 0,
                                       "idle_notifications_dropped": 0}
-        self._packet_in_schema: Schema | None = None
-        self._packet_in_header = packetio.PacketInHeader(None)
-        device.on_packet_in = self._packet_in
+        self._packet_in = packetio.PacketInRoute(self.pipeline, self.stats)  # to the primary (_notify)
+        device.on_packet_in = self._packet_in.send
         device.on_digest = self._digest
 
     # ------------------------------------------------------------------ common checks
@@ -383,9 +382,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _notify(self, notices: list[Notice]) -> None:
         """Send arbitration answers and remember the primary's stream, which packet-ins and
         digests go to (caller holds state_lock, after changing the arbiter): they read it
-        without the lock, one attribute read a packet-in."""
+        without the lock, the packet-in route its handler (one attribute read a packet-in)."""
         key = self.arbiter.primary()
         self._primary = self.streams.get(key) if key is not None else None
+        self._packet_in.deliver = self._primary.send_packet_in if self._primary is not None else None
         highest = self.arbiter.highest or 0
         for notice in notices:
             target = self.streams.get(notice.key)
@@ -417,21 +417,6 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self.device.packet_out(frame)
         except ValueError as e:
             raise P4RuntimeError(Code.FAILED_PRECONDITION, str(e)) from None
-
-    def _packet_in(self, frame: bytes) -> None:
-        """Device callback for frames the program sent to the CPU port."""
-        schema = self.pipeline.schema
-        primary = self._primary
-        if schema is None or primary is None:
-            self.stats["packet_in_dropped"] += 1
-            return
-        if self._packet_in_schema is not schema:  # the header's layout, once per pipeline
-            self._packet_in_schema, self._packet_in_header = schema, packetio.PacketInHeader(schema.packet_in)
-        pkt = self._packet_in_header.split(frame)
-        if pkt is None:
-            self.stats["packet_in_short"] += 1
-            return
-        primary.send_packet_in(pkt)
 
     # ------------------------------------------------------------------ digests
     def _digest(self, message: Any) -> None:

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 from p4.v1 import p4runtime_pb2
 
+from controller.int_reports import ReportLog
 from controller.telemetry import Telemetry
 from nicmodel import int_md
 from nicmodel.int_md import report_hops
@@ -94,3 +95,33 @@ def test_only_the_report_format_is_accepted(leaf_switch):
     tel = telemetry()
     tel.on_packet_in("leaf1", p4runtime_pb2.PacketIn(payload=int_packet()))  # INT without the report around it
     assert (tel.reports["leaf1"], tel.malformed_reports, tel.hops) == (0, 1, [])
+
+
+def test_the_collector_keeps_each_hop_records_fields_in_fabric_us(leaf_switch):
+    """``ReportLog.records``: report_hops' fields of every report taken, the times in fabric
+    microseconds whatever units the INT-MD header names; anything that is not a report is
+    counted as malformed and leaves nothing."""
+    pipe, _ = leaf_switch("baseline")
+    report = run(pipe, int_packet())[CPU_PORT][PACKET_IN_LEN:]
+    md = int_md.report_stack(report)[0]
+    in_ns = bytearray(report)
+    in_ns[md + 10:md + 12] = (int_md.DS_TIME_NS | int_md.DS_QUEUE_BYTES).to_bytes(2, "big")
+    in_ns[md + 6:md + 8] = int_md.encode_time_scale(76_000).to_bytes(2, "big")
+    bad_count = bytearray(report)
+    bad_count[14 + 20 + 8 + 1] = 2  # report header hop_count
+    log = ReportLog({1: "leaf1"}, ["leaf1", "spine1"])
+    for bad in (int_packet(), report[:60], bytes(bad_count)):
+        log.take("leaf1", p4runtime_pb2.PacketIn(payload=bad))
+    assert (len(log), log.malformed, log.reports) == (0, 3, {"leaf1": 0, "spine1": 0})
+    kept = []
+    for frame in (report, bytes(in_ns)):
+        expected = [("leaf1" if h.switch_id == 1 else f"dev{h.switch_id}", h.egress_port,
+                     h.egress_ts_us * (h.ts_unit_ns / 1000), h.qdepth_pkts, h.hop_latency_us * (h.ts_unit_ns / 1000))
+                    for h in report_hops(frame)]
+        start = len(log)
+        log.take("leaf1", p4runtime_pb2.PacketIn(payload=frame))
+        assert log.records(start) == expected
+        kept += expected
+    assert (log.records(), log.malformed, log.reports) == (kept, 3, {"leaf1": 2, "spine1": 0})
+    assert [r[0] for r in kept[:3]] == ["dev2", "dev101", "leaf1"]  # source first; unnamed ids as dev<id>
+    assert kept[4][2] == pytest.approx(123 / 76_000 / 1000, rel=1 / 4096)  # spine1's egress time: ns, scaled

@@ -27,13 +27,15 @@ def _files(modules: tuple[str, ...], env: dict[str, str]) -> list[str]:
 
 def test_built_modules_replace_the_python_ones() -> None:
     built = DATA_PATH.build()  # made by make setup: found in the cache
-    assert {m.split(".")[0] for m in DATA_PATH.modules} == {"netbase", "p4switch", "nicmodel", "fabricsim", "p4rt"}
+    assert {m.split(".")[0] for m in DATA_PATH.modules} == {"netbase", "p4switch", "nicmodel", "fabricsim", "p4rt",
+                                                            "controller"}
     assert _files(DATA_PATH.modules, {build_cache.BACKEND_ENV: "auto"}) == [
         str(DATA_PATH.extension(built, m)) for m in DATA_PATH.modules]
     assert all(f.endswith(".py") for f in _files(DATA_PATH.modules, {build_cache.BACKEND_ENV: "python"}))
 
 
-@pytest.mark.parametrize("first", ["p4switch.switch.device", "nicmodel.nic", "fabricsim.host", "p4rt.wire"])
+@pytest.mark.parametrize("first", ["p4switch.switch.device", "nicmodel.nic", "fabricsim.host", "p4rt.wire",
+                                   "controller.int_reports"])
 def test_a_module_imported_first_comes_from_the_build(first: str) -> None:
     """Whichever package a process imports first, its modules come from the one build (netbase's
     finder is in place before them), so a call between packages is a call between native classes."""

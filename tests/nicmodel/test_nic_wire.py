@@ -255,21 +255,6 @@ def test_int_report_is_parsed_as_the_fabric_readme_lays_it_out():
             int_md.report_hops(bad)
     with pytest.raises(ValueError, match="report header says 3 hops, the reported packet carries 2"):
         int_md.report_hops(patched(udp + 1, 3))
-    for bad in (report[:50], patched(shim, 0x24), patched(shim + 6, 9), patched(udp + 1, 3)):
-        with pytest.raises(ValueError):
-            int_md.report_samples(bad, {})
-
-    # what the collector keeps: report_hops' fields, times in fabric us, in any units
-    md = shim + 4
-    in_ns = bytearray(report)
-    in_ns[md + 10:md + 12] = (int_md.DS_TIME_NS | int_md.DS_QUEUE_BYTES).to_bytes(2, "big")
-    in_ns[md + 6:md + 8] = int_md.encode_time_scale(76_000).to_bytes(2, "big")
-    for frame in (report, bytes(in_ns)):
-        expected = [("leaf" if h.switch_id == 1 else f"dev{h.switch_id}", h.egress_port,
-                     h.egress_ts_us * (h.ts_unit_ns / 1000), h.qdepth_pkts, h.hop_latency_us * (h.ts_unit_ns / 1000))
-                    for h in int_md.report_hops(frame)]
-        assert int_md.report_samples(frame, {1: "leaf"}) == expected
-    assert expected[1][0] == "leaf" and expected[1][2] == pytest.approx(1004 / 76_000 / 1000, rel=1 / 4096)
 
 
 def test_decode_hops_is_the_per_hop_decode():

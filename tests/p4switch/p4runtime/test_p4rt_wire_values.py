@@ -1,5 +1,7 @@
 """Controller packet headers and arbitration decisions."""
 
+from types import SimpleNamespace
+
 import grpc
 import pytest
 from p4.config.v1 import p4info_pb2
@@ -67,6 +69,30 @@ def test_packet_in_metadata_are_decoded_once_per_header():
         assert pkt.metadata == header.split(frame(port, 0, b"y")).metadata
     assert len(header._memo) == 2
     assert header.split(b"\x00") is None
+
+
+def test_packet_in_route_delivers_to_the_primary_with_the_pipelines_header():
+    """The device's packet-in callback: dropped (counted) without a pipeline or a primary,
+    split by the current pipeline's header, short frames counted."""
+    pipeline = SimpleNamespace(schema=None)
+    stats = {"packet_in_dropped": 0, "packet_in_short": 0}
+    route = packetio.PacketInRoute(pipeline, stats)
+    got = []
+    route.send(b"\x02\x80frame")  # no pipeline, no primary
+    route.deliver = got.append
+    route.send(b"\x02\x80frame")  # no pipeline yet
+    assert (got, stats) == ([], {"packet_in_dropped": 2, "packet_in_short": 0})
+    pipeline.schema = SimpleNamespace(packet_in=_header("packet_in", [("ingress_port", 9), ("pad", 7)]))
+    route.send(b"\x02\x80frame")
+    route.send(b"\x02")  # shorter than the header
+    assert [(p.payload, p.metadata) for p in got] == [(b"frame", ((1, b"\x05"), (2, b"\x00")))]
+    assert stats == {"packet_in_dropped": 2, "packet_in_short": 1}
+    pipeline.schema = SimpleNamespace(packet_in=_header("packet_in", [("ingress_port", 16)]))  # a new pipeline
+    route.send(b"\x02\x80frame")
+    assert (got[-1].payload, got[-1].metadata) == (b"frame", ((1, b"\x02\x80"),))
+    route.deliver = None  # the primary left
+    route.send(b"\x02\x80frame")
+    assert (len(got), stats["packet_in_dropped"]) == (2, 3)
 
 
 def test_arbitration_primary_backup_and_takeover():
