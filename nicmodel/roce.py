@@ -40,12 +40,12 @@ read the packet (documented fully in nicmodel/README.md):
 from __future__ import annotations
 
 import struct
-import zlib
 from bisect import bisect_right
 from enum import IntEnum
 from typing import Final, NamedTuple
 
 from librt.strings import BytesWriter, read_i32_le, write_i32_le
+from zlib_ng import zlib_ng
 
 from netbase.ipv4 import checksum_at as ipv4_checksum_at
 from nicmodel import int_md
@@ -137,8 +137,10 @@ _ETH: Final = struct.Struct("!6s6sH")
 _RETH: Final = struct.Struct("!QII")
 _U32: Final = struct.Struct("!I")
 _LRH_STANDIN: Final = b"\xff" * 8
-_LRH_CRC: Final = zlib.crc32(_LRH_STANDIN)  # the ICRC's running value after the LRH stand-in
-_crc32: Final = zlib.crc32  # compiled, ``zlib.crc32`` is a look-up by name per call (four a data packet)
+# zlib-ng's CRC-32 (carry-less multiply): 392 -> 62 ns on a 1 KiB payload against zlib's; compiled,
+# a module's function is a look-up by name per call (four a data packet), a Final one is not
+_crc32: Final = zlib_ng.crc32
+_LRH_CRC: Final = _crc32(_LRH_STANDIN)  # the ICRC's running value after the LRH stand-in
 _CNP_PAD: Final = bytes(CNP_PAD_LEN)
 _IP_HEAD_MASKED: Final = b"\x45\xff"  # version and IHL, then the TOS masked (as icrc() masks it)
 
