@@ -20,6 +20,7 @@ from p4.v1 import p4runtime_pb2
 
 from controller import fabric_rules
 from controller.intent import Intent, diff
+from controller.packet_in import PacketInDispatch
 from controller.pipeline import Pipeline
 from controller.settings import Settings
 from p4rt import wire
@@ -86,7 +87,7 @@ class FabricController:
         for s in topo.switches:
             self.conns[s.name] = connection(
                 s.name, addresses[s.name], s.device_id, election_id,
-                on_packet_in=self._packet_in_handler(s.name),
+                on_packet_in=PacketInDispatch(s.name, self),
                 on_reconnect=self._restore,
             )
 
@@ -250,13 +251,6 @@ class FabricController:
             conn.write(updates)
             self.restores += 1
             return len(updates)
-
-    def _packet_in_handler(self, switch: str) -> Callable[[p4runtime_pb2.PacketIn], None]:
-        def handle(pkt: p4runtime_pb2.PacketIn) -> None:
-            if self.on_packet_in is not None:  # looked up per packet: telemetry may attach later
-                self.on_packet_in(switch, pkt)
-
-        return handle
 
     # -- reads (CLI, telemetry, tests) ---------------------------------------------------
     def read_intent(self, switch: str, defaults_of: Mapping[str, ActionCall] | None = None) -> Intent:

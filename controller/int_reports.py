@@ -6,7 +6,6 @@ that reaches a sink is reported, a packet-in each, straight to ``ReportLog.take`
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -27,61 +26,51 @@ class ReportLog:
     read. Kept as integers in one flat vector, ``_FIELDS`` a record: the fabric's sinks report
     every data packet, and a record as a tuple of a name, two floats and ints was ~150 bytes of
     objects the cyclic collector tracks, hundreds of thousands in a simulated run (a k=4 fat
-    tree's run spent 13 % of its time on its reports that way, ~6 % with this record and the
-    compiled way to it). Thread-safe: the live controller's packet-ins
-    arrive on the streams' threads while the main thread reads."""
+    tree's run spent 13 % of its time on its reports that way). Not thread-safe: a simulation
+    calls ``take`` from its one thread; the live collector (``Telemetry``) under its lock."""
 
     def __init__(self, names: dict[int, str], switches: Iterable[str] = ()) -> None:
         self.names = names  # switch id -> name; an id it lacks is "dev<id>"
         self.reports: dict[str, int] = {name: 0 for name in switches}
         self.malformed = 0
         self._fields: vec[i64] = vec[i64]()
-        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._fields) // _FIELDS
 
     def take(self, switch: str, packet: Any) -> None:
         """Keep the hop records of the report in ``packet.payload`` that ``switch`` sent; a
-        payload that is not a report (``report_hops`` raises ValueError) counts as malformed."""
+        payload that is not a report (``int_md.report_hops`` raises ValueError) counts as
+        malformed."""
         frame: bytes = packet.payload
-        self._lock.acquire()
         try:
-            try:
-                md, hop_ml, after = report_stack(frame)
-            except ValueError:
-                self.malformed += 1
-                return
-            units = ds_flags(frame, md) << 16 | time_scale_field(frame, md)
-            size, first = 4 * hop_ml, md + MD_LEN
-            fields = self._fields
-            off = after
-            while off > first:  # the stack is newest first: walked from the end; offsets as _HOP's
-                off -= size
-                fields = append(fields, be32(frame, off))  # switch id
-                fields = append(fields, be16(frame, off + 6))  # egress port
-                fields = append(fields, be32(frame, off + 20))  # egress timestamp
-                fields = append(fields, be32(frame, off + 12) & 0xFFFFFF)  # queue occupancy (below the queue id)
-                fields = append(fields, be32(frame, off + 8))  # hop latency
-                fields = append(fields, units)
-            self._fields = fields
-            self.reports[switch] = self.reports.get(switch, 0) + 1
-        finally:
-            self._lock.release()
+            md, hop_ml, after = report_stack(frame)
+        except ValueError:
+            self.malformed += 1
+            return
+        units = ds_flags(frame, md) << 16 | time_scale_field(frame, md)
+        size, first = 4 * hop_ml, md + MD_LEN
+        fields = self._fields
+        off = after
+        while off > first:  # the stack is newest first: walked from the end; offsets as _HOP's
+            off -= size
+            fields = append(fields, be32(frame, off))  # switch id
+            fields = append(fields, be16(frame, off + 6))  # egress port
+            fields = append(fields, be32(frame, off + 20))  # egress timestamp
+            fields = append(fields, be32(frame, off + 12) & 0xFFFFFF)  # queue occupancy (below the queue id)
+            fields = append(fields, be32(frame, off + 8))  # hop latency
+            fields = append(fields, units)
+        self._fields = fields
+        self.reports[switch] = self.reports.get(switch, 0) + 1
 
     def records(self, start: int = 0) -> list[tuple[str, int, float, int, float]]:
         """The records from the ``start``-th on: (switch name, egress port, egress time,
         queue occupancy, hop latency), the times in fabric microseconds, the occupancy in the
         unit the INT-MD header's ds_flags name."""
-        self._lock.acquire()
-        try:
-            fields = self._fields
-            stop = len(fields)
-        finally:
-            self._lock.release()
+        fields = self._fields
         names = self.names
         out = []
-        for i in range(start * _FIELDS, stop, _FIELDS):
+        for i in range(start * _FIELDS, len(fields), _FIELDS):
             sw = fields[i]
             units = fields[i + 5]
             us = tick_ns(units >> 16, units & 0xFFFF) / 1000

@@ -112,9 +112,6 @@ class Telemetry:
         self._read_ports = {name: sorted(ports) for name, ports in self._ports.items()}
         self.snapshots: list[Snapshot] = []
         self.report_log = ReportLog(self.by_device, (s.name for s in self.topo.switches))
-        # the packet-in handler for the controller is the log's own (compiled, as the packet-in's
-        # way there): a packet-in per INT report; anything that is not a report counts as malformed
-        self.on_packet_in = self.report_log.take
         self._lock = threading.Lock()
         self._run_start = 0  # index of the snapshot a workload started at
         self._hops_start = 0
@@ -122,6 +119,14 @@ class Telemetry:
         self._prev: Snapshot | None = None
 
     # -- INT reports (packet-in) ----------------------------------------------------------
+    def on_packet_in(self, switch: str, packet) -> None:
+        """Packet-in handler for the controller, from any thread; anything that is not an INT
+        report counts as malformed. The payload is the report frame of p4src/README.md ("INT
+        report format"), which the sink sends whatever port the collector session points at.
+        (A simulation, one thread, gives the controller ``report_log.take`` itself.)"""
+        with self._lock:
+            self.report_log.take(switch, packet)
+
     @property
     def reports(self) -> dict[str, int]:
         """INT reports received per switch."""
@@ -134,7 +139,8 @@ class Telemetry:
     @property
     def hops(self) -> list[HopPoint]:
         """Every INT hop record received so far, oldest first."""
-        return list(map(_HOP_POINT, self.report_log.records()))
+        with self._lock:
+            return list(map(_HOP_POINT, self.report_log.records()))
 
     # -- counters ---------------------------------------------------------------------------
     def sample(self) -> Snapshot:
@@ -217,7 +223,8 @@ class Telemetry:
     def queue_depth_series(self) -> dict[str, list[tuple[float, int]]]:
         """"switch:port" -> (time, packets) from the INT hop records of the current run, time
         counted from the run's first record (switch clocks are only roughly aligned)."""
-        hops = list(map(_HOP_POINT, self.report_log.records(self._hops_start)))
+        with self._lock:
+            hops = list(map(_HOP_POINT, self.report_log.records(self._hops_start)))
         t0 = min((h.t_us for h in hops), default=0)
         out: dict[str, list[tuple[float, int]]] = {}
         for h in hops:
