@@ -31,6 +31,7 @@ from typing import Any, Final
 from mypy_extensions import mypyc_attr
 
 from p4switch.exec.program import LoadedProgram
+from p4switch.exec.replication import ClonePlan
 from p4switch.exec.runtime import (
     DROP_PORT,
     PKT_INSTANCE_TYPE_EGRESS_CLONE,
@@ -162,6 +163,7 @@ class V1Pipeline:
         self._M, self._SM = c.meta_cls, c.sm_cls
         self._count_parser_error = self._parser_error  # bound once, passed with every packet
         self._fl = prog.field_lists
+        self._clone_plans: dict[int, ClonePlan] = prog.pre.clone_plans  # changed in place by the control plane
         self._Ctx: Callable[[], Any]
         if c.context_cls is None:
             self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs, "objs": c.objects})
@@ -337,20 +339,20 @@ class V1Pipeline:
 
     def _clone_i2e(self, port: int, data: bytes, now_us: int, meta: Any, ctx: PassContext,
                    res: IngressResult) -> None:
-        sess = self.prog.pre.clone_sessions.get(ctx.clone_session)
-        if sess is None:
+        plan = self._clone_plans.get(ctx.clone_session)
+        if plan is None:
             self._stats["clone_unknown_session"] += 1
             return
+        cos, truncate, replicas = plan
         keep = self._preserve(meta, ctx.clone_fl)
         parsed = self._parsed(port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, False)  # keeps its headers
         chdr, cpayload = parsed[0], parsed[7]
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
-        last = len(sess.replicas) - 1
-        for i, r in enumerate(sess.replicas):  # the last replica takes the fresh state itself
+        last = len(replicas) - 1
+        for i, (rport, instance) in enumerate(replicas):  # the last replica takes the fresh state itself
             st = (chdr, cmeta, csm, cpayload) if i == last else (chdr.copy(), cmeta.copy(), csm.copy(), cpayload)
-            res.to_egress.append(EgressJob(r.port, sess.cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE,
-                                           r.instance, st, sess.truncate))
-        self._stats["cloned"] += len(sess.replicas)
+            res.to_egress.append(EgressJob(rport, cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE, instance, st, truncate))
+        self._stats["cloned"] += len(replicas)
 
     # ---- egress ----------------------------------------------------------------------------
     def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0,
@@ -399,16 +401,17 @@ class V1Pipeline:
 
     def _clone_e2e(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: PassContext,
                    res: EgressResult) -> None:
-        sess = self.prog.pre.clone_sessions.get(ctx.clone_session)
-        if sess is None:
+        plan = self._clone_plans.get(ctx.clone_session)
+        if plan is None:
             self._stats["clone_unknown_session"] += 1
             return
+        cos, truncate, replicas = plan
         keep = self._preserve(meta, ctx.clone_fl)
-        for r in sess.replicas:
+        for rport, instance in replicas:
             cmeta, csm = self._clone_state(keep, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE)
-            res.to_egress.append(EgressJob(r.port, sess.cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
-                                           r.instance, (hdr.copy(), cmeta, csm, payload), sess.truncate))
-        self._stats["cloned"] += len(sess.replicas)
+            res.to_egress.append(EgressJob(rport, cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
+                                           instance, (hdr.copy(), cmeta, csm, payload), truncate))
+        self._stats["cloned"] += len(replicas)
 
     # ---- whole switch without queues -------------------------------------------------------
     def process(self, port: int, data: bytes, now_us: int = 0) -> list[tuple[int, bytes]]:

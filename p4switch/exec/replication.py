@@ -7,6 +7,12 @@ from p4rt.entries import CloneSession, InvalidEntryError, NotFoundError, Replica
 
 MAX_PORT = (1 << 9) - 1
 
+# What the pipeline reads of a clone session for each copy it makes: (class of service,
+# truncation length, the replicas' (port, instance)), in tuples the compiled pipeline unpacks
+# as C values; a session's own attributes and its replicas' were a look-up by name each, eleven
+# a clone (an INT report per data packet at its sink).
+ClonePlan = tuple[int, int, tuple[tuple[int, int], ...]]
+
 
 def _check_replicas(what: str, replicas: list[Replica]) -> None:
     seen = set()
@@ -26,6 +32,7 @@ class PacketReplicationEngine:
         # the controller's opaque bytes per group (P4Runtime ``metadata``), given back on read
         self.mc_metadata: dict[int, bytes] = {}
         self.clone_sessions: dict[int, CloneSession] = {}
+        self.clone_plans: dict[int, ClonePlan] = {}  # the same sessions as the pipeline reads them
 
     def set_mc_group(self, group_id: int, replicas: list[Replica], metadata: bytes = b"") -> None:
         """Create or replace multicast group ``group_id`` (1..65535)."""
@@ -51,8 +58,11 @@ class PacketReplicationEngine:
         _check_replicas(f"clone session {session.session_id}", session.replicas)
         self.clone_sessions[session.session_id] = CloneSession(
             session.session_id, list(session.replicas), session.cos, session.truncate)
+        self.clone_plans[session.session_id] = (session.cos, session.truncate,
+                                                tuple((r.port, r.instance) for r in session.replicas))
 
     def delete_clone_session(self, session_id: int) -> None:
         if session_id not in self.clone_sessions:
             raise NotFoundError(f"no clone session {session_id}")
         del self.clone_sessions[session_id]
+        del self.clone_plans[session_id]
