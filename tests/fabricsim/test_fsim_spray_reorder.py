@@ -25,8 +25,9 @@ RTO = QpConfig().rto_ns
 
 
 class SprayingPort:
-    """The sender's port: serializes each frame (as ``Link``), then sends data packets over
-    the paths in turn; ``drop`` names data-packet indexes lost on their path."""
+    """The sender's port: its ``wire`` serializes each frame (the host's uplink), then the
+    port sends data packets over the paths in turn; ``drop`` names data-packet indexes lost on
+    their path."""
 
     def __init__(self, sim: Simulator, deliver: Callable[[bytes], None], drop: set[int]) -> None:
         self.sim = sim
@@ -36,16 +37,6 @@ class SprayingPort:
         self.sent = 0
         self.resends: list[tuple[int, int]] = []  # (PSN, time) of every data packet seen twice
         self.first_sent: dict[int, int] = {}
-
-    def idle_at(self, now: int) -> bool:
-        return self.wire.idle_at(now)
-
-    @property
-    def busy_until(self) -> int:
-        return self.wire.busy_until
-
-    def transmit(self, frame: bytes) -> int:
-        return self.wire.transmit(frame)
 
     def _arrived(self, frame: bytes) -> None:  # the frame has left the port
         if frame[42] not in roce.OP_DATA:
@@ -72,7 +63,7 @@ def sprayed_write(reliability: Reliability, drop: set[int] = frozenset(), **cfg)
     qb.connect(a.mac, a.ip, qa.qpn, 0)
     ha, hb = SimHost(sim, a, "a"), SimHost(sim, b, "b")
     port = SprayingPort(sim, hb.receive, set(drop))
-    ha.attach(port)
+    ha.attach(port.wire)
     hb.attach(Link(sim, LinkConfig(delay_ns=BASE_NS), ha.receive))
     src = bytearray(random.Random(9).randbytes(SIZE))
     dst = bytearray(SIZE)
