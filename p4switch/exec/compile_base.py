@@ -41,8 +41,6 @@ class Compiled:
     namespace: dict
     entries: dict[str, Callable]  # the generated entry points by name (``entries.py``)
     hdr_cls: type
-    meta_cls: type
-    sm_cls: type
     tables: dict[str, Table] = field(default_factory=dict)
     action_profiles: dict[str, ActionProfile] = field(default_factory=dict)
     counters: dict[str, Any] = field(default_factory=dict)

@@ -68,7 +68,7 @@ class ProgramCompiler(RuntimeObjects):
         self.ns_types: dict[str, str] = {}
         self.objects: dict[int, str] = {}  # id(InstanceDecl or TableDecl) -> namespace name
         self.obj_counter = itertools.count()
-        self.result = Compiled("", self.ns, {}, object, object, object, error_codes=self.errors)
+        self.result = Compiled("", self.ns, {}, object, error_codes=self.errors)
         self.action_names: dict[int, str] = {}
         self.functions: dict[int, tuple[str, list[A.Parameter], bool]] = {}
         self.generated_blocks: dict[tuple[int, str], str] = {}
@@ -146,8 +146,7 @@ class ProgramCompiler(RuntimeObjects):
             return None
         self.result.entries = {name: defs[name] for name in ENTRY_NAMES}
         self.result.field_lists = {fl: (defs[get], defs[put]) for fl, (get, put) in field_lists.items()}
-        self.result.hdr_cls, self.result.meta_cls, self.result.sm_cls = (
-            defs[hdr_c], defs[meta_c], defs[sm_c])
+        self.result.hdr_cls = defs[hdr_c]
         return self.result
 
     def _run(self, src: str, backend: str, sm_cls: str, only_built: bool, opt_level: str) -> dict[str, Any] | None:

@@ -11,14 +11,19 @@ call into the module for each pipeline half. Each takes the packet's context fir
 mypyc backend types a generated function's ``ctx`` on its ``def`` line (``native.py``).
 
 - ``E_ingress(ctx, port, d, now, itype, keep, apply, on_error)`` -> ``(hdr, meta, sm, ctx,
-  spec, prio, itype, payload)``: new headers and metadata, ``keep`` (a preserved field list's
-  ``(put, values)``, or None) written back, the parser (its error in ``parser_error`` and,
-  unless NoError, passed to ``on_error``, which counts it; the payload after the last
+  spec, prio, itype, payload, clone)``: new headers and metadata, ``keep`` (a preserved field
+  list's ``(put, values)``, or None) written back, the parser (its error in ``parser_error``
+  and, unless NoError, passed to ``on_error``, which counts it; the payload after the last
   extracted header), and with ``apply`` checksum verification and ingress. When the pass
-  asked for nothing but a port (no digest, clone, resubmit or multicast group), ``spec`` is
-  its ``egress_spec`` (the drop port included) and the rest what the packet's ``EgressJob``
-  takes; otherwise ``spec`` is -1: the pipeline's general end-of-ingress logic. (Read by the
-  pipeline from outside the module, each of these fields was a generic attribute look-up.)
+  asked for nothing but a port and perhaps a clone (no digest, resubmit or multicast group),
+  ``spec`` is its ``egress_spec`` (the drop port included) and the rest what the packet's
+  ``EgressJob`` takes; otherwise ``spec`` is -1: the pipeline's general end-of-ingress logic.
+  ``clone`` is the clone session asked for (0: none). (Read by the pipeline from outside the
+  module, each of these fields was a generic attribute look-up; fabric.p4's INT sinks clone
+  every data packet they report.)
+- ``E_clone_state(keep, packet_length, itype)`` -> ``(meta, sm)``: a clone's metadata as
+  simple_switch makes it: everything reset, the preserved field list (``keep``, ``(None, ())``
+  for none) written back, ``packet_length`` and ``instance_type`` set (egress sets the rest).
 - ``E_egress(ctx, hdr, meta, sm, port, rid, itype, enq_ts, enq_qdepth, deq_timedelta,
   deq_qdepth, now, payload, truncate)`` -> the frame to send, or None when the end-of-egress logic
   has more to do (a clone, a recirculation or a drop: the pipeline's general path).
@@ -50,7 +55,7 @@ def E_clear(ctx: Any) -> None:
     ctx.truncate = 0
 
 def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, apply: bool,
-              on_error: Any) -> tuple[{H}, {M}, {SM}, Any, int, int, int, bytes]:
+              on_error: Any) -> tuple[{H}, {M}, {SM}, Any, int, int, int, bytes, int]:
     E_clear(ctx)
     hdr = _spare_headers.pop() if _spare_headers else {H}()
     meta = {M}()
@@ -80,9 +85,19 @@ def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, ap
             {ingress}(hdr, meta, sm, ctx)
         except ExitControl:
             pass
-    if ctx.digests or ctx.clone_session or ctx.resubmit_fl is not None or sm.mcast_grp:
-        return hdr, meta, sm, ctx, -1, 0, 0, payload
-    return hdr, meta, sm, ctx, sm.egress_spec, sm.priority & 7, sm.instance_type, payload
+    if ctx.digests or ctx.resubmit_fl is not None or sm.mcast_grp:
+        return hdr, meta, sm, ctx, -1, 0, 0, payload, ctx.clone_session
+    return hdr, meta, sm, ctx, sm.egress_spec, sm.priority & 7, sm.instance_type, payload, ctx.clone_session
+
+def E_clone_state(keep: Any, packet_length: int, itype: int) -> tuple[{M}, {SM}]:
+    meta = {M}()
+    sm = {SM}()
+    put = keep[0]
+    if put is not None:
+        put(meta, keep[1])
+    sm.packet_length = packet_length
+    sm.instance_type = itype
+    return meta, sm
 
 def E_egress(ctx: Any, hdr: {H}, meta: {M}, sm: {SM}, port: int, rid: int, itype: int, enq_ts: int,
              enq_qdepth: int, deq_timedelta: int, deq_qdepth: int, now: int, payload: bytes, truncate: int) -> bytes | None:
@@ -119,7 +134,7 @@ def E_deparse(ctx: Any, hdr: {H}, meta: {M}, payload: bytes, truncate: int) -> b
     return frame
 """
 
-NAMES = ("E_ingress", "E_egress", "E_deparse")
+NAMES = ("E_ingress", "E_egress", "E_deparse", "E_clone_state")
 
 
 # The deparser's output and the frame made of it (``TypeClasses.out_type``): a list of chunks

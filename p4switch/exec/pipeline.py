@@ -53,8 +53,9 @@ log = logging.getLogger("p4switch.exec")
 Preserved = tuple[Callable[[Any, tuple], None] | None, tuple]
 _NOTHING_PRESERVED: Preserved = (None, ())
 # what ``E_ingress`` returns (entries.py): hdr, meta, sm, ctx, then the egress spec (-1: more
-# than a unicast or a drop), priority, instance type and payload of the packet's EgressJob
-Parsed = tuple[Any, Any, Any, Any, int, int, int, bytes]
+# than a unicast or a drop, and a clone), priority, instance type and payload of the packet's
+# EgressJob, and the clone session asked for (0: none)
+Parsed = tuple[Any, Any, Any, Any, int, int, int, bytes, int]
 
 
 @dataclass
@@ -159,8 +160,9 @@ class V1Pipeline:
         self._packets_out = 0
         e = prog.entries  # the generated per-packet work of each half (entries.py)
         self._begin, self._egress_pass, self._deparse = e["E_ingress"], e["E_egress"], e["E_deparse"]
+        # typed: compiled, its pair is unpacked as a C tuple (an untyped one went through an iterator)
+        self._clone_state: Callable[[Preserved, int, int], tuple[Any, Any]] = e["E_clone_state"]
         c = prog.compiled
-        self._M, self._SM = c.meta_cls, c.sm_cls
         self._count_parser_error = self._parser_error  # bound once, passed with every packet
         self._fl = prog.field_lists
         self._clone_plans: dict[int, ClonePlan] = prog.pre.clone_plans  # changed in place by the control plane
@@ -211,12 +213,6 @@ class V1Pipeline:
         ops = self._fl.get(fl) if fl is not None else None
         return (ops[1], ops[0](meta)) if ops is not None else _NOTHING_PRESERVED
 
-    @staticmethod
-    def _restore(meta: Any, preserved: Preserved) -> None:
-        put, values = preserved
-        if put is not None:
-            put(meta, values)
-
     def _parsed(self, port: int, data: bytes, now_us: int, itype: int, preserved: Preserved | None,
                 apply: bool = True) -> Parsed:
         """Fresh headers and metadata for a frame entering ingress on ``port`` (the preserved
@@ -230,15 +226,6 @@ class V1Pipeline:
     def _parser_error(self, code: int) -> None:
         self._stats["parser_error"] += 1
         self._stats["parser_error_" + self.prog.error_names.get(code, str(code))] += 1
-
-    def _clone_state(self, keep: Preserved, packet_length: int, itype: int) -> tuple[Any, Any]:
-        """Metadata of a clone as simple_switch makes it: everything reset, the preserved
-        field list copied in, instance_type and packet_length set (egress sets the rest)."""
-        meta, sm = self._M(), self._SM()
-        self._restore(meta, keep)
-        sm.packet_length = packet_length
-        sm.instance_type = itype
-        return meta, sm
 
     # ---- ingress ---------------------------------------------------------------------------
     def ingress(self, port: int, data: bytes, now_us: int = 0, res: IngressResult | None = None) -> IngressResult:
@@ -297,14 +284,16 @@ class V1Pipeline:
                      res: IngressResult) -> Preserved | None:
         """BMv2's end-of-ingress logic for a pass ``E_ingress`` returned; returns the preserved
         fields of a resubmit, else None."""
-        hdr, meta, sm, ctx, spec, prio, itype, payload = parsed
-        if spec >= 0:  # a port (or the drop port) and nothing else: E_ingress read what it takes
+        hdr, meta, sm, ctx, spec, prio, itype, payload, clone = parsed
+        if spec >= 0:  # a port (or the drop port), perhaps a clone: E_ingress read what they take
+            if clone:
+                self._clone_i2e(port, data, now_us, meta, ctx, clone, res)
             self._to_port(data, hdr, meta, sm, spec, prio, itype, payload, res.to_egress)
             return None
         if ctx.digests:
             res.digests.extend(DigestMessage(name, fields) for name, fields in ctx.digests)
-        if ctx.clone_session:
-            self._clone_i2e(port, data, now_us, meta, ctx, res)
+        if clone:
+            self._clone_i2e(port, data, now_us, meta, ctx, clone, res)
         if ctx.resubmit_fl is not None:
             return self._preserve(meta, ctx.resubmit_fl)
         prio = sm.priority & 7
@@ -337,9 +326,9 @@ class V1Pipeline:
         if sm.parser_error:
             self._stats["dropped_after_parser_error"] += 1
 
-    def _clone_i2e(self, port: int, data: bytes, now_us: int, meta: Any, ctx: PassContext,
+    def _clone_i2e(self, port: int, data: bytes, now_us: int, meta: Any, ctx: PassContext, session: int,
                    res: IngressResult) -> None:
-        plan = self._clone_plans.get(ctx.clone_session)
+        plan = self._clone_plans.get(session)
         if plan is None:
             self._stats["clone_unknown_session"] += 1
             return
@@ -349,7 +338,8 @@ class V1Pipeline:
         chdr, cpayload = parsed[0], parsed[7]
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
         last = len(replicas) - 1
-        for i, (rport, instance) in enumerate(replicas):  # the last replica takes the fresh state itself
+        for i in range(last + 1):  # by index: compiled, enumerate's pairs were objects; the last takes the fresh state
+            rport, instance = replicas[i]
             st = (chdr, cmeta, csm, cpayload) if i == last else (chdr.copy(), cmeta.copy(), csm.copy(), cpayload)
             res.to_egress.append(EgressJob(rport, cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE, instance, st, truncate))
         self._stats["cloned"] += len(replicas)
@@ -407,7 +397,8 @@ class V1Pipeline:
             return
         cos, truncate, replicas = plan
         keep = self._preserve(meta, ctx.clone_fl)
-        for rport, instance in replicas:
+        for i in range(len(replicas)):
+            rport, instance = replicas[i]
             cmeta, csm = self._clone_state(keep, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE)
             res.to_egress.append(EgressJob(rport, cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
                                            instance, (hdr.copy(), cmeta, csm, payload), truncate))
@@ -430,8 +421,8 @@ class V1Pipeline:
         try:
             parsed = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
                                  self._count_parser_error)
-            hdr, meta, sm, ctx, eport, _, itype, payload = parsed
-            if eport < 0:
+            hdr, meta, sm, ctx, eport, _, itype, payload, clone = parsed
+            if eport < 0 or clone:
                 ires = IngressResult()
                 again = self._end_ingress(port, data, now_us, parsed, ires)
             elif eport == DROP_PORT:
