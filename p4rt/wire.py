@@ -153,14 +153,14 @@ _PACKETS_KEY: Final = _key(_CD["packet_count"], VARINT)
 _BYTES_KEY: Final = _key(_CD["byte_count"], VARINT)
 _BITSTRING_KEY: Final = _key(_PD["bitstring"], LEN)
 # an Entity's key of a cell kind -> (the kind, its object id's key, its index's key, its data's key)
-_CELL_KINDS: Final[dict[int, tuple[str, int, int, int]]] = {
-    _key(_EN["counter_entry"], LEN): ("counter_entry", _key(_CE["counter_id"], VARINT), _key(_CE["index"], LEN),
-                                      _key(_CE["data"], LEN)),
-    _key(_EN["register_entry"], LEN): ("register_entry", _key(_RE["register_id"], VARINT), _key(_RE["index"], LEN),
-                                       _key(_RE["data"], LEN)),
-}
 _COUNTER_ENTRY_KEY: Final = _key(_EN["counter_entry"], LEN)
 _REGISTER_ENTRY_KEY: Final = _key(_EN["register_entry"], LEN)
+_CELL_KINDS: Final[dict[int, tuple[str, int, int, int]]] = {
+    _COUNTER_ENTRY_KEY: ("counter_entry", _key(_CE["counter_id"], VARINT), _key(_CE["index"], LEN),
+                         _key(_CE["data"], LEN)),
+    _REGISTER_ENTRY_KEY: ("register_entry", _key(_RE["register_id"], VARINT), _key(_RE["index"], LEN),
+                          _key(_RE["data"], LEN)),
+}
 
 
 # The cell reads below walk the bytes with a position, never cutting out a field: a list of
@@ -341,17 +341,25 @@ def register_cells(chunks: Iterable[bytes]) -> dict[int, int]:
 
 
 # ---------------------------------------------------------------------------------- encoding
-def varint(value: int) -> bytes:
-    """Unsigned (or int64 two's complement) varint."""
+def _put_varint(out: BytesWriter, value: int) -> None:
+    """``value``'s varint (unsigned, or int64 two's complement) into ``out``."""
     if 0 <= value < 0x80:
-        return _SMALL[value]
+        out.append(value)
+        return
     value &= 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
-    return bytes(out)
+
+
+def varint(value: int) -> bytes:
+    """Unsigned (or int64 two's complement) varint."""
+    if 0 <= value < 0x80:
+        return _SMALL[value]
+    out = BytesWriter()
+    _put_varint(out, value)
+    return out.getvalue()
 
 
 _SMALL: Final = [bytes([i]) for i in range(0x80)]
@@ -361,7 +369,7 @@ _TAGS: Final[dict[int, bytes]] = {}  # key (number << 3 | wire type) -> its vari
 
 
 def tag(number: int, wire: int) -> bytes:
-    key = number << 3 | wire
+    key = _key(number, wire)
     encoded = _TAGS.get(key)
     if encoded is None:
         encoded = _TAGS[key] = varint(key)
@@ -383,10 +391,15 @@ def bytes_field(number: int, payload: bytes, keep_empty: bool = True) -> bytes:
     return tag(number, LEN) + varint(len(payload)) + payload
 
 
+def _repeated(number: int, payloads: Iterable[bytes]) -> bytes:
+    """Length-delimited field ``number`` once for each of ``payloads``."""
+    field = tag(number, LEN)
+    return b"".join(field + with_length(p) for p in payloads)
+
+
 def read_response(entities: Iterable[bytes]) -> bytes:
     """A ReadResponse of already encoded Entity messages."""
-    field = tag(_RR["entities"], LEN)
-    return b"".join(field + varint(len(e)) + e for e in entities)
+    return _repeated(_RR["entities"], entities)
 
 
 ENTITY_TAGS: Final = {name: tag(number, LEN) for name, number in _EN.items()}
@@ -404,8 +417,7 @@ _BITSTRING: Final = tag(_PD["bitstring"], LEN)
 
 def read_entities(entities: Iterable[p4runtime_pb2.Entity]) -> bytes:
     """The ``entities`` fields of a ReadRequest (``read_request_bytes`` adds the device)."""
-    field = tag(_RQ["entities"], LEN)
-    return b"".join(field + with_length(e.SerializeToString()) for e in entities)
+    return _repeated(_RQ["entities"], (e.SerializeToString() for e in entities))
 
 
 def read_request_bytes(device_id: int, entities: bytes) -> bytes:
@@ -433,17 +445,6 @@ def _varint_size(value: int) -> int:
         value >>= 7
         size += 1
     return size
-
-
-def _put_varint(out: BytesWriter, value: int) -> None:
-    if 0 <= value < 0x80:
-        out.append(value)
-        return
-    value &= 0xFFFFFFFFFFFFFFFF
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
 
 
 def counter_entities(counter_id: int, cells: Iterable[tuple[int, int, int]]) -> list[bytes]:

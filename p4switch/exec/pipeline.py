@@ -338,8 +338,7 @@ class V1Pipeline:
         chdr, cpayload = parsed[0], parsed[7]
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
         last = len(replicas) - 1
-        for i in range(last + 1):  # by index: compiled, enumerate's pairs were objects; the last takes the fresh state
-            rport, instance = replicas[i]
+        for i, (rport, instance) in enumerate(replicas):  # the last replica takes the fresh state itself
             st = (chdr, cmeta, csm, cpayload) if i == last else (chdr.copy(), cmeta.copy(), csm.copy(), cpayload)
             res.to_egress.append(EgressJob(rport, cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE, instance, st, truncate))
         self._stats["cloned"] += len(replicas)
@@ -397,8 +396,7 @@ class V1Pipeline:
             return
         cos, truncate, replicas = plan
         keep = self._preserve(meta, ctx.clone_fl)
-        for i in range(len(replicas)):
-            rport, instance = replicas[i]
+        for rport, instance in replicas:
             cmeta, csm = self._clone_state(keep, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE)
             res.to_egress.append(EgressJob(rport, cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
                                            instance, (hdr.copy(), cmeta, csm, payload), truncate))

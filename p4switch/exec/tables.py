@@ -506,8 +506,7 @@ class Table:
             self.profile.ref(rec.entry.action, -1)
         rec.entry.action = entry.action
         rec.set_action(idx, args)
-        self._found.clear()  # the look-ups that answer with the hit see the new one
-        self._selected.clear()
+        self._forget()  # the look-ups that answer with the hit see the new one
         if self._mode == "exact" and self._inline:
             self._exact[self._exact_key(key[0])] = rec.hit
         if self.dmeter is not None:
@@ -683,9 +682,13 @@ class Table:
     def _exact_key(self, canon: tuple):
         return canon[0] if self._single else canon
 
-    def _index_add(self, key: tuple, rec: _Rec) -> None:
+    def _forget(self) -> None:
+        """The remembered look-ups and selections go: the entries changed."""
         self._found.clear()
         self._selected.clear()
+
+    def _index_add(self, key: tuple, rec: _Rec) -> None:
+        self._forget()
         canon, priority = key
         if self._mode == "exact":
             self._exact[self._exact_key(canon)] = rec.hit if self._inline else rec
@@ -715,8 +718,7 @@ class Table:
                 self._reorder_groups()
 
     def _index_remove(self, key: tuple, rec: _Rec) -> None:
-        self._found.clear()
-        self._selected.clear()
+        self._forget()
         canon, _ = key
         if self._mode == "exact":
             del self._exact[self._exact_key(canon)]

@@ -264,14 +264,13 @@ class Device:
 
     def _received(self, port: int, frame: bytes) -> None:
         self._rx += 1
-        counts = self._port_counts.get(port)
-        if counts is None:
-            counts = self._new_port_counts(port)
-        counts.rx += 1
+        self._counts(port).rx += 1
         self._receive(port, frame, self.clock.now_ns())
 
-    def _new_port_counts(self, port: int) -> PortCounts:
-        counts = self._port_counts[port] = PortCounts()
+    def _counts(self, port: int) -> PortCounts:
+        counts = self._port_counts.get(port)
+        if counts is None:
+            counts = self._port_counts[port] = PortCounts()
         return counts
 
     @property
@@ -290,10 +289,7 @@ class Device:
         still reads the clock when its turn comes, as it would alone."""
         with self.lock:
             self._rx += len(frames)
-            counts = self._port_counts.get(port)
-            if counts is None:
-                counts = self._new_port_counts(port)
-            counts.rx += len(frames)
+            self._counts(port).rx += len(frames)
             clock = self.clock
             for frame in frames:
                 self._receive(port, frame, clock.now_ns())
@@ -471,9 +467,6 @@ class Device:
         """Of ``frames`` handed to ``port``, ``sent`` left; the kernel refused the others (the
         port counts them by reason: its kernel tx drops)."""
         self._tx += sent
-        counts = self._port_counts.get(port)
-        if counts is None:
-            counts = self._new_port_counts(port)
-        counts.tx += sent
+        self._counts(port).tx += sent
         if sent < frames:
             self._stats["tx_errors"] += frames - sent
