@@ -11,24 +11,27 @@ from netbase.packet_socket import PacketSocketPort
 
 
 class MemoryPort:
-    """A port that keeps every frame the switch sends on it."""
+    """A port that keeps every frame the switch sends on it, but the frames ``refuse`` picks
+    (its send returns False for those, as a kernel that refuses a frame)."""
 
     def __init__(self) -> None:
         self.sent: list[bytes] = []
+        self.refuse: Callable[[bytes], bool] = lambda frame: False
 
     def send(self, frame: bytes) -> bool:
+        if self.refuse(frame):
+            return False
         self.sent.append(frame)
         return True
 
 
 class BatchMemoryPort(MemoryPort):
     """A MemoryPort that also takes many frames per call, as the packet-socket port does
-    (``send_frames``); keeps each call's frames, and refuses the frames ``refuse`` picks."""
+    (``send_frames``); keeps each call's frames."""
 
     def __init__(self) -> None:
         super().__init__()
         self.batches: list[list[bytes]] = []
-        self.refuse: Callable[[bytes], bool] = lambda frame: False
 
     def send_frames(self, frames: list[bytes]) -> int:
         self.batches.append(list(frames))

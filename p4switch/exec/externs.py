@@ -8,7 +8,7 @@ BMv2 does: an access outside the array is ignored (reads give 0) rather than cra
 
 from __future__ import annotations
 
-import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from librt.vecs import vec
@@ -26,8 +26,10 @@ def count_array(values: list[int]) -> vec[i64]:
     return vec[i64](values)
 
 
-def random_in(rng: random.Random, lo: int, hi: int) -> int:
+def random_in(randbits: Callable[[int], int], lo: int, hi: int) -> int:
     """v1model ``random(result, lo, hi)``: uniform in [lo, hi]; ``lo`` when the range is empty.
+    ``randbits`` is the switch's ``random.Random().getrandbits``, bound once (compiled, a call of
+    the method on the generator looked it up by name each draw).
 
     The draw ``rng.randint(lo, hi)`` makes (getrandbits of the range's bit length until one
     falls in the range), so a seed gives the same values; here it runs compiled with this
@@ -36,9 +38,9 @@ def random_in(rng: random.Random, lo: int, hi: int) -> int:
         return lo
     n = hi - lo + 1
     k = n.bit_length()
-    r = rng.getrandbits(k)
+    r = randbits(k)
     while r >= n:
-        r = rng.getrandbits(k)
+        r = randbits(k)
     return lo + r
 
 

@@ -118,11 +118,11 @@ class Ctx:
     digests: tuple[Any, ...]
     truncate: int
     objs: Objects
-    rng: Any
+    randbits: Any
     logs: list[str]
-    def __init__(self, objs: Objects, rng: Any, logs: list[str]) -> None:
+    def __init__(self, objs: Objects, randbits: Any, logs: list[str]) -> None:
         self.objs = objs
-        self.rng = rng
+        self.randbits = randbits
         self.logs = logs
         self.nbytes = 0
         self.now = 0
@@ -137,11 +137,11 @@ class Ctx:
         self.digests = ()
         self.truncate = 0
     def random(self, lo: int, hi: int) -> int:
-        return random_in(self.rng, lo, hi)
+        return random_in(self.randbits, lo, hi)
     def log_msg(self, msg: str, values: tuple[Any, ...] = ()) -> None:
         log_message(self.logs, msg, values)
     def fresh(self) -> Ctx:
-        return Ctx(self.objs, self.rng, self.logs)
+        return Ctx(self.objs, self.randbits, self.logs)
 """
 
 

@@ -168,9 +168,10 @@ class V1Pipeline:
         self._clone_plans: dict[int, ClonePlan] = prog.pre.clone_plans  # changed in place by the control plane
         self._Ctx: Callable[[], Any]
         if c.context_cls is None:
-            self._Ctx = type("PipelineContext", (Context,), {"rng": self.rng, "logs": self.logs, "objs": c.objects})
+            self._Ctx = type("PipelineContext", (Context,),
+                             {"randbits": self.rng.getrandbits, "logs": self.logs, "objs": c.objects})
         else:  # a template whose ``fresh`` makes each pass's (native.CONTEXT_CLASS)
-            self._Ctx = c.context_cls(c.objects, self.rng, self.logs).fresh
+            self._Ctx = c.context_cls(c.objects, self.rng.getrandbits, self.logs).fresh
         # the context of the passes ``ingress`` and ``egress`` run, which each pass clears
         # (E_ingress, E_egress): made once, not a call into the program's module and an object a
         # pass. A clone's parse and a resubmitted pass, which run while it is still read, and

@@ -5,7 +5,7 @@ inputs. Kept separate from the code generator so that what runs per packet is sm
 from __future__ import annotations
 
 import logging
-import random as _random
+from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from p4switch.exec.externs import random_in
@@ -83,7 +83,7 @@ class Context:
     truncate = 0
 
     # per pipeline: V1Pipeline makes a subclass that binds these (no per-packet stores)
-    rng: _random.Random
+    randbits: Callable[[int], int]  # the switch's generator's ``getrandbits``
     logs: list
     objs: Any  # the compiled program's objects of this switch (``native.module_text``)
     # per packet, stored by the generated entry points (``entries.py``)
@@ -92,7 +92,7 @@ class Context:
     now: int
 
     def random(self, lo: int, hi: int) -> int:
-        return random_in(self.rng, lo, hi)
+        return random_in(self.randbits, lo, hi)
 
     def log_msg(self, msg: str, values: tuple = ()) -> None:
         log_message(self.logs, msg, values)

@@ -788,6 +788,15 @@ class StmtGen(ExprGen):
                 if table.counted:
                     c = self.scope.tmp("c")
                     o(f"{c}: vec[i64] = {h}[2]; {c}[0] = {c}[0] + 1; {c}[1] = {c}[1] + ctx.nbytes")
+        elif table.selected_memo is not None:
+            # an action selector's remembered member, probed here: ``apply`` is interpreted,
+            # and a call into it for every hit cost more than the probe
+            k, r, s = self.scope.tmp("k"), self.scope.tmp("r"), self.scope.tmp("s")
+            o(f"{k} = {key}")
+            o(f"{r} = {self.pc.bind(obj + '_selected', table.selected_memo, 'dict[Any, Any]')}.get({k})")
+            o(f"if {r} is None: {r} = {obj}_apply({k}, ctx.nbytes, ctx.now)")
+            o(f"{s}: tuple[int, Any, bool] = {r}")
+            o(f"{ai} = {s}[0]; {ar} = {s}[1]; {hit} = {s}[2]")
         else:
             o(f"{ai}, {ar}, {hit} = {obj}_apply({key}, ctx.nbytes, ctx.now)")
         actions = self.pc.table_actions[id(tdecl)]

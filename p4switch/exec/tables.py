@@ -371,6 +371,8 @@ class Table:
         # ``<table>_default``): it reads the item natively, where ``default_pair`` is an
         # attribute of this Python object (a look-up by name for every miss)
         self.default_cell: list[tuple[int, Any]] = [self._resolve_call(default_action)]
+        # ``_selected`` when ``apply`` answers from it (generated code probes it first), else None
+        self.selected_memo: dict | None = None
         self.apply = self._build_apply()
 
     @property
@@ -916,7 +918,7 @@ class Table:
             # a hit's member depends only on the key, the entries and the profile (not on a
             # random hash): remembered, a selector's hit is one probe, not four interpreted calls
             # (~7,300 instructions an ECMP packet)
-            selected = self._selected
+            selected = self.selected_memo = self._selected
             profile.memos.append(selected)
 
             def apply(key, nbytes, now_us):

@@ -124,6 +124,9 @@ class Device:
         self.link_seed = link_seed
         self.links: dict[int, Link] = {}
         self.ports: dict[int, PortIO] = {}
+        # each port's ``send``, bound once: compiled, ``io.send(frame)`` on the protocol looked
+        # the method up by name for every frame
+        self._senders: dict[int, Callable[[bytes], bool]] = {}
         self._batch_ports: set[int] = set()  # ports that are BatchPortIO
         self._tx_pending: dict[int, list[bytes]] = {}  # their frames sent in the running poll
         self.port_names: dict[int, str] = {}
@@ -160,6 +163,7 @@ class Device:
         if name is not None and name in self.port_names.values():
             raise ValueError(f"interface {name} is given twice")
         self.ports[port] = io
+        self._senders[port] = io.send
         if hasattr(io, "send_frames"):
             self._batch_ports.add(port)
         self.port_names[port] = name or f"port{port}"
@@ -446,11 +450,11 @@ class Device:
                     del self._tx_pending[port]
                     self._send_batch(port, pending)
             return
-        io = self.ports.get(port)
-        if io is None:
+        send = self._senders.get(port)
+        if send is None:
             self._stats["drop_no_port"] += 1
         else:
-            self._count_tx(port, 1 if io.send(frame) else 0, 1)
+            self._count_tx(port, 1 if send(frame) else 0, 1)
 
     def _flush_tx(self) -> None:
         """Hand each batching port the frames of this poll it has not had yet, in the order

@@ -82,7 +82,7 @@ def test_a_port_counts_only_frames_its_interface_took(dev) -> None:
     device, _, ports, _ = dev
     device.receive(1, udp("10.0.2.2"))
     device.poll()
-    ports[2].send = lambda frame: False  # type: ignore[method-assign]
+    ports[2].refuse = lambda frame: True
     device.receive(1, udp("10.0.2.3"))
     device.poll()
     assert device.port_tx[2] == 1 and device.stats["tx"] == 1 and device.stats["tx_errors"] == 1
