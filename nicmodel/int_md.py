@@ -190,7 +190,7 @@ def parse_stack(buf: bytes, off: int, end: int) -> tuple[IntStack, int]:
     returns the stack and the offset of what follows (the BTH). Raises ValueError."""
     dport, hop_ml, after = _stack_bounds(buf, off, end)
     md = off + SHIM_LEN
-    return IntStack(dport, bytes(buf[md:md + MD_LEN]), bytes(buf[md + MD_LEN:after]), hop_ml), after
+    return IntStack(dport, buf[md:md + MD_LEN], buf[md + MD_LEN:after], hop_ml), after
 
 
 def _stack_bounds(buf: bytes, off: int, end: int) -> tuple[int, int, int]:

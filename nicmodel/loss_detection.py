@@ -156,7 +156,9 @@ class Rack(NakOnly):
         """Remember ``seq`` if it is the newest send known delivered. An ACK sooner than the
         minimum RTT after a resend belongs to the original transmission (RFC 8985 step 2),
         so it says nothing about the resend's time."""
-        self._order.pop(seq, None)
+        order = self._order
+        if seq in order:  # a test and a deletion: compiled, ``pop`` is a call by name
+            del order[seq]
         t = rec.sent_ns
         if rec.retransmitted:
             if min_rtt is not None and now_ns - t < min_rtt:

@@ -333,9 +333,10 @@ class Requester:
         det = self.detector
         min_rtt = self.min_rtt
         for s in range(self.snd_una, upto):
-            rec = sent.pop(s, None)
+            rec = sent.get(s)  # a probe and a deletion: compiled, ``pop`` is a call by name
             if rec is None:
                 continue
+            del sent[s]
             if s in sacked:
                 sacked.discard(s)
                 continue

@@ -42,7 +42,7 @@ from __future__ import annotations
 import struct
 from bisect import bisect_right
 from enum import IntEnum
-from typing import Final, NamedTuple
+from typing import Final
 
 from librt.strings import BytesWriter, read_i32_le, write_i32_le
 from zlib_ng import zlib_ng
@@ -488,15 +488,23 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     return p
 
 
-class AckExtensions(NamedTuple):
+class AckExtensions:
     """Decoded extensions of an ACK: echoed INT hops (source-side first), SACK block and
-    the duplicate report (PSN of a data packet received twice, or None). A named tuple, as
-    ``HopInt``: one per ACK."""
+    the duplicate report (PSN of a data packet received twice, or None). A class, as
+    ``int_md.IntStack``: compiled, a named tuple is made by a Python call of its class, this
+    one by a C call, once an ACK."""
 
-    hops: tuple
-    sack_base: int | None
-    sack_bitmap: int
-    dsack_psn: int | None = None
+    __slots__ = ("hops", "sack_base", "sack_bitmap", "dsack_psn")
+
+    def __init__(self, hops: tuple, sack_base: int | None, sack_bitmap: int, dsack_psn: int | None = None) -> None:
+        self.hops = hops
+        self.sack_base = sack_base
+        self.sack_bitmap = sack_bitmap
+        self.dsack_psn = dsack_psn
+
+    def __repr__(self) -> str:
+        return (f"AckExtensions(hops={self.hops!r}, sack_base={self.sack_base}, "
+                f"sack_bitmap={self.sack_bitmap:#x}, dsack_psn={self.dsack_psn})")
 
 
 def parse_ack_ext(p: Packet) -> AckExtensions:
