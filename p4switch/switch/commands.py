@@ -439,7 +439,7 @@ class Commands:
             p = tm.port(port)
             for pr, q in enumerate(p.queues):
                 rate = f"{q.rate_pps:g}" if q.rate_pps else "unlimited"
-                lines.append(f"{port} {pr} {q.depth()} {q.capacity} {rate} {q.enqueued} {q.dequeued} "
+                lines.append(f"{port} {pr} {len(q.items)} {q.capacity} {rate} {q.enqueued} {q.dequeued} "
                              f"{q.dropped_full} {q.dropped_watchdog} {q.max_depth}")
             rate = f"{p.rate_bps:g}" if p.rate_bps else "unlimited"
             lines.append(f"{port} port_rate_bps={rate} tx_frames={p.tx_frames} tx_bytes={p.tx_bytes}")

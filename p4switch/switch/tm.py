@@ -23,6 +23,7 @@ its watchdog, and counters.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +36,6 @@ from p4switch.switch.pfc import ClassState, PfcPort, WatchdogConfig
 
 DEFAULT_CAPACITY = 64
 MAX_PRIORITY_QUEUES = 8
-# a queue's departed packets are cut off the front of its list once there are this many and
-# they are half of it (a queue that never drains still holds its list's memory once)
-_COMPACT_AT = 64
 # Speed used to turn pause quanta into time on a port with no rate set (the fabric's scale).
 DEFAULT_NOMINAL_SPEED_BPS = 100e9
 
@@ -83,12 +81,8 @@ class EgressQueue:
     capacity: int = DEFAULT_CAPACITY
     rate_pps: float | None = None
     # (packet, bytes, enqueue time ns, port backlog at enqueue): typed, so a departure unpacks
-    # it without an iterator and does its arithmetic on ints, not generic objects. The packets
-    # waiting are ``items[head:]``: a list and an index, not a deque, whose append and popleft
-    # compiled code called by name (~1 % of a simulation); the list is emptied when the queue
-    # drains, and its departed front cut off once it is most of the list (``pop``)
-    items: list[tuple[Any, int, int, int]] = field(default_factory=list)
-    head: int = 0
+    # it without an iterator and does its arithmetic on ints, not generic objects
+    items: deque[tuple[Any, int, int, int]] = field(default_factory=deque)
     next_allowed: int = 0
     nonempty_since: int | None = None
     enqueued: int = 0
@@ -96,17 +90,6 @@ class EgressQueue:
     dropped_full: int = 0
     dropped_watchdog: int = 0
     max_depth: int = 0
-
-    def depth(self) -> int:
-        """Packets waiting."""
-        return len(self.items) - self.head
-
-    def waiting(self) -> list[tuple[Any, int, int, int]]:
-        return self.items[self.head:]
-
-    def clear(self) -> None:
-        self.items = []
-        self.head = 0
 
 
 @dataclass(slots=True)
@@ -234,7 +217,7 @@ class TrafficManager:
             q.dropped_watchdog += 1
             return False
         items = q.items
-        depth = len(items) - q.head
+        depth = len(items)
         if depth >= q.capacity:
             q.dropped_full += 1
             return False
@@ -277,22 +260,14 @@ class TrafficManager:
                 continue
             rr.append(rr.pop(i))
             items = q.items
-            head = q.head
-            item, length, enq_ns, enq_qdepth = items[head]
-            head += 1
+            item, length, enq_ns, enq_qdepth = items.popleft()
             p.backlog -= 1
             p.backlog_bytes -= length
             self._backlog -= 1
             q.dequeued += 1
-            if head == len(items):
-                q.clear()
+            if not items:
                 q.nonempty_since = None
                 p.ready ^= 1 << pr
-            elif head >= _COMPACT_AT and 2 * head >= len(items):
-                del items[:head]
-                q.head = 0
-            else:
-                q.head = head
             if q.rate_pps:
                 q.next_allowed = _pace(q.next_allowed, now, int(1e9 / q.rate_pps))
             unit = self.timestamp_unit_ns
@@ -327,13 +302,12 @@ class TrafficManager:
             if st.watchdog is None:
                 continue
             if st.watchdog_step(now, q.nonempty_since) == "storm" and st.watchdog.action == "drop":
-                n = q.depth()
-                q.dropped_watchdog += n
-                self.dropped_watchdog_flush += n
-                p.backlog -= n
-                self._backlog -= n
-                p.backlog_bytes -= sum(e[1] for e in q.waiting())
-                q.clear()
+                q.dropped_watchdog += len(q.items)
+                self.dropped_watchdog_flush += len(q.items)
+                p.backlog -= len(q.items)
+                self._backlog -= len(q.items)
+                p.backlog_bytes -= sum(e[1] for e in q.items)
+                q.items.clear()
                 q.nonempty_since = None
                 p.ready &= ~(1 << pr)
 
@@ -358,7 +332,7 @@ class TrafficManager:
                     t = st.watchdog_deadline(q.nonempty_since)
                     if t is not None and (best is None or t < best):
                         best = t
-                if not q.depth():
+                if not q.items:
                     continue
                 t = q.next_allowed if q.next_allowed > busy else busy
                 if st.blocks(now) and st.paused_until > t:
@@ -372,8 +346,8 @@ class TrafficManager:
         n = 0
         for p in self.ports.values():
             for q in p.queues:
-                n += q.depth()
-                q.clear()
+                n += len(q.items)
+                q.items.clear()
                 q.nonempty_since = None
             p.ready = 0
             p.backlog = 0
