@@ -13,7 +13,7 @@ from typing import Any
 
 from p4switch.exec import hashes
 from p4switch.exec.codegen import scalar_width, underlying
-from p4switch.exec.externs import Register
+from p4switch.exec.externs import NATIVE_CELL_BITS, Register
 from p4switch.frontend import ast as A
 
 Args = list[A.Expression]
@@ -37,13 +37,18 @@ def register_read(g: Any, obj: str, idx: str) -> str:
     reg = g.pc.ns[obj]
     if not _PURE.fullmatch(idx):
         return f"{obj}.p_read({idx})"
-    return f"({_cells(g, obj, reg)}[{idx}] if 0 <= {idx} < {reg.size} else 0)"
+    cell = f"{_cells(g, obj, reg)}[{idx}]"
+    if reg.width <= NATIVE_CELL_BITS:  # the i64 as an int: else mypyc boxes the conditional's value
+        cell = f"int({cell})"
+    return f"({cell} if 0 <= {idx} < {reg.size} else 0)"
 
 
 def _cells(g: Any, obj: str, reg: Register) -> str:
-    """The register's cells as a global of their own (the same list for the register's life:
-    ``Register.reset`` empties it in place), which mypyc indexes without an attribute look-up."""
-    return g.pc.bind(f"{obj}_cells", reg.cells, "list[int]")
+    """The register's cells as a global of their own (the same array for the register's life:
+    ``Register.reset`` empties it in place), which mypyc indexes without an attribute look-up:
+    typed as what they are (``Register``), a native array's items are machine ints."""
+    kind = "vec[i64]" if reg.width <= NATIVE_CELL_BITS else "list[int]"
+    return g.pc.bind(f"{obj}_cells", reg.cells, kind)
 
 
 # ---- extern object methods ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Final
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -19,10 +20,15 @@ from p4rt.entries import CounterData, InvalidEntryError, MeterConfig, NotFoundEr
 GREEN, YELLOW, RED = 0, 1, 2
 
 
-def count_array(values: list[int]) -> vec[i64]:
-    """Packet or byte counts as a native array of 64-bit ints (librt's ``vec``): compiled code
-    adds to an item without making an int object of each sum (and freeing the one before),
-    ~150 instructions a count; Python reads and writes its items as ints."""
+# registers up to this wide keep their cells in an ``int_array``; wider ones in a list of ints
+NATIVE_CELL_BITS: Final = 63
+
+
+def int_array(values: list[int]) -> vec[i64]:
+    """Packet or byte counts, or a register's cells, as a native array of 64-bit ints (librt's
+    ``vec``): compiled code stores an item without making an int object of each value (and
+    freeing the one before), ~150 instructions a count; Python reads and writes its items as
+    ints."""
     return vec[i64](values)
 
 
@@ -51,14 +57,16 @@ def _check_index(what: str, index: int, size: int) -> None:
 
 
 class Register:
-    """``register<T, I>(size)``: an array of ``width``-bit cells, initially 0."""
+    """``register<T, I>(size)``: an array of ``width``-bit cells, initially 0. The cells are an
+    ``int_array`` up to ``NATIVE_CELL_BITS`` wide (fabric.p4's egress writes ~5 a packet, each a
+    new int object in a list), else a list."""
 
     def __init__(self, name: str, size: int, width: int) -> None:
         self.name = name
         self.size = size
         self.width = width
         self._mask = (1 << width) - 1
-        self.cells = [0] * size
+        self.cells: Any = int_array([0] * size) if width <= NATIVE_CELL_BITS else [0] * size
 
     def read(self, index: int) -> int:
         _check_index(f"register {self.name}", index, self.size)
@@ -71,7 +79,9 @@ class Register:
         self.cells[index] = value
 
     def reset(self) -> None:
-        self.cells[:] = [0] * self.size  # in place: generated code holds the list itself
+        cells = self.cells
+        for i in range(self.size):  # in place: generated code holds the array itself
+            cells[i] = 0
 
     # data plane
     def p_read(self, index: int) -> int:
@@ -85,7 +95,7 @@ class Register:
 class Counter:
     """``counter(size, type)``; ``kind`` is "packets", "bytes" or "packets_and_bytes".
 
-    Packet and byte counts are two arrays (``count_array``), not an object per cell: fabric.p4
+    Packet and byte counts are two arrays (``int_array``), not an object per cell: fabric.p4
     declares 26,000 counter cells, and making an object for each took 0.15 s of every
     switch's start (12 s for a k=8 fat tree's 80 switches) and 2 million objects in its
     simulation."""
@@ -94,8 +104,8 @@ class Counter:
         self.name = name
         self.size = size
         self.kind = kind
-        self.packets = count_array([0] * size)
-        self.bytes = count_array([0] * size)
+        self.packets = int_array([0] * size)
+        self.bytes = int_array([0] * size)
 
     def read(self, index: int) -> CounterData:
         return CounterData(*self.counts(index))

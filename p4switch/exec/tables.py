@@ -49,7 +49,7 @@ from p4rt.entries import (
     TableEntry,
     Ternary,
 )
-from p4switch.exec.externs import DirectCounter, DirectMeter, count_array
+from p4switch.exec.externs import DirectCounter, DirectMeter, int_array
 from p4switch.exec.hashes import FieldHash
 from p4switch.exec.memo import remember
 
@@ -242,7 +242,7 @@ class _Rec:
     """An installed entry as the data plane sees it.
 
     ``hit`` is what a hit reads: the action's index, its arguments and ``counts``, the direct
-    counter's packets and bytes (``externs.count_array``; None without one), to whose items
+    counter's packets and bytes (``externs.int_array``; None without one), to whose items
     it adds. The look-ups generated code makes answer with it rather than with the record
     (``Table.find``), so a hit is one dict probe and a typed tuple (reading ``action``,
     ``args`` and ``entry.counter`` by name from the separately compiled program was ~1,500
@@ -487,7 +487,7 @@ class Table:
         counts = None
         if self.dcounter is not None:
             start = entry.counter or CounterData()
-            counts = count_array([start.packets, start.bytes])
+            counts = int_array([start.packets, start.bytes])
             stored.counter = None  # counted in ``counts`` (see _Rec)
         rec = _Rec(stored, next(self._eids), idx, args, counts)
         rec.last_hit = rec.reported = now_us
