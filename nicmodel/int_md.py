@@ -52,7 +52,6 @@ _REPORT: Final = struct.Struct("!BBHIII")
 # occupancy (24), ingress and egress timestamps, tx bytes, link rate (INT_LAYOUT.md)
 _HOP: Final = struct.Struct("!IHHIIIIII")
 _U16: Final = struct.Struct("!H")
-_HOP_NEW: Final = tuple.__new__  # a HopInt with every field given, as the named tuple's own _make makes it
 
 
 def be16(buf: bytes, off: int) -> int:
@@ -165,13 +164,12 @@ def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0, scale_field
     unit = tick_ns(flags, scale_field)
     in_bytes = bool(flags & DS_QUEUE_BYTES)
     # one iter_unpack over the stack, not an unpack_from per hop (words past the 8 we read
-    # are padding); _HOP_NEW, not the Python-level __new__ a call of HopInt runs (4,400
-    # instructions; an ACK echoes several hops, an INT report too)
+    # are padding)
     records = _HOP if hop_ml == HOP_WORDS else struct.Struct(f"{_HOP.format}{size - HOP_LEN}x")
     out = []
     q: int  # the one field split: as an int, not a generic object
     for sw, ip, ep, lat, q, its, ets, txb, rate in records.iter_unpack(raw):
-        out.append(_HOP_NEW(HopInt, (sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit, in_bytes)))
+        out.append(HopInt(sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit, in_bytes))
     out.reverse()
     return tuple(out)
 

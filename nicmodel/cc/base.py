@@ -8,16 +8,15 @@ like the core: no clocks, no sockets; periodic work is asked for through ``next_
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from mypy_extensions import mypyc_attr
 
 
-class HopInt(NamedTuple):
-    """One switch hop of echoed INT metadata (see p4src/include/INT_LAYOUT.md). A named
-    tuple, not a frozen dataclass: every INT report and echoed ACK makes several, and a frozen
-    dataclass's ``__init__`` (a ``object.__setattr__`` per field) cost 19,500 instructions
-    each against 4,400.
+class HopInt:
+    """One switch hop of echoed INT metadata (see p4src/include/INT_LAYOUT.md). A class with
+    slots, as ``AckInfo``: every echoed ACK makes several, and compiled, a named tuple was made
+    by a call of its class through the interpreter (~1,000 instructions with ``tuple.__new__``)
+    and read by index with a boxed item each field; this one is a C call and slot reads (a
+    frozen dataclass's ``__init__``, an ``object.__setattr__`` per field, cost 19,500).
 
     The field names say the BMv2 units; the INT-MD header's ds_flags and time_scale may say
     otherwise. ``ts_unit_ns`` is one tick of the hop latency and timestamps in fabric
@@ -25,18 +24,42 @@ class HopInt(NamedTuple):
     microseconds in a fabric dilated D times. ``qdepth_in_bytes`` True: ``qdepth_pkts``
     counts bytes. ``link_rate_mbps`` is the port's rate in Mb/s of fabric time."""
 
-    switch_id: int
-    ingress_port: int
-    egress_port: int
-    hop_latency_us: int
-    queue_id: int
-    qdepth_pkts: int
-    ingress_ts_us: int
-    egress_ts_us: int
-    tx_bytes: int
-    link_rate_mbps: int
-    ts_unit_ns: float = 1000
-    qdepth_in_bytes: bool = False
+    __slots__ = ("switch_id", "ingress_port", "egress_port", "hop_latency_us", "queue_id", "qdepth_pkts",
+                 "ingress_ts_us", "egress_ts_us", "tx_bytes", "link_rate_mbps", "ts_unit_ns", "qdepth_in_bytes")
+
+    def __init__(self, switch_id: int, ingress_port: int, egress_port: int, hop_latency_us: int, queue_id: int,
+                 qdepth_pkts: int, ingress_ts_us: int, egress_ts_us: int, tx_bytes: int, link_rate_mbps: int,
+                 ts_unit_ns: float = 1000, qdepth_in_bytes: bool = False) -> None:
+        self.switch_id = switch_id
+        self.ingress_port = ingress_port
+        self.egress_port = egress_port
+        self.hop_latency_us = hop_latency_us
+        self.queue_id = queue_id
+        self.qdepth_pkts = qdepth_pkts
+        self.ingress_ts_us = ingress_ts_us
+        self.egress_ts_us = egress_ts_us
+        self.tx_bytes = tx_bytes
+        self.link_rate_mbps = link_rate_mbps
+        self.ts_unit_ns = ts_unit_ns
+        self.qdepth_in_bytes = qdepth_in_bytes
+
+    def _fields(self) -> tuple:
+        return (self.switch_id, self.ingress_port, self.egress_port, self.hop_latency_us, self.queue_id,
+                self.qdepth_pkts, self.ingress_ts_us, self.egress_ts_us, self.tx_bytes, self.link_rate_mbps,
+                self.ts_unit_ns, self.qdepth_in_bytes)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HopInt) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"HopInt(switch_id={self.switch_id}, ingress_port={self.ingress_port}, egress_port={self.egress_port}, "
+                f"hop_latency_us={self.hop_latency_us}, queue_id={self.queue_id}, qdepth_pkts={self.qdepth_pkts}, "
+                f"ingress_ts_us={self.ingress_ts_us}, egress_ts_us={self.egress_ts_us}, tx_bytes={self.tx_bytes}, "
+                f"link_rate_mbps={self.link_rate_mbps}, ts_unit_ns={self.ts_unit_ns}, "
+                f"qdepth_in_bytes={self.qdepth_in_bytes})")
 
 
 class AckInfo:

@@ -155,9 +155,11 @@ class V1Pipeline:
         # ``Counter``'s item update goes through its Python class's slot, ~1,000 instructions,
         # a clone's count one of them)
         self._stats: collections.defaultdict[str, int] = collections.defaultdict(int)
-        # the two counters every packet moves are plain ints, folded into ``stats`` on read
+        # the counters every packet (or every INT report's clone) moves are plain ints, folded
+        # into ``stats`` on read
         self._packets_in = 0
         self._packets_out = 0
+        self._cloned = 0
         e = prog.entries  # the generated per-packet work of each half (entries.py)
         self._begin, self._egress_pass, self._deparse = e["E_ingress"], e["E_egress"], e["E_deparse"]
         # typed: compiled, its pair is unpacked as a C tuple (an untyped one went through an iterator)
@@ -188,6 +190,9 @@ class V1Pipeline:
         if self._packets_out:
             s["packets_out"] += self._packets_out
             self._packets_out = 0
+        if self._cloned:
+            s["cloned"] += self._cloned
+            self._cloned = 0
         return s
 
     # ---- helpers ---------------------------------------------------------------------------
@@ -342,7 +347,7 @@ class V1Pipeline:
         for i, (rport, instance) in enumerate(replicas):  # the last replica takes the fresh state itself
             st = (chdr, cmeta, csm, cpayload) if i == last else (chdr.copy(), cmeta.copy(), csm.copy(), cpayload)
             res.to_egress.append(EgressJob(rport, cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE, instance, st, truncate))
-        self._stats["cloned"] += len(replicas)
+        self._cloned += len(replicas)
 
     # ---- egress ----------------------------------------------------------------------------
     def egress(self, job: EgressJob, qmeta: QueueMeta | None = None, now_us: int = 0,
@@ -401,7 +406,7 @@ class V1Pipeline:
             cmeta, csm = self._clone_state(keep, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE)
             res.to_egress.append(EgressJob(rport, cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
                                            instance, (hdr.copy(), cmeta, csm, payload), truncate))
-        self._stats["cloned"] += len(replicas)
+        self._cloned += len(replicas)
 
     # ---- whole switch without queues -------------------------------------------------------
     def process(self, port: int, data: bytes, now_us: int = 0) -> list[tuple[int, bytes]]:
