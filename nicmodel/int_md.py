@@ -163,14 +163,17 @@ def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0, scale_field
         raise ValueError(f"hop stack of {len(raw)} bytes with {hop_ml} words per hop")
     unit = tick_ns(flags, scale_field)
     in_bytes = bool(flags & DS_QUEUE_BYTES)
-    # one iter_unpack over the stack, not an unpack_from per hop (words past the 8 we read
-    # are padding)
-    records = _HOP if hop_ml == HOP_WORDS else struct.Struct(f"{_HOP.format}{size - HOP_LEN}x")
+    # the record's words read in place (``_HOP``'s layout; words past its 8 are padding), the
+    # newest record first on the wire, so the source side's is the last: compiled, a word
+    # read is a C call, where ``_HOP.iter_unpack`` made a tuple of ints of each record
     out = []
-    q: int  # the one field split: as an int, not a generic object
-    for sw, ip, ep, lat, q, its, ets, txb, rate in records.iter_unpack(raw):
-        out.append(HopInt(sw, ip, ep, lat, q >> 24, q & 0xFFFFFF, its, ets, txb, rate, unit, in_bytes))
-    out.reverse()
+    off = len(raw) - size
+    while off >= 0:
+        q = be32(raw, off + 12)
+        out.append(HopInt(be32(raw, off), be16(raw, off + 4), be16(raw, off + 6), be32(raw, off + 8), q >> 24,
+                          q & 0xFFFFFF, be32(raw, off + 16), be32(raw, off + 20), be32(raw, off + 24),
+                          be32(raw, off + 28), unit, in_bytes))
+        off -= size
     return tuple(out)
 
 

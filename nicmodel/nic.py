@@ -28,7 +28,6 @@ import dataclasses
 import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping
-from itertools import count
 from types import MappingProxyType
 from typing import Final
 
@@ -57,6 +56,13 @@ __all__ = ["Nic", "parse_mac", "parse_ip"]
 # the module object at every call (a few a packet)
 _heappush: Final = heapq.heappush
 _heappop: Final = heapq.heappop
+
+
+def _current(sched: tuple[int, int] | None, t: int, tag: int) -> bool:
+    """A heap entry ``(t, tag, qp)`` is its queue pair's live one (``qp.sched_data`` or
+    ``sched_timer``), not superseded: compared field by field, compiled, where comparing the
+    tuples made one and went through the generic comparison."""
+    return sched is not None and sched[0] == t and sched[1] == tag
 
 
 class Nic:
@@ -105,7 +111,7 @@ class Nic:
         # Among QPs ready at the same time the earliest-queued goes first: round robin.
         self._data_heap: list[tuple[int, int, QueuePair]] = []
         self._timer_heap: list[tuple[int, int, QueuePair]] = []
-        self._tags = count()
+        self._tag = 0  # the newest entry's tag (compiled, an int; ``itertools.count`` was a call)
         self._next_qpn = 0x11
         self._mrs: dict[int, MemoryRegion] = {}
         self._next_key = 0x100
@@ -238,7 +244,7 @@ class Nic:
                 t = pause
             cur = qp.sched_data
             if cur is None or cur[0] != t:
-                tag = next(self._tags)
+                tag = self._tag = self._tag + 1
                 qp.sched_data = (t, tag)
                 _heappush(self._data_heap, (t, tag, qp))
         t = qp.next_timer()
@@ -247,7 +253,7 @@ class Nic:
         else:
             cur = qp.sched_timer
             if cur is None or cur[0] != t:
-                tag = next(self._tags)
+                tag = self._tag = self._tag + 1
                 qp.sched_timer = (t, tag)
                 _heappush(self._timer_heap, (t, tag, qp))
 
@@ -336,7 +342,7 @@ class Nic:
         due = []
         while heap and heap[0][0] <= now_ns:
             t, tag, qp = _heappop(heap)
-            if qp.sched_timer == (t, tag):  # else superseded
+            if _current(qp.sched_timer, t, tag):  # else superseded
                 qp.sched_timer = None
                 due.append(qp)
         for qp in due:  # each QP once per call, even if a timer re-arms itself for "now"
@@ -385,7 +391,7 @@ class Nic:
         heap = self._data_heap
         while heap and heap[0][0] <= now_ns:
             t, tag, qp = _heappop(heap)
-            if qp.sched_data != (t, tag):
+            if not _current(qp.sched_data, t, tag):
                 continue  # superseded
             qp.sched_data = None
             ready = qp.send_ready_at(now_ns)
@@ -408,14 +414,14 @@ class Nic:
                 if best is None or t < best:
                     best = t
         heap = self._data_heap
-        while heap and heap[0][2].sched_data != heap[0][:2]:
+        while heap and not _current(heap[0][2].sched_data, heap[0][0], heap[0][1]):
             _heappop(heap)
         if heap:
             t = max(heap[0][0], self._port_free_ns)
             if best is None or t < best:
                 best = t
         heap = self._timer_heap
-        while heap and heap[0][2].sched_timer != heap[0][:2]:
+        while heap and not _current(heap[0][2].sched_timer, heap[0][0], heap[0][1]):
             _heappop(heap)
         if heap and (best is None or heap[0][0] < best):
             best = heap[0][0]

@@ -45,14 +45,14 @@ _NAK_STATUS: Final = {
 class SendWqe:
     """A posted SEND or RDMA WRITE and the PSN range it was given."""
 
-    __slots__ = ("wr_id", "is_write", "mr", "offset", "length", "remote_addr", "rkey", "imm",
+    __slots__ = ("wr_id", "is_write", "buf", "offset", "length", "remote_addr", "rkey", "imm",
                  "first_seq", "npkts", "ops")
 
     def __init__(self, wr_id: int, is_write: bool, mr: MemoryRegion, offset: int, length: int,
                  remote_addr: int, rkey: int, imm: int | None, first_seq: int, mtu: int) -> None:
         self.wr_id = wr_id
         self.is_write = is_write
-        self.mr = mr
+        self.buf = mr.buf  # the region's bytes (None: a sink), read for every packet sent
         self.offset = offset
         self.length = length
         self.remote_addr = remote_addr
@@ -81,6 +81,9 @@ class Requester:
         self.cc = cc
         self.counters = counters
         self.mtu = config.mtu
+        # read for every packet sent: the settings' (an interpreted class's) by name each time
+        self._pkey = config.pkey
+        self._ack_every = config.ack_every
         self.sr = config.reliability is Reliability.SELECTIVE_REPEAT
         if config.inflight_cap_bytes is not None:
             self.inflight_cap = float(config.inflight_cap_bytes)
@@ -206,7 +209,7 @@ class Requester:
             op = ops[1]
         start = i * self.mtu
         plen = min(self.mtu, w.length - start)
-        buf = w.mr.buf
+        buf = w.buf
         if buf is None:
             payload = _ZEROS[:plen]  # sink region: zeros (the MTU is at most 4096)
         else:
@@ -230,11 +233,11 @@ class Requester:
         after = self.inflight_bytes + (0 if rec is not None and rec.in_flight else size)
         ackreq = retransmit or op in roce.OP_ENDS or (
             self._ackreq_seq < self.snd_una
-            and after < self.config.ack_every * (HEADER_BYTES + self.mtu)
+            and after < self._ack_every * (HEADER_BYTES + self.mtu)
             and not self._fits(after))
         if ackreq and seq > self._ackreq_seq:
             self._ackreq_seq = seq
-        bth = roce.pack_bth(op, self.dest_qpn, seq, pad=pad, pkey=self.config.pkey,
+        bth = roce.pack_bth(op, self.dest_qpn, seq, pad=pad, pkey=self._pkey,
                             ackreq=ackreq)
         frame = self.template.build(bth, ext, payload)  # type: ignore[union-attr]
         cnt = self.counters

@@ -71,6 +71,9 @@ class Responder:
         self.config = config
         self.counters = counters
         self.mtu = config.mtu
+        # read for every packet received or ACK sent: the settings' (an interpreted class's) by name
+        self._ack_every = config.ack_every
+        self._pkey = config.pkey
         self.sr = config.reliability is Reliability.SELECTIVE_REPEAT
         self._mrs = mrs
         self.cnp_interval_ns = cnp_interval_ns
@@ -142,7 +145,7 @@ class Responder:
             # while packets are held beyond a hole, every arrival is ACKed at once (as TCP
             # does, RFC 5681 4.2): a coalesced ACK would make the sender's loss detection
             # take a packet for lost that has arrived
-            if (drained or self._ooo_mask or p.ackreq or self._unacked >= self.config.ack_every
+            if (drained or self._ooo_mask or p.ackreq or self._unacked >= self._ack_every
                     or p.opcode in roce.OP_ENDS):
                 self._ack_pending = True
             return
@@ -379,7 +382,7 @@ class Responder:
             flags |= roce.ACK_EXT_DSACK
             ext += roce.pack_dsack(to_wire(self._dup_seq))
             self._dup_seq = None
-        bth = roce.pack_bth(roce.Opcode.ACKNOWLEDGE, self.dest_qpn, psn, pkey=self.config.pkey,
+        bth = roce.pack_bth(roce.Opcode.ACKNOWLEDGE, self.dest_qpn, psn, pkey=self._pkey,
                             becn=self._ce_since_ack, resv7=flags)
         frame = self.ctrl_template.build(bth, roce.pack_aeth(syn, self.msn) + ext, b"")  # type: ignore[union-attr]
         self._nak = None
