@@ -81,9 +81,12 @@ class Requester:
         self.cc = cc
         self.counters = counters
         self.mtu = config.mtu
-        # read for every packet sent: the settings' (an interpreted class's) by name each time
+        # read for every packet sent or ACK: the settings' (an interpreted class's) by name each
+        # time, the base timeout through an interpreted method
         self._pkey = config.pkey
         self._ack_every = config.ack_every
+        self._base_rto_ns = config.base_rto_ns()
+        self._rto_max_ns = config.rto_max_ns
         self.sr = config.reliability is Reliability.SELECTIVE_REPEAT
         if config.inflight_cap_bytes is not None:
             self.inflight_cap = float(config.inflight_cap_bytes)
@@ -265,7 +268,7 @@ class Requester:
 
     def rto_ns(self) -> int:
         """The retransmission timeout now: doubled per consecutive timeout, capped."""
-        return min(self.config.base_rto_ns() << self._backoff, self.config.rto_max_ns)
+        return min(self._base_rto_ns << self._backoff, self._rto_max_ns)
 
     def reorder_window_ns(self) -> int:
         return self.detector.window_ns(self.min_rtt, self.rto_ns())
