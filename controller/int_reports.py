@@ -12,7 +12,20 @@ from typing import Any, Final
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
-from nicmodel.int_md import MD_LEN, be16, be32, ds_flags, report_stack, tick_ns, time_scale_field
+from nicmodel.int_md import (
+    HOP_EGRESS_PORT,
+    HOP_EGRESS_TS,
+    HOP_LATENCY,
+    HOP_QUEUE,
+    HOP_SWITCH_ID,
+    MD_LEN,
+    be16,
+    be32,
+    ds_flags,
+    report_stack,
+    tick_ns,
+    time_scale_field,
+)
 
 _FIELDS: Final = 6  # a record's integers
 
@@ -52,13 +65,13 @@ class ReportLog:
         size, first = 4 * hop_ml, md + MD_LEN
         fields = self._fields
         off = after
-        while off > first:  # the stack is newest first: walked from the end; offsets as _HOP's
+        while off > first:  # the stack is newest first: walked from the end
             off -= size
-            fields = append(fields, be32(frame, off))  # switch id
-            fields = append(fields, be16(frame, off + 6))  # egress port
-            fields = append(fields, be32(frame, off + 20))  # egress timestamp
-            fields = append(fields, be32(frame, off + 12) & 0xFFFFFF)  # queue occupancy (below the queue id)
-            fields = append(fields, be32(frame, off + 8))  # hop latency
+            fields = append(fields, be32(frame, off + HOP_SWITCH_ID))
+            fields = append(fields, be16(frame, off + HOP_EGRESS_PORT))
+            fields = append(fields, be32(frame, off + HOP_EGRESS_TS))
+            fields = append(fields, be32(frame, off + HOP_QUEUE) & 0xFFFFFF)  # occupancy (below the queue id)
+            fields = append(fields, be32(frame, off + HOP_LATENCY))
             fields = append(fields, units)
         self._fields = fields
         self.reports[switch] = self.reports.get(switch, 0) + 1

@@ -49,8 +49,18 @@ REPORT_KIND_INT: Final = 1
 _SHIM: Final = struct.Struct("!BBH")
 _REPORT: Final = struct.Struct("!BBHIII")
 # a hop record: switch id, ingress port, egress port, hop latency, queue id (8 bits) and
-# occupancy (24), ingress and egress timestamps, tx bytes, link rate (INT_LAYOUT.md)
+# occupancy (24), ingress and egress timestamps, tx bytes, link rate (INT_LAYOUT.md); the
+# readers of received stacks take its fields in place at these offsets
 _HOP: Final = struct.Struct("!IHHIIIIII")
+HOP_SWITCH_ID: Final = 0
+HOP_INGRESS_PORT: Final = 4
+HOP_EGRESS_PORT: Final = 6
+HOP_LATENCY: Final = 8
+HOP_QUEUE: Final = 12
+HOP_INGRESS_TS: Final = 16
+HOP_EGRESS_TS: Final = 20
+HOP_TX_BYTES: Final = 24
+HOP_LINK_RATE: Final = 28
 _U16: Final = struct.Struct("!H")
 
 
@@ -163,16 +173,17 @@ def decode_hops(raw: bytes, hop_ml: int = HOP_WORDS, flags: int = 0, scale_field
         raise ValueError(f"hop stack of {len(raw)} bytes with {hop_ml} words per hop")
     unit = tick_ns(flags, scale_field)
     in_bytes = bool(flags & DS_QUEUE_BYTES)
-    # the record's words read in place (``_HOP``'s layout; words past its 8 are padding), the
-    # newest record first on the wire, so the source side's is the last: compiled, a word
-    # read is a C call, where ``_HOP.iter_unpack`` made a tuple of ints of each record
+    # the record's fields read in place (words past its 8 are padding), the newest record first
+    # on the wire, so the source side's is the last: compiled, a word read is a C call, where
+    # ``_HOP.iter_unpack`` made a tuple of ints of each record
     out = []
     off = len(raw) - size
     while off >= 0:
-        q = be32(raw, off + 12)
-        out.append(HopInt(be32(raw, off), be16(raw, off + 4), be16(raw, off + 6), be32(raw, off + 8), q >> 24,
-                          q & 0xFFFFFF, be32(raw, off + 16), be32(raw, off + 20), be32(raw, off + 24),
-                          be32(raw, off + 28), unit, in_bytes))
+        q = be32(raw, off + HOP_QUEUE)
+        out.append(HopInt(be32(raw, off + HOP_SWITCH_ID), be16(raw, off + HOP_INGRESS_PORT),
+                          be16(raw, off + HOP_EGRESS_PORT), be32(raw, off + HOP_LATENCY), q >> 24, q & 0xFFFFFF,
+                          be32(raw, off + HOP_INGRESS_TS), be32(raw, off + HOP_EGRESS_TS),
+                          be32(raw, off + HOP_TX_BYTES), be32(raw, off + HOP_LINK_RATE), unit, in_bytes))
         off -= size
     return tuple(out)
 

@@ -43,16 +43,16 @@ class HopInt:
         self.ts_unit_ns = ts_unit_ns
         self.qdepth_in_bytes = qdepth_in_bytes
 
-    def _fields(self) -> tuple:
+    def _values(self) -> tuple:
         return (self.switch_id, self.ingress_port, self.egress_port, self.hop_latency_us, self.queue_id,
                 self.qdepth_pkts, self.ingress_ts_us, self.egress_ts_us, self.tx_bytes, self.link_rate_mbps,
                 self.ts_unit_ns, self.qdepth_in_bytes)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, HopInt) and self._fields() == other._fields()
+        return isinstance(other, HopInt) and self._values() == other._values()
 
     def __hash__(self) -> int:
-        return hash(self._fields())
+        return hash(self._values())
 
     def __repr__(self) -> str:
         return (f"HopInt(switch_id={self.switch_id}, ingress_port={self.ingress_port}, egress_port={self.egress_port}, "
