@@ -295,9 +295,19 @@ class FabricController:
 
     def read_counter(self, switch: str, counter: str, indices: list[int] | None = None) -> dict[int, tuple[int, int]]:
         """index -> (packets, bytes) of an indirect counter: all cells, or just ``indices``."""
-        out = wire.counter_cells(self.conns[switch].read_encoded(self.p4.cell_reads("counters", counter, indices)))
+        return self.read_counters(switch, {counter: indices})[counter]
+
+    def read_counters(self, switch: str, cells: dict[str, list[int] | None]) -> dict[str, dict[int, tuple[int, int]]]:
+        """counter -> index -> (packets, bytes) of several indirect counters' cells (each
+        counter's ``cells``: a list, or None for all) in one Read: a telemetry sample reads
+        four counters a switch, and a Read's own cost was most of a sample's."""
+        by_id = wire.counter_cells(self.conns[switch].read_encoded(self._cell_reads("counters", cells)))
         self.read_via["counters"] = "P4Runtime counter read"
-        return out
+        return {name: by_id.get(self.p4.get("counters", name).preamble.id, {}) for name in cells}
+
+    def _cell_reads(self, kind: str, cells: dict[str, list[int] | None]) -> bytes:
+        """The encoded entities of a Read of ``cells`` of counters or registers (``kind``)."""
+        return b"".join(self.p4.cell_reads(kind, name, indices) for name, indices in cells.items())
 
     def read_members(self, switch: str, profile: str) -> dict[int, ActionCall]:
         """member id -> action of one action profile."""
@@ -321,15 +331,22 @@ class FabricController:
 
     def read_register(self, switch: str, register: str, indices: list[int] | None = None) -> dict[int, int]:
         """index -> value of a register: all cells, or just ``indices``."""
+        return self.read_registers(switch, {register: indices})[register]
+
+    def read_registers(self, switch: str, cells: dict[str, list[int] | None]) -> dict[str, dict[int, int]]:
+        """register -> index -> value of several registers' cells in one Read, as
+        ``read_counters``; through Thrift where the switch's P4Runtime reads no registers."""
         try:
-            out = wire.register_cells(self.conns[switch].read_encoded(self.p4.cell_reads("registers", register, indices)))
+            by_id = wire.register_cells(self.conns[switch].read_encoded(self._cell_reads("registers", cells)))
             self.read_via["registers"] = "P4Runtime register read"
-            return out
+            return {name: by_id.get(self.p4.get("registers", name).preamble.id, {}) for name in cells}
         except P4RuntimeError as e:  # BMv2's P4Runtime server reads no registers: its Thrift API does
             if e.code != grpc.StatusCode.UNIMPLEMENTED or switch not in self.thrift_ports:
                 raise
         self.read_via["registers"] = "Thrift register_read (BMv2's P4Runtime reads no registers)"
+        out: dict[str, dict[int, int]] = {}
         with Bmv2Runtime(self.thrift_ports[switch]) as rt:
-            if indices is None:
-                return dict(enumerate(v & U64 for v in rt.register_read_all(register)))
-            return {i: rt.register_read(register, i) & U64 for i in indices}
+            for name, indices in cells.items():
+                out[name] = (dict(enumerate(v & U64 for v in rt.register_read_all(name))) if indices is None
+                             else {i: rt.register_read(name, i) & U64 for i in indices})
+        return out

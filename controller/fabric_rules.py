@@ -388,18 +388,18 @@ def stat_cells(ports: list[int], per_prio: bool) -> dict[int, int]:
 
 def read_port_stats(ctl: Any, switch: str, ports: list[int] | None = None) -> dict[int, dict[str, int]]:
     """port -> {tx_bytes, qdepth, ecn_marks, pauses, drops, int_reports} of one switch's
-    ``ports`` (default: those the topology uses, in order), read cell by cell so a sample
-    costs a few dozen reads."""
+    ``ports`` (default: those the topology uses, in order): only their cells, in two Reads
+    (the registers', then the counters')."""
     if ports is None:
         ports = sorted(ctl.topo.ports_of(switch))
     out: dict[int, dict[str, int]] = {p: {} for p in ports}
-    for field, (kind, short, per_prio) in PORT_STATS.items():
-        name = ctl.p4.resolve(kind, short)
-        index = stat_cells(ports, per_prio)
-        if kind == "registers":
-            values = ctl.read_register(switch, name, list(index))
-        else:
-            values = {i: pk for i, (pk, _) in ctl.read_counter(switch, name, list(index)).items()}
-        for i, v in values.items():
-            out[index[i]][field] = out[index[i]].get(field, 0) + v
+    for kind in ("registers", "counters"):  # one Read for each kind (BMv2 reads registers apart)
+        stats = {field: (ctl.p4.resolve(kind, short), stat_cells(ports, per_prio))
+                 for field, (k, short, per_prio) in PORT_STATS.items() if k == kind}
+        cells = {name: list(index) for name, index in stats.values()}
+        values = ctl.read_registers(switch, cells) if kind == "registers" else ctl.read_counters(switch, cells)
+        for field, (name, index) in stats.items():
+            for i, v in values[name].items():
+                total = out[index[i]]
+                total[field] = total.get(field, 0) + (v if kind == "registers" else v[0])
     return out

@@ -259,10 +259,10 @@ def read_request(data: bytes) -> tuple[int, str, list[Any]]:
     return device_id, role, entities
 
 
-def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, int, int]]:
-    """(chunk, index, data's start, data's stop) of each counter or register entry
+def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, int, int, int]]:
+    """(chunk, object id, index, data's start, data's stop) of each counter or register entry
     (``entry_key``) of serialized ReadResponses; an entry without data has an empty span."""
-    _, _, index_key, data_key = _CELL_KINDS[entry_key]
+    _, id_key, index_key, data_key = _CELL_KINDS[entry_key]
     out = []
     try:
         for chunk in chunks:
@@ -279,10 +279,12 @@ def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, 
                         start = _skip(chunk, start, k)
                         continue
                     at, entry_end = _sub(chunk, start, stop)
-                    index = data_start = data_stop = 0
+                    obj_id = index = data_start = data_stop = 0
                     while at < entry_end:
                         key, at = _varint(chunk, at)
-                        if key == index_key:
+                        if key == id_key:
+                            obj_id, at = _varint(chunk, at)
+                        elif key == index_key:
                             first, at = _sub(chunk, at, entry_end)
                             index = _index(chunk, first, at) or 0
                         elif key == data_key:
@@ -290,7 +292,7 @@ def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, 
                             data_stop = at
                         else:
                             at = _skip(chunk, at, key)
-                    out.append((chunk, index, data_start, data_stop))
+                    out.append((chunk, obj_id, index, data_start, data_stop))
                     start = entry_end
                 pos = stop
     except IndexError:
@@ -298,11 +300,12 @@ def _entries(chunks: Iterable[bytes], entry_key: int) -> list[tuple[bytes, int, 
     return out
 
 
-def counter_cells(chunks: Iterable[bytes]) -> dict[int, tuple[int, int]]:
-    """index -> (packets, bytes) of the counter entries of serialized ReadResponses."""
-    out = {}
+def counter_cells(chunks: Iterable[bytes]) -> dict[int, dict[int, tuple[int, int]]]:
+    """counter id -> index -> (packets, bytes) of the counter entries of serialized
+    ReadResponses (a poller reads several counters' cells in one Read)."""
+    out: dict[int, dict[int, tuple[int, int]]] = {}
     try:
-        for data, index, pos, end in _entries(chunks, _COUNTER_ENTRY_KEY):
+        for data, obj_id, index, pos, end in _entries(chunks, _COUNTER_ENTRY_KEY):
             packets = nbytes = 0
             while pos < end:
                 key, pos = _varint(data, pos)
@@ -314,18 +317,21 @@ def counter_cells(chunks: Iterable[bytes]) -> dict[int, tuple[int, int]]:
                     nbytes = _int64(value)
                 else:
                     pos = _skip(data, pos, key)
-            out[index] = (packets, nbytes)
+            cells = out.get(obj_id)
+            if cells is None:
+                cells = out[obj_id] = {}
+            cells[index] = (packets, nbytes)
     except IndexError:
         raise Undecodable("ReadResponse: truncated counter data") from None
     return out
 
 
-def register_cells(chunks: Iterable[bytes]) -> dict[int, int]:
-    """index -> value (its bitstring, big-endian) of the register entries of serialized
-    ReadResponses; 0 where the data is not a bitstring."""
-    out = {}
+def register_cells(chunks: Iterable[bytes]) -> dict[int, dict[int, int]]:
+    """register id -> index -> value (its bitstring, big-endian) of the register entries of
+    serialized ReadResponses; 0 where the data is not a bitstring."""
+    out: dict[int, dict[int, int]] = {}
     try:
-        for data, index, pos, end in _entries(chunks, _REGISTER_ENTRY_KEY):
+        for data, obj_id, index, pos, end in _entries(chunks, _REGISTER_ENTRY_KEY):
             value = 0
             while pos < end:
                 key, pos = _varint(data, pos)
@@ -334,7 +340,10 @@ def register_cells(chunks: Iterable[bytes]) -> dict[int, int]:
                     value = int.from_bytes(data[first:pos], "big")
                 else:
                     pos = _skip(data, pos, key)
-            out[index] = value
+            cells = out.get(obj_id)
+            if cells is None:
+                cells = out[obj_id] = {}
+            cells[index] = value
     except IndexError:
         raise Undecodable("ReadResponse: truncated register data") from None
     return out

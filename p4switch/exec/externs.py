@@ -50,10 +50,11 @@ def random_in(randbits: Callable[[int], int], lo: int, hi: int) -> int:
     return lo + r
 
 
-def _check_index(what: str, index: int, size: int) -> None:
-    """Control-plane accesses must name a cell (the data plane's are ignored instead)."""
+def _check_index(kind: str, name: str, index: int, size: int) -> None:
+    """Control-plane accesses must name a cell (the data plane's are ignored instead). The
+    message is made only for a bad index: a telemetry sample checks thousands of good ones."""
     if not 0 <= index < size:
-        raise NotFoundError(f"{what}: index {index} out of range 0..{size - 1}")
+        raise NotFoundError(f"{kind} {name}: index {index} out of range 0..{size - 1}")
 
 
 class Register:
@@ -69,11 +70,21 @@ class Register:
         self.cells: Any = int_array([0] * size) if width <= NATIVE_CELL_BITS else [0] * size
 
     def read(self, index: int) -> int:
-        _check_index(f"register {self.name}", index, self.size)
+        _check_index("register", self.name, index, self.size)
         return self.cells[index]
 
+    def read_cells(self, indexes: list[int]) -> list[tuple[int, int]]:
+        """(index, value) of each of ``indexes``: a P4Runtime Read's selection copied in one
+        compiled call, not a call from the interpreter per cell."""
+        cells, name, size = self.cells, self.name, self.size
+        out = []
+        for i in indexes:
+            _check_index("register", name, i, size)
+            out.append((i, int(cells[i])))
+        return out
+
     def write(self, index: int, value: int) -> None:
-        _check_index(f"register {self.name}", index, self.size)
+        _check_index("register", self.name, index, self.size)
         if not 0 <= value <= self._mask:
             raise InvalidEntryError(f"register {self.name}: value {value} does not fit in {self.width} bits")
         self.cells[index] = value
@@ -113,11 +124,20 @@ class Counter:
     def counts(self, index: int) -> tuple[int, int]:
         """(packets, bytes) of cell ``index``: what a P4Runtime Read encodes, without the
         ``CounterData`` (an interpreted dataclass, made by a Python call) of ``read``."""
-        _check_index(f"counter {self.name}", index, self.size)
+        _check_index("counter", self.name, index, self.size)
         return self.packets[index], self.bytes[index]
 
+    def count_cells(self, indexes: list[int]) -> list[tuple[int, int, int]]:
+        """(index, packets, bytes) of each of ``indexes``, as ``Register.read_cells``."""
+        packets, nbytes, name, size = self.packets, self.bytes, self.name, self.size
+        out = []
+        for i in indexes:
+            _check_index("counter", name, i, size)
+            out.append((i, packets[i], nbytes[i]))
+        return out
+
     def write(self, index: int, data: CounterData) -> None:
-        _check_index(f"counter {self.name}", index, self.size)
+        _check_index("counter", self.name, index, self.size)
         self.packets[index], self.bytes[index] = data.packets, data.bytes
 
 
@@ -194,13 +214,13 @@ class Meter(MeterState):
     def set_config(self, index: int, config: MeterConfig | None) -> None:
         """Configure one meter cell (None: unconfigured, everything GREEN); its buckets
         start full."""
-        _check_index(f"meter {self.name}", index, self.size)
+        _check_index("meter", self.name, index, self.size)
         _check_meter_config(self.name, config)
         # full buckets; time 0 as the last update only refills them (capped) on the first packet
         self.buckets[index] = None if config is None else self.new_bucket(config, 0)
 
     def get_config(self, index: int) -> MeterConfig | None:
-        _check_index(f"meter {self.name}", index, self.size)
+        _check_index("meter", self.name, index, self.size)
         b = self.buckets[index]
         return None if b is None else b.config
 

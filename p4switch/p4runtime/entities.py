@@ -323,8 +323,9 @@ class Entities:
         counter = kind == "counter_entry"
         info = (self.schema.lookup("counter", self.schema.counters, obj_id) if counter
                 else self.schema.lookup("register", self.schema.registers, obj_id))
-        for index in indexes:
-            self._check_index(info, index)
+        if indexes:  # the smallest and the largest decide (a per-cell call was most of a sample's reads)
+            self._check_index(info, min(indexes))
+            self._check_index(info, max(indexes))
         if counter:
             self._counter_cells(obj_id, self.program.counters[info.preamble.name], indexes, out)
         else:
@@ -427,14 +428,15 @@ class Entities:
             info = self.schema.lookup(kind, infos, oid)
             yield oid, objects[info.preamble.name], self._indexes(info, msg)
 
-    def _snapshots(self, indexes: Iterable[int], read: Callable[[int], Any]) -> Iterable[list[tuple[int, Any]]]:
-        """(index, value) of the cells, copied under the device lock SNAPSHOT cells at a time.
+    def _snapshots(self, indexes: Iterable[int], read: Callable[[list[int]], list[Any]]) -> Iterable[list[Any]]:
+        """The cells, copied under the device lock SNAPSHOT at a time by ``read`` (the
+        extern's compiled ``count_cells`` or ``read_cells``: one call a slice, not one a cell).
         The pause comes after the caller has encoded a slice, so that neither the copy (device
         lock) nor the encoding (GIL) of more than one slice runs between two packets."""
         indexes = list(indexes)
         for start in range(0, len(indexes), SNAPSHOT):
             with self.lock:
-                cells = [(i, read(i)) for i in indexes[start:start + SNAPSHOT]]
+                cells = read(indexes[start:start + SNAPSHOT])
             yield cells
             self.pause()
 
@@ -444,8 +446,8 @@ class Entities:
             self._counter_cells(cid, counter, indexes, out)
 
     def _counter_cells(self, cid: int, counter: Any, indexes: Iterable[int], out: ReadOut) -> None:
-        for cells in self._snapshots(indexes, counter.counts):
-            out.extend_raw(W.counter_entities(cid, [(i, packets, nbytes) for i, (packets, nbytes) in cells]))
+        for cells in self._snapshots(indexes, counter.count_cells):
+            out.extend_raw(W.counter_entities(cid, cells))
 
     def _read_meter_entry(self, msg: p4runtime_pb2.MeterEntry, out: ReadOut) -> None:
         for mid, meter, indexes in self._selected("meter", self.schema.meters, self.program.meters, msg.meter_id, msg):
@@ -462,7 +464,7 @@ class Entities:
             self._register_cells(rid, register, indexes, out)
 
     def _register_cells(self, rid: int, register: Any, indexes: Iterable[int], out: ReadOut) -> None:
-        for cells in self._snapshots(indexes, register.read):
+        for cells in self._snapshots(indexes, register.read_cells):
             out.extend_raw(W.register_entities(rid, [(i, canonical(v)) for i, v in cells]))
 
     def _read_direct(self, msg: Any, out: ReadOut, kind: str) -> None:
@@ -550,9 +552,11 @@ class ReadOut:
 
     def __init__(self) -> None:
         self.items: list[bytes | p4runtime_pb2.Entity] = []
+        self._messages = 0  # how many items are protobuf Entities (none, for a poller's cells)
 
     def add(self) -> p4runtime_pb2.Entity:
         self.items.append(Entity())
+        self._messages += 1
         return self.items[-1]
 
     def raw(self, entity: bytes) -> None:
@@ -566,8 +570,9 @@ class ReadOut:
         if not self.items:
             yield b""
         for start in range(0, len(self.items), chunk):
-            yield W.read_response(e if isinstance(e, bytes) else e.SerializeToString()
-                                  for e in self.items[start:start + chunk])
+            items = self.items[start:start + chunk]
+            yield W.read_response(items if not self._messages else  # type: ignore[arg-type]
+                                  [e if isinstance(e, bytes) else e.SerializeToString() for e in items])
 
     def entities(self) -> list[p4runtime_pb2.Entity]:
         """Everything as protobuf Entities (for the few readers that reshape them)."""

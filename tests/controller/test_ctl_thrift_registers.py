@@ -36,8 +36,9 @@ def bmv2_like():
     device = Device(device_id=1)
     device.set_program(LoadedProgram.from_file(BASIC_P4))
     server = ThriftServer(device, port=0)
-    ctl = SimpleNamespace(p4=SimpleNamespace(cell_reads=lambda kind, name, indices: b""),
-                          conns={"leaf1": NoRegisterReads()}, thrift_ports={"leaf1": server.port}, read_via={})
+    ctl = FabricController.__new__(FabricController)  # only what a register read uses
+    ctl.p4 = SimpleNamespace(cell_reads=lambda kind, name, indices: b"")
+    ctl.conns, ctl.thrift_ports, ctl.read_via = {"leaf1": NoRegisterReads()}, {"leaf1": server.port}, {}
     yield device, ctl
     server.close()
     device.close()
@@ -47,9 +48,9 @@ def test_register_reads_fall_back_to_thrift_where_p4runtime_has_none(bmv2_like) 
     device, ctl = bmv2_like
     cells = device.program.registers[REGISTER].cells
     cells[2], cells[5] = 17, (1 << 19) - 1
-    everything = FabricController.read_register(ctl, "leaf1", REGISTER)
+    everything = ctl.read_register("leaf1", REGISTER)
     assert everything == dict(enumerate(cells)) and everything[5] == (1 << 19) - 1
-    assert FabricController.read_register(ctl, "leaf1", REGISTER, [2, 5]) == {2: 17, 5: (1 << 19) - 1}
+    assert ctl.read_register("leaf1", REGISTER, [2, 5]) == {2: 17, 5: (1 << 19) - 1}
     # and the run's report says where its register figures came from
     sources = figure_sources(ctl.read_via)
     assert sources["busiest link util"] == ("register port_tx_bytes, Thrift register_read "
@@ -61,7 +62,7 @@ def test_other_p4runtime_errors_and_switches_without_a_thrift_port_still_fail(bm
     _, ctl = bmv2_like
     ctl.conns["leaf1"] = NoRegisterReads(grpc.StatusCode.NOT_FOUND)
     with pytest.raises(P4RuntimeError, match="NOT_FOUND"):
-        FabricController.read_register(ctl, "leaf1", REGISTER)
+        ctl.read_register("leaf1", REGISTER)
     ctl.conns["leaf1"], ctl.thrift_ports = NoRegisterReads(), {}
     with pytest.raises(P4RuntimeError, match="UNIMPLEMENTED"):
-        FabricController.read_register(ctl, "leaf1", REGISTER)
+        ctl.read_register("leaf1", REGISTER)

@@ -79,6 +79,30 @@ def test_incast_pauses_senders_only_with_pfc_on(fabric_pipeline) -> None:
     off_settings = settings_for("baseline", {"pfc": {"enabled": False}})
     off = _run(fabric_pipeline, "baseline", "incast", 256 * 1024, off_settings)
     assert _pauses(off) == 0
+    _port_stats_read_in_two_reads_as_cell_by_cell(on.controller)
+
+
+def _port_stats_read_in_two_reads_as_cell_by_cell(ctl) -> None:
+    """A telemetry sample's port statistics of a switch: the registers' cells in one Read, the
+    counters' in another, the same figures as each statistic read alone."""
+    pauses = ctl.p4.resolve("counters", "pfc_pauses_sent")
+    switch = max(ctl.topo.switches, key=lambda s: sum(pk for pk, _ in ctl.read_counter(s.name, pauses).values())).name
+    conn = ctl.conns[switch]
+    reads = []
+    read_encoded = conn.read_encoded
+    conn.read_encoded = lambda entities: reads.append(entities) or read_encoded(entities)
+    stats = fabric_rules.read_port_stats(ctl, switch)
+    conn.read_encoded = read_encoded
+    assert len(reads) == 2
+    ports = sorted(ctl.topo.ports_of(switch))
+    for field, (kind, short, per_prio) in fabric_rules.PORT_STATS.items():
+        cells = fabric_rules.stat_cells(ports, per_prio)
+        name = ctl.p4.resolve(kind, short)
+        alone = (ctl.read_register(switch, name, list(cells)) if kind == "registers"
+                 else {i: pk for i, (pk, _) in ctl.read_counter(switch, name, list(cells)).items()})
+        assert {p: stats[p].get(field, 0) for p in ports} == {
+            p: sum(v for i, v in alone.items() if cells[i] == p) for p in ports}, field
+    assert sum(stats[p]["pauses"] for p in ports) > 0
 
 
 def _pauses(run) -> int:

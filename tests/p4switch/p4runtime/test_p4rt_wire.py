@@ -118,17 +118,18 @@ def test_read_request_leaves_what_it_does_not_read_to_protobuf(data):
 def test_counter_and_register_cells_decode_what_a_switch_answers():
     counters = [(0, 0, 0), (7, 2, 300), (2**40, 1, 2**63 - 1)]
     chunks = [wire.read_response(wire.counter_entities(9, counters[:2])),
-              wire.read_response(wire.counter_entities(9, counters[2:]))]
-    assert wire.counter_cells(chunks) == {i: (p, b) for i, p, b in counters}
+              wire.read_response(wire.counter_entities(9, counters[2:]) + wire.counter_entities(11, [(7, 5, 6)]))]
+    # the cells of several counters in one answer (a poller's Read), each counter's apart
+    assert wire.counter_cells(chunks) == {9: {i: (p, b) for i, p, b in counters}, 11: {7: (5, 6)}}
     registers = wire.read_response(wire.register_entities(4, [(0, b"\x00"), (3, b"\x01\x02")]))
-    assert wire.register_cells([registers]) == {0: 0, 3: 0x0102}
+    assert wire.register_cells([registers]) == {4: {0: 0, 3: 0x0102}}
     # protobuf's own encoding, with fields the decoders pass over (a struct register, an unknown field)
     response = p4runtime_pb2.ReadResponse(entities=[_cell_entity("register_entry", 4, 6),
                                                     _cell_entity("counter_entry", 9, 1)])
     response.entities[0].register_entry.data.struct.members.add(bitstring=b"\x05")
     unknown = b"\xf8\x01\x07"  # field 31, a varint
-    assert wire.register_cells([response.SerializeToString() + unknown]) == {6: 0}
-    assert wire.counter_cells([response.SerializeToString()]) == {1: (0, 0)}
+    assert wire.register_cells([response.SerializeToString() + unknown]) == {4: {6: 0}}
+    assert wire.counter_cells([response.SerializeToString()]) == {9: {1: (0, 0)}}
     with pytest.raises(wire.Undecodable):
         wire.counter_cells([chunks[0][:-1]])
 
