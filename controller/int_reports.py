@@ -52,9 +52,9 @@ class ReportLog:
         return len(self._fields) // _FIELDS
 
     def take(self, switch: str, packet: Any) -> None:
-        """Keep the hop records of the report in ``packet.payload`` that ``switch`` sent; a
-        payload that is not a report (``int_md.report_hops`` raises ValueError) counts as
-        malformed."""
+        """Keep the hop records of the report in ``packet.payload`` that ``switch`` sent (a
+        ``p4rt.packets.PacketIn`` in process, a protobuf PacketIn over gRPC); a payload that is
+        not a report (``int_md.report_hops`` raises ValueError) counts as malformed."""
         frame: bytes = packet.payload
         try:
             md, hop_ml, after = report_stack(frame)

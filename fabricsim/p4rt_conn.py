@@ -6,7 +6,7 @@
 ``P4RuntimeService`` handlers directly: the same request messages, the same entity
 translation and the same status codes as the server a live switch runs, so a profile means
 the same table entries in both modes. Packet-ins and digests arrive synchronously, in
-simulated time, from the switch's stream; packet-ins as ``packetio.PacketIn`` (the fields of
+simulated time, from the switch's stream; packet-ins as ``p4rt.packets.PacketIn`` (the fields of
 ``p4.v1.PacketIn`` without a protobuf message per packet).
 """
 
@@ -22,8 +22,8 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from p4rt import wire
+from p4rt.packets import PacketIn
 from p4rt.switch_conn import BATCH, call_error
-from p4switch.p4runtime.packetio import PacketIn
 from p4switch.p4runtime.service import P4RuntimeService
 
 

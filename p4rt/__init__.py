@@ -10,12 +10,13 @@
 - ``switch_conn``: the client session with one switch (``interrupts``: Ctrl-C held back while
   it is in a call); ``runtime_cli``: the runtime-CLI client;
 - ``wire``: the protobuf wire format of the hot messages, cut and written by hand;
+- ``packets``: a packet-in as an in-process client receives it, without protobuf;
 - ``thrift`` and ``bmv2_runtime``: BMv2's Thrift runtime protocol (``simple_switch_CLI``'s),
   which our switch serves too.
 
 It depends only on netbase, the p4runtime protobufs and gRPC. Our switch (``p4switch``), the
-controller, the lab and the tests build on it; it builds on none of them. ``wire`` runs compiled
-when built (``netbase.hotpath.DATA_PATH``: netbase, imported first, installs its finder).
+controller, the lab and the tests build on it; it builds on none of them. ``wire`` and
+``packets`` run compiled when built (``netbase.hotpath.DATA_PATH``: netbase, imported first, installs its finder).
 """
 
 import netbase  # noqa: F401 (before any of this package's modules)

@@ -9,13 +9,14 @@ of bytes, so the sum of widths is too).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from p4rt.bytestrings import canonical, values_by_id
 from p4rt.errors import invalid
+from p4rt.packets import PacketIn, PacketMetadata
 
 
 def encode_packet_out(header: p4info_pb2.ControllerPacketMetadata | None, msg: p4runtime_pb2.PacketOut) -> bytes:
@@ -34,28 +35,6 @@ def encode_packet_out(header: p4info_pb2.ControllerPacketMetadata | None, msg: p
     return (word << pad).to_bytes((total + pad) // 8, "big") + msg.payload
 
 
-class PacketMetadata(NamedTuple):
-    """One ``p4.v1.PacketMetadata``: the id and canonical value of a header field."""
-
-    metadata_id: int
-    value: bytes
-
-
-class PacketIn(NamedTuple):
-    """A packet-in with the fields of ``p4.v1.PacketIn`` (``payload``, ``metadata``), read the
-    same way, without protobuf: what an in-process client (the virtual-time fabric) receives,
-    since building and reading pure-Python protobuf messages cost more than the packet did."""
-
-    payload: bytes
-    metadata: tuple[PacketMetadata, ...] = ()
-
-    def to_pb(self) -> p4runtime_pb2.PacketIn:
-        msg = p4runtime_pb2.PacketIn(payload=self.payload)
-        for m in self.metadata:
-            msg.metadata.add(metadata_id=m.metadata_id, value=m.value)
-        return msg
-
-
 MEMO_HEADERS: Final = 4096  # distinct packet_in headers whose metadata a PacketInHeader keeps
 
 
@@ -70,9 +49,9 @@ class PacketInHeader:
 
     def __init__(self, header: p4info_pb2.ControllerPacketMetadata | None, memo_headers: int = MEMO_HEADERS) -> None:
         self.memo_headers = memo_headers
-        self.fields = [] if header is None else [(m.id, m.bitwidth) for m in header.metadata]
-        self.total = sum(w for _, w in self.fields)
-        self.size = (self.total + 7) // 8
+        self.fields: list[tuple[int, int]] = [] if header is None else [(m.id, m.bitwidth) for m in header.metadata]
+        self.total: int = sum(w for _, w in self.fields)
+        self.size: int = (self.total + 7) // 8  # an int to mypyc: the frame's slices are C calls
         self._memo: dict[bytes, tuple[PacketMetadata, ...]] = {}
 
     def split(self, frame: bytes) -> PacketIn | None:
@@ -88,8 +67,7 @@ class PacketInHeader:
             metadata = self.metadata(head)
             if len(self._memo) < self.memo_headers:
                 self._memo[head] = metadata
-        # tuple.__new__, as a named tuple's _make does, without the Python-level __new__ a call runs
-        return tuple.__new__(PacketIn, (frame[size:], metadata))
+        return PacketIn(frame[size:], metadata)
 
     def metadata(self, head: bytes) -> tuple[PacketMetadata, ...]:
         """The metadata fields of a header's ``size`` bytes."""

@@ -35,6 +35,7 @@ from p4rt.errors import (
     rpc_code,
     update_error,
 )
+from p4rt.packets import PacketIn
 from p4rt.schema import Schema
 from p4switch.p4runtime import packetio
 from p4switch.p4runtime.arbitration import Arbiter, Notice
@@ -113,18 +114,18 @@ def _apply(entities: Entities, update: Any) -> P4RuntimeError | None:
 class _Stream:
     """One StreamChannel: an outgoing queue drained by the RPC's response generator, or for an
     in-process client (``deliver`` given) a direct call of its handler, which takes packet-ins
-    as ``packetio.PacketIn`` (no protobuf message built and parsed per packet)."""
+    as ``p4rt.packets.PacketIn`` (no protobuf message built and parsed per packet)."""
 
     _CLOSE = object()
 
     def __init__(self, key: int,
                  deliver: Callable[[p4runtime_pb2.StreamMessageResponse], None] | None = None,
-                 deliver_packet_in: Callable[[packetio.PacketIn], None] | None = None) -> None:
+                 deliver_packet_in: Callable[[PacketIn], None] | None = None) -> None:
         self.key = key
         self.out: queue.Queue = queue.Queue()
         self.deliver = deliver
         # an in-process client's handler itself: a packet-in per INT report in a simulation
-        self.send_packet_in: Callable[[packetio.PacketIn], None] = deliver_packet_in or self._packet_in_message
+        self.send_packet_in: Callable[[PacketIn], None] = deliver_packet_in or self._packet_in_message
         self.election_id: int | None = None
         self.abort: P4RuntimeError | None = None
 
@@ -134,7 +135,7 @@ class _Stream:
         else:
             self.out.put(msg)
 
-    def _packet_in_message(self, pkt: packetio.PacketIn) -> None:
+    def _packet_in_message(self, pkt: PacketIn) -> None:
         self.send(p4runtime_pb2.StreamMessageResponse(packet=pkt.to_pb()))
 
     def close(self, error: P4RuntimeError | None = None) -> None:
@@ -342,10 +343,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         return True
 
     def open_stream(self, deliver: Callable[[p4runtime_pb2.StreamMessageResponse], None],
-                    deliver_packet_in: Callable[[packetio.PacketIn], None]) -> _Stream:
+                    deliver_packet_in: Callable[[PacketIn], None]) -> _Stream:
         """A StreamChannel for a client in this process (the virtual-time fabric): no gRPC and
         no threads; responses go to ``deliver`` as they are sent, packet-ins to
-        ``deliver_packet_in`` as ``packetio.PacketIn``, requests come through
+        ``deliver_packet_in`` as ``p4rt.packets.PacketIn``, requests come through
         :meth:`stream_request`, and :meth:`close_stream` ends it as a broken RPC would."""
         stream = _Stream(next(self.keys), deliver, deliver_packet_in)
         with self.state_lock:
