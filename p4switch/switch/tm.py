@@ -24,7 +24,7 @@ its watchdog, and counters.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,29 +41,31 @@ DEFAULT_NOMINAL_SPEED_BPS = 100e9
 
 
 class Departure(QueueMeta):
-    """A packet leaving the traffic manager, with its queueing metadata in BMv2 units in the
-    ``QueueMeta`` fields the egress pipeline reads (``enq_timestamp``, ``enq_qdepth``,
-    ``deq_timedelta``, ``deq_qdepth``), so it is passed to egress as it is.
+    """A packet in a queue of the traffic manager, made when it is queued, and what leaves:
+    ``pop`` fills in its dequeue fields and the ``QueueMeta`` fields the egress pipeline reads
+    in BMv2 units (``enq_timestamp``, ``enq_qdepth``, ``deq_timedelta``, ``deq_qdepth``), so it
+    is passed to egress as it is. (A tuple queued and a Departure made from it at the dequeue
+    were two objects a packet and its ints boxed in between.)
     A plain class, not a dataclass: compiled (``netbase.hotpath``), a dataclass keeps the
     interpreted ``__init__`` the dataclasses module writes, 3,600 instructions a packet."""
 
     __slots__ = ("port", "queue", "item", "length", "enq_ns", "deq_ns", "deq_qbytes")
 
-    def __init__(self, port: int, queue: int, item: Any, length: int, enq_ns: int, enq_qdepth: int,
-                 deq_ns: int, deq_qdepth: int, deq_qbytes: int, enq_timestamp: int, deq_timedelta: int) -> None:
+    def __init__(self, port: int, queue: int, item: Any, length: int, enq_ns: int, enq_qdepth: int) -> None:
         self.port = port
         self.queue = queue
         self.item = item
         self.length = length
         self.enq_ns = enq_ns
-        self.enq_qdepth = enq_qdepth
-        self.deq_ns = deq_ns
-        self.deq_qdepth = deq_qdepth
-        self.deq_qbytes = deq_qbytes  # bytes left in the port's queues behind this packet (frame lengths)
-        # enq_ns and the queueing time in the timestamps' unit (the device's timestamp_unit_ns);
-        # fields, not properties: egress reads both for every packet
-        self.enq_timestamp = enq_timestamp
-        self.deq_timedelta = deq_timedelta
+        self.enq_qdepth = enq_qdepth  # packets in the port's queues ahead of this one
+        # set by pop: when it left, the packets and bytes (frame lengths) left behind it in the
+        # port's queues, and enq_ns and the queueing time in the timestamps' unit (the device's
+        # timestamp_unit_ns); fields, not properties: egress reads both for every packet
+        self.deq_ns = 0
+        self.deq_qdepth = 0
+        self.deq_qbytes = 0
+        self.enq_timestamp = 0
+        self.deq_timedelta = 0
 
 
 def _pace(next_allowed: int, now: int, interval_ns: int) -> int:
@@ -80,9 +82,11 @@ class EgressQueue:
 
     capacity: int = DEFAULT_CAPACITY
     rate_pps: float | None = None
-    # (packet, bytes, enqueue time ns, port backlog at enqueue): typed, so a departure unpacks
-    # it without an iterator and does its arithmetic on ints, not generic objects
-    items: deque[tuple[Any, int, int, int]] = field(default_factory=deque)
+    items: deque[Departure] = field(default_factory=deque)
+    # the deque's append and popleft bound once (compiled, a deque's method is called by name,
+    # looked up on its type each time: ~250 instructions a packet each)
+    push: Callable[[Departure], None] = field(init=False, repr=False, compare=False)
+    take: Callable[[], Departure] = field(init=False, repr=False, compare=False)
     next_allowed: int = 0
     nonempty_since: int | None = None
     enqueued: int = 0
@@ -91,13 +95,17 @@ class EgressQueue:
     dropped_watchdog: int = 0
     max_depth: int = 0
 
+    def __post_init__(self) -> None:
+        self.push = self.items.append
+        self.take = self.items.popleft
+
 
 @dataclass(slots=True)
 class EgressPort:
     """A port's queues and transmitter; ``backlog`` is kept up to date because BMv2's queue
     depth metadata is the port's occupancy and is read for every packet."""
 
-    queues: list[EgressQueue]  # each holds (item, length, enq_ns, enq_qdepth) tuples
+    queues: list[EgressQueue]
     number: int = 0  # the port's number
     rate_bps: float | None = None
     busy_until: int = 0
@@ -216,12 +224,11 @@ class TrafficManager:
         if st.storm and st.watchdog is not None and st.watchdog.action == "drop":
             q.dropped_watchdog += 1
             return False
-        items = q.items
-        depth = len(items)
+        depth = len(q.items)
         if depth >= q.capacity:
             q.dropped_full += 1
             return False
-        items.append((item, length, now, p.backlog))
+        q.push(Departure(port, priority, item, length, now, p.backlog))
         p.ready |= 1 << priority
         p.backlog += 1
         p.backlog_bytes += length
@@ -259,20 +266,24 @@ class TrafficManager:
             else:
                 continue
             rr.append(rr.pop(i))
-            items = q.items
-            item, length, enq_ns, enq_qdepth = items.popleft()
+            dep = q.take()
             p.backlog -= 1
-            p.backlog_bytes -= length
+            p.backlog_bytes -= dep.length
             self._backlog -= 1
             q.dequeued += 1
-            if not items:
+            if not q.items:
                 q.nonempty_since = None
                 p.ready ^= 1 << pr
             if q.rate_pps:
                 q.next_allowed = _pace(q.next_allowed, now, int(1e9 / q.rate_pps))
             unit = self.timestamp_unit_ns
-            return Departure(p.number, pr, item, length, enq_ns, enq_qdepth, now, p.backlog,
-                             p.backlog_bytes, enq_ns // unit, (now - enq_ns) // unit)
+            enq_ns = dep.enq_ns
+            dep.deq_ns = now
+            dep.deq_qdepth = p.backlog
+            dep.deq_qbytes = p.backlog_bytes
+            dep.enq_timestamp = enq_ns // unit
+            dep.deq_timedelta = (now - enq_ns) // unit
+            return dep
         return None
 
     def transmitted(self, port: int, nbytes: int, now: int) -> None:
@@ -306,7 +317,7 @@ class TrafficManager:
                 self.dropped_watchdog_flush += len(q.items)
                 p.backlog -= len(q.items)
                 self._backlog -= len(q.items)
-                p.backlog_bytes -= sum(e[1] for e in q.items)
+                p.backlog_bytes -= sum(e.length for e in q.items)
                 q.items.clear()
                 q.nonempty_since = None
                 p.ready &= ~(1 << pr)
