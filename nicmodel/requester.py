@@ -15,7 +15,6 @@ fatal error) and frames are pulled with ``next_data_frame``; it knows no NIC.
 from __future__ import annotations
 
 import heapq
-import struct
 from bisect import bisect_right
 from typing import Final
 
@@ -28,7 +27,6 @@ from nicmodel.loss_detection import Sent, detector_for
 from nicmodel.psn import PSN_WINDOW, unwrap
 from nicmodel.verbs import Completion, MemoryRegion, QpConfig, Reliability, WcOpcode, WcStatus
 
-_U32: Final = struct.Struct("!I")
 HEADER_BYTES: Final = roce.DATA_HEADER_BYTES
 # heapq's functions from module Finals (see nic.py)
 _heappush: Final = heapq.heappush
@@ -225,7 +223,9 @@ class Requester:
         if op in roce.OP_HAS_RETH:
             ext = roce.pack_reth(w.remote_addr, w.rkey, w.length)
         if op in roce.OP_HAS_IMM:
-            ext += _U32.pack(w.imm)
+            imm = w.imm
+            assert imm is not None  # an opcode with ImmDt is chosen only for a WQE that has one
+            ext += roce.pack_u32(imm)
         rec = self._sent.get(seq)
         retransmit = rec is not None
         size = HEADER_BYTES + len(ext) + len(payload)

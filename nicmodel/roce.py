@@ -134,8 +134,6 @@ RNR_TIMER_NS: Final = (655_360_000, 10_000, 20_000, 30_000, 40_000, 60_000, 80_0
                 163_840_000, 245_760_000, 327_680_000, 491_520_000)
 
 _ETH: Final = struct.Struct("!6s6sH")
-_RETH: Final = struct.Struct("!QII")
-_U32: Final = struct.Struct("!I")
 _LRH_STANDIN: Final = b"\xff" * 8
 # zlib-ng's CRC-32 (carry-less multiply): 392 -> 62 ns on a 1 KiB payload against zlib's; compiled,
 # a module's function is a look-up by name per call (four a data packet), a Final one is not
@@ -221,14 +219,28 @@ def pack_bth(opcode: int, dqpn: int, psn: int, *, se: bool = False, pad: int = 0
     return out.getvalue()
 
 
+def pack_u32(value: int) -> bytes:
+    """The unsigned 32-bit ``value`` big-endian, as 4 bytes of their own (an ACK's AETH, its
+    SACK block's first word, an ImmDt)."""
+    out = BytesWriter()
+    put32(out, value)
+    return out.getvalue()
+
+
 def pack_reth(va: int, rkey: int, dma_len: int) -> bytes:
-    """RDMA Extended Transport Header: virtual address, R_Key, DMA length."""
-    return _RETH.pack(va, rkey, dma_len)
+    """RDMA Extended Transport Header: virtual address, R_Key, DMA length (written as
+    ``pack_bth``: a struct's pack is a method call by name, every message's first packet)."""
+    out = BytesWriter()
+    put32(out, va >> 32)
+    put32(out, va & 0xFFFFFFFF)
+    put32(out, rkey)
+    put32(out, dma_len)
+    return out.getvalue()
 
 
 def pack_aeth(syndrome: int, msn: int) -> bytes:
     """ACK Extended Transport Header: syndrome and 24-bit message sequence number."""
-    return _U32.pack(((syndrome & 0xFF) << 24) | (msn & 0xFFFFFF))
+    return pack_u32(((syndrome & 0xFF) << 24) | (msn & 0xFFFFFF))
 
 
 def pack_sack(base_psn: int, bitmap: int) -> bytes:
@@ -236,19 +248,19 @@ def pack_sack(base_psn: int, bitmap: int) -> bytes:
     words = max(1, (bitmap.bit_length() + 31) // 32)
     if words > 255:
         raise ValueError("SACK bitmap longer than 255 words")
-    return _U32.pack((words << 24) | (base_psn & 0xFFFFFF)) + bitmap.to_bytes(4 * words, "big")
+    return pack_u32((words << 24) | (base_psn & 0xFFFFFF)) + bitmap.to_bytes(4 * words, "big")
 
 
 def pack_dsack(psn: int) -> bytes:
     """Duplicate-report block: the 24-bit PSN of a data packet that arrived twice."""
-    return _U32.pack(psn & 0xFFFFFF)
+    return pack_u32(psn & 0xFFFFFF)
 
 
 def unpack_sack(buf: bytes, off: int) -> tuple[int, int, int]:
     """(base PSN, bitmap, offset after the block) of a selective-ACK block at ``off``."""
     if len(buf) < off + 4:
         raise Malformed("truncated", "SACK block")
-    word = _U32.unpack_from(buf, off)[0]
+    word = be32(buf, off)
     words = word >> 24
     end = off + 4 + 4 * words
     if words == 0 or len(buf) < end:
@@ -463,7 +475,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
         if opcode in OP_HAS_RETH:
             if body_end - off < RETH_LEN:
                 raise Malformed("truncated", "RETH")
-            p.reth = _RETH.unpack_from(frame, off)
+            p.reth = (be32(frame, off) << 32 | be32(frame, off + 4), be32(frame, off + 8), be32(frame, off + 12))
             off += RETH_LEN
         if opcode in OP_HAS_IMM:
             if body_end - off < IMM_LEN:
@@ -524,5 +536,5 @@ def parse_ack_ext(p: Packet) -> AckExtensions:
     if p.resv7 & ACK_EXT_DSACK:
         if len(p.ext) < off + 4:
             raise Malformed("truncated", "duplicate-report block")
-        dsack = _U32.unpack_from(p.ext, off)[0] & 0xFFFFFF
+        dsack = be32(p.ext, off) & 0xFFFFFF
     return AckExtensions(hops, base, bitmap, dsack)
