@@ -235,9 +235,13 @@ def md_header(remaining_hops: int = DEFAULT_MAX_HOPS, exceeded: bool = False) ->
         "!HHHH", INSTRUCTIONS, 0, DOMAIN_ID, 0)
 
 
+# each byte value as a bytes object (compiled, ``bytes((n,))`` calls the type: a generic call)
+_BYTES: Final = [bytes((n,)) for n in range(256)]
+
+
 def encode_echo(stack: IntStack) -> bytes:
     """The INT echo placed after an ACK's AETH."""
-    return bytes((stack.hop_count,)) + stack.md_header + stack.hops_raw
+    return _BYTES[stack.hop_count] + stack.md_header + stack.hops_raw
 
 
 def decode_echo(buf: bytes, off: int) -> tuple[tuple[HopInt, ...], int]:
@@ -251,7 +255,7 @@ def decode_echo(buf: bytes, off: int) -> tuple[tuple[HopInt, ...], int]:
     stop = start + count * 4 * hop_ml
     if len(buf) < stop:
         raise ValueError("truncated INT echo hops")
-    return decode_hops(bytes(buf[start:stop]), hop_ml, ds_flags(md), time_scale_field(md)), stop
+    return decode_hops(buf[start:stop], hop_ml, ds_flags(md), time_scale_field(md)), stop
 
 
 # --- what switches do to a frame (simulated fabric, tests) -------------------------------
