@@ -429,9 +429,10 @@ class Endpoint:
             self._on_completion(c, now_ns)
         if now_ns - self._last_sample >= self.sample_interval_ns:
             self._last_sample = now_ns
-            for qp in (*self._qps.values(), *self._flow_qps.values()):
-                if qp.has_data() or qp.inflight_bytes:
-                    self.stats.sample(f"{self.host}/{qp.qpn}", now_ns, qp.cc.rate_bps, qp.cc.window_bytes)
+            for qps in (self._qps, self._flow_qps):  # not one tuple of both: a sample a microsecond
+                for qp in qps.values():
+                    if qp.has_data() or qp.inflight_bytes:
+                        self.stats.sample(f"{self.host}/{qp.qpn}", now_ns, qp.cc.rate_bps, qp.cc.window_bytes)
 
     @property
     def done(self) -> bool:
