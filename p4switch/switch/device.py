@@ -116,6 +116,9 @@ class Device:
         # that many switches given one program check its source once
         self.check_config = check_config
         self.cpu_port = cpu_port
+        # the same as an int (no port is -1): compiled, a port compared with ``int | None`` is
+        # boxed and compared generically, every frame sent
+        self._cpu = -1 if cpu_port is None else cpu_port
         self.lock = threading.RLock()
         self._one_thread = one_thread
         self.clock: Clock = clock or DilatedClock()
@@ -427,7 +430,7 @@ class Device:
         self.tm.transmitted(port, len(frame), now)
         if self._pcap:
             self._capture(port, "out", frame, now)
-        if port == self.cpu_port:
+        if port == self._cpu:
             self._stats["packet_in"] += 1
             if self.on_packet_in is not None:
                 self.on_packet_in(frame)
