@@ -24,9 +24,12 @@ mypyc backend types a generated function's ``ctx`` on its ``def`` line (``native
 - ``E_clone_state(keep, packet_length, itype)`` -> ``(meta, sm)``: a clone's metadata as
   simple_switch makes it: everything reset, the preserved field list (``keep``, ``(None, ())``
   for none) written back, ``packet_length`` and ``instance_type`` set (egress sets the rest).
-- ``E_egress(ctx, hdr, meta, sm, port, rid, itype, enq_ts, enq_qdepth, deq_timedelta,
-  deq_qdepth, now, payload, truncate)`` -> the frame to send, or None when the end-of-egress logic
-  has more to do (a clone, a recirculation or a drop: the pipeline's general path).
+- ``E_egress(ctx, hdr, meta, sm, q, payload)`` -> the frame to send, or None when the
+  end-of-egress logic has more to do (a clone, a recirculation or a drop: the pipeline's general
+  path). ``q`` is a ``vec[i64]`` of (port, rid, itype, enq_ts, enq_qdepth, deq_timedelta,
+  deq_qdepth, now, truncate), which the pipeline fills in place (``V1Pipeline._egress_args``):
+  as arguments, the ints were boxed by the caller and parsed by the call, ~1,000 instructions
+  a packet-hop.
 - ``E_deparse(ctx, hdr, meta, payload, truncate)`` -> the frame: checksum update, deparser,
   payload, cut to ``truncate`` bytes when set.
 """
@@ -99,17 +102,18 @@ def E_clone_state(keep: Any, packet_length: int, itype: int) -> tuple[{M}, {SM}]
     sm.instance_type = itype
     return meta, sm
 
-def E_egress(ctx: Any, hdr: {H}, meta: {M}, sm: {SM}, port: int, rid: int, itype: int, enq_ts: int,
-             enq_qdepth: int, deq_timedelta: int, deq_qdepth: int, now: int, payload: bytes, truncate: int) -> bytes | None:
+def E_egress(ctx: Any, hdr: {H}, meta: {M}, sm: {SM}, q: "vec[i64]", payload: bytes) -> bytes | None:
     E_clear(ctx)
-    sm.egress_port = port
+    sm.egress_port = q[0]
     sm.egress_spec = 0
-    sm.egress_rid = rid
-    sm.instance_type = itype
-    sm.enq_timestamp = enq_ts & {MASK32}
-    sm.enq_qdepth = enq_qdepth & {MASK19}
-    sm.deq_timedelta = deq_timedelta & {MASK32}
-    sm.deq_qdepth = deq_qdepth & {MASK19}
+    sm.egress_rid = q[1]
+    sm.instance_type = q[2]
+    sm.enq_timestamp = q[3] & {MASK32}
+    sm.enq_qdepth = q[4] & {MASK19}
+    sm.deq_timedelta = q[5] & {MASK32}
+    sm.deq_qdepth = q[6] & {MASK19}
+    now = int(q[7])
+    truncate = int(q[8])
     sm.egress_global_timestamp = now & {MASK48}
     ctx.sm = sm
     ctx.nbytes = sm.packet_length

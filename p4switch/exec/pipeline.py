@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
+from librt.vecs import vec
+from mypy_extensions import i64, mypyc_attr
 
 from p4switch.exec.program import LoadedProgram
 from p4switch.exec.replication import ClonePlan
@@ -179,6 +180,23 @@ class V1Pipeline:
         # pass. A clone's parse and a resubmitted pass, which run while it is still read, and
         # ``process`` take fresh ones.
         self._ctx = self._Ctx()
+        self._egress_ints: vec[i64] = vec[i64]([0] * 9)
+
+    def _egress_args(self, port: int, rid: int, itype: int, enq_ts: int, enq_qdepth: int, deq_timedelta: int,
+                     deq_qdepth: int, now: int, truncate: int) -> vec[i64]:
+        """An egress pass's integers as ``E_egress`` takes them (``entries.py``): written into
+        one native array kept for it, read by the pass before anything else can run."""
+        a = self._egress_ints
+        a[0] = port
+        a[1] = rid
+        a[2] = itype
+        a[3] = enq_ts
+        a[4] = enq_qdepth
+        a[5] = deq_timedelta
+        a[6] = deq_qdepth
+        a[7] = now
+        a[8] = truncate
+        return a
 
     @property
     def stats(self) -> collections.defaultdict[str, int]:
@@ -363,9 +381,9 @@ class V1Pipeline:
         try:
             hdr, meta, sm, payload = job._state
             ctx = self._ctx
-            frame = self._egress_pass(ctx, hdr, meta, sm, job.egress_port, job.egress_rid, job.instance_type,
-                                      q.enq_timestamp, q.enq_qdepth, q.deq_timedelta, q.deq_qdepth,
-                                      now_us, payload, job.truncate)
+            args = self._egress_args(job.egress_port, job.egress_rid, job.instance_type, q.enq_timestamp,
+                                     q.enq_qdepth, q.deq_timedelta, q.deq_qdepth, now_us, job.truncate)
+            frame = self._egress_pass(ctx, hdr, meta, sm, args, payload)
             if frame is None:
                 self._end_egress(job, hdr, meta, sm, payload, ctx, res)
             else:
@@ -446,7 +464,8 @@ class V1Pipeline:
         if ctx.recirc_fl is not None or ctx.truncate:
             ctx = self._Ctx()
         try:
-            frame = self._egress_pass(ctx, hdr, meta, sm, eport, 0, itype, 0, 0, 0, 0, now_us, payload, 0)
+            frame = self._egress_pass(ctx, hdr, meta, sm, self._egress_args(eport, 0, itype, 0, 0, 0, 0, now_us, 0),
+                                      payload)
             if frame is not None:
                 self._packets_out += 1
                 return [(eport, frame)]
