@@ -300,7 +300,7 @@ class FabricController:
     def read_counters(self, switch: str, cells: dict[str, list[int] | None]) -> dict[str, dict[int, tuple[int, int]]]:
         """counter -> index -> (packets, bytes) of several indirect counters' cells (each
         counter's ``cells``: a list, or None for all) in one Read: a telemetry sample reads
-        four counters a switch, and a Read's own cost was most of a sample's."""
+        four counters a switch, and over gRPC each Read is a round trip."""
         by_id = wire.counter_cells(self.conns[switch].read_encoded(self._cell_reads("counters", cells)))
         self.read_via["counters"] = "P4Runtime counter read"
         return {name: by_id.get(self.p4.get("counters", name).preamble.id, {}) for name in cells}

@@ -323,7 +323,7 @@ class Entities:
         counter = kind == "counter_entry"
         info = (self.schema.lookup("counter", self.schema.counters, obj_id) if counter
                 else self.schema.lookup("register", self.schema.registers, obj_id))
-        if indexes:  # the smallest and the largest decide (a per-cell call was most of a sample's reads)
+        if indexes:  # the smallest and the largest decide (not an interpreted call a cell)
             self._check_index(info, min(indexes))
             self._check_index(info, max(indexes))
         if counter:
@@ -571,7 +571,7 @@ class ReadOut:
             yield b""
         for start in range(0, len(self.items), chunk):
             items = self.items[start:start + chunk]
-            yield W.read_response(items if not self._messages else  # type: ignore[arg-type]
+            yield W.read_response(items if not self._messages else
                                   [e if isinstance(e, bytes) else e.SerializeToString() for e in items])
 
     def entities(self) -> list[p4runtime_pb2.Entity]:
