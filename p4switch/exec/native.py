@@ -242,10 +242,12 @@ def built(text: str) -> tuple[str, Path | None]:
 
 def build(text: str, opt_level: str = OPT_LEVEL) -> tuple[str, Path]:
     """The module's name and its built extension in the cache, building it at ``opt_level``
-    if need be. Two processes building the same module at once each build and the last rename
-    wins (the results are the same file)."""
+    if need be: a build made ahead serves any level, a load's (-O1) does not serve a build
+    asked for ahead (``prebuild`` after a switch had loaded the program left its -O1 build in
+    use: 4 % more instructions a packet-hop in the simulator). Two processes building the same
+    module at once each build and the last rename wins (the results are the same file)."""
     name, found = built(text)
-    if found is not None:
+    if found is not None and (opt_level != AHEAD_OPT_LEVEL or name == module_name(text, AHEAD_OPT_LEVEL)):
         return name, found
     name = module_name(text, opt_level)
     with tempfile.TemporaryDirectory(dir=cache_dir(), prefix="build-") as tmp:

@@ -90,6 +90,19 @@ def test_a_build_made_ahead_is_the_one_a_load_finds(tmp_path, monkeypatch) -> No
     assert len(list(tmp_path.glob("*" + native.SUFFIX))) == 1
 
 
+def test_a_build_asked_for_ahead_is_made_beside_a_loads(tmp_path, monkeypatch) -> None:
+    """A switch that loaded the program first built it at -O1; ``prebuild`` still builds it
+    ahead (gcc -O3), and every load from then on finds that one."""
+    monkeypatch.setenv(build_cache.CACHE_ENV, str(tmp_path))
+    text = native.module_text("def eight() -> int:\n    return 8\n",
+                              {n: "Any" for n in ("ParserError", "random_in", "log_message")}, "Any")
+    loaded = native.build(text)
+    assert loaded[0] == native.module_name(text)
+    ahead = native.build(text, native.AHEAD_OPT_LEVEL)
+    assert ahead[0] == native.module_name(text, native.AHEAD_OPT_LEVEL) != loaded[0]
+    assert native.built(text) == ahead == native.build(text)
+
+
 def test_unknown_backend_is_refused(monkeypatch) -> None:
     monkeypatch.setenv(native.BACKEND_ENV, "cython")
     with pytest.raises(ValueError, match="P4SWITCH_BACKEND='cython': expected one of python, mypyc, auto"):
