@@ -23,7 +23,9 @@ RoCE packet's BTH at every hop.
 
 from __future__ import annotations
 
+import itertools
 import keyword
+from collections.abc import Iterator
 
 from p4switch.frontend import types as T
 
@@ -276,6 +278,35 @@ class TypeClasses:
         self._emit_class(t, name)
         return name
 
+    def _reset_stores(self, target: str, t: T.StructLikeType, names: Iterator[int]) -> None:
+        """``reset``'s statements for ``target``, a variable of type ``t``: every scalar its
+        default, a header invalid without its kept bytes, the nested headers, structs and
+        stack elements the same way in line (``names`` numbers their variables). A packet's
+        headers are reset for reuse every packet, and a call of each one's own ``reset`` was
+        a third of it."""
+        o = self.out
+        fields = [(attr(f.name), f.type) for f in t.fields]
+        for a, ft in fields:
+            if not is_aggregate(underlying(ft)):
+                o(f"{target}.{a} = {self.default(ft)}")
+        if isinstance(t, T.HeaderType):
+            o(f"{target}.v_ = False")
+            for k in self.kept_fields(t)[:1]:  # r_ or d_: o_ means nothing without d_
+                o(f"{target}.{k} = None")
+        for a, ft in fields:
+            u = underlying(ft)
+            if isinstance(u, T.StackType):  # typed, so compiled the loop is native
+                n = next(names)
+                o(f"_es{n}: list[{self.annotation(u.elem)}] = {target}.{a}.h")
+                o(f"for _e{n} in _es{n}:")
+                with o.indent():
+                    self._reset_stores(f"_e{n}", underlying(u.elem), names)
+                o(f"{target}.{a}.nxt = 0")
+            elif isinstance(u, T.StructLikeType):
+                n = next(names)
+                o(f"_r{n} = {target}.{a}")
+                self._reset_stores(f"_r{n}", u, names)
+
     def _emit_class(self, t: T.StructLikeType, name: str) -> None:
         """Scalar fields (and a header's validity) are class-level defaults, so creating a
         packet's headers costs one empty object each; only nested aggregates are built in
@@ -319,21 +350,7 @@ class TypeClasses:
                 o("return c")
             o("def reset(self) -> None:")  # as new, for a packet's headers reused (``entries.py``)
             with o.indent():
-                for a, ft in fields:
-                    if not is_aggregate(underlying(ft)):
-                        o(f"self.{a} = {self.default(ft)}")
-                if is_header:
-                    o("self.v_ = False")
-                    for k in self.kept_fields(t)[:1]:  # r_ or d_: o_ means nothing without d_
-                        o(f"self.{k} = None")
-                for a, ft in aggregates:
-                    u = underlying(ft)
-                    if isinstance(u, T.StackType):  # typed here, so compiled the loop is native
-                        o(f"_e_{a}: list[{self.annotation(u.elem)}] = self.{a}.h")
-                        o(f"for _e in _e_{a}: _e.reset()")
-                        o(f"self.{a}.nxt = 0")
-                    else:
-                        o(f"self.{a}.reset()")
+                self._reset_stores("self", t, itertools.count())
                 o("return")
             o("def assign(self, x: Any) -> None:")  # an out/inout parameter's ``=``: x is a fresh value
             with o.indent():
