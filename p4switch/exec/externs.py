@@ -119,16 +119,12 @@ class Counter:
         self.bytes = int_array([0] * size)
 
     def read(self, index: int) -> CounterData:
-        return CounterData(*self.counts(index))
-
-    def counts(self, index: int) -> tuple[int, int]:
-        """(packets, bytes) of cell ``index``: what a P4Runtime Read encodes, without the
-        ``CounterData`` (an interpreted dataclass, made by a Python call) of ``read``."""
         _check_index("counter", self.name, index, self.size)
-        return self.packets[index], self.bytes[index]
+        return CounterData(self.packets[index], self.bytes[index])
 
     def count_cells(self, indexes: list[int]) -> list[tuple[int, int, int]]:
-        """(index, packets, bytes) of each of ``indexes``, as ``Register.read_cells``."""
+        """(index, packets, bytes) of each of ``indexes``, as ``Register.read_cells`` (what a
+        P4Runtime Read encodes, without a ``CounterData``, an interpreted dataclass, a cell)."""
         packets, nbytes, name, size = self.packets, self.bytes, self.name, self.size
         out = []
         for i in indexes:

@@ -313,10 +313,11 @@ class TrafficManager:
             if st.watchdog is None:
                 continue
             if st.watchdog_step(now, q.nonempty_since) == "storm" and st.watchdog.action == "drop":
-                q.dropped_watchdog += len(q.items)
-                self.dropped_watchdog_flush += len(q.items)
-                p.backlog -= len(q.items)
-                self._backlog -= len(q.items)
+                n = len(q.items)
+                q.dropped_watchdog += n
+                self.dropped_watchdog_flush += n
+                p.backlog -= n
+                self._backlog -= n
                 p.backlog_bytes -= sum(e.length for e in q.items)
                 q.items.clear()
                 q.nonempty_since = None
