@@ -123,7 +123,22 @@ class _Handler(socketserver.StreamRequestHandler):
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Bound under a temporary name and renamed to its path once listening: a client that
+    waits for the path to appear (a test, a script starting ``rnic serve``) could otherwise
+    connect between the bind and the listen and be refused."""
+
     daemon_threads = True
+
+    def server_bind(self) -> None:
+        final = self.server_address
+        self.server_address = f"{final}.{os.getpid()}.tmp"
+        super().server_bind()
+        self._final = final
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        os.rename(self.server_address, self._final)
+        self.server_address = self._final
 
 
 class _TcpServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
