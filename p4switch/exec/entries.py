@@ -41,13 +41,24 @@ from p4switch.exec.runtime import DROP_PORT
 MASK48 = (1 << 48) - 1
 MASK32 = (1 << 32) - 1
 MASK19 = (1 << 19) - 1
-SPARE_HEADERS = 64
+SPARE_PACKETS = 64
 
 # Each pass starts by clearing what the externs of a pass set in its context (``E_clear``: one
-# context serves many passes, V1Pipeline._ctx). The spare headers' list is Final: compiled, a
-# module's other names are a look-up in its globals dict at every use (two a pass)
+# context serves many passes, V1Pipeline._ctx). A packet's headers, metadata and standard
+# metadata that left by a plain transmission are reset and kept for the next packet, up to
+# SPARE_PACKETS of each (``Spares``): made new and freed, they cost twice a reset. The holder
+# counts the spare ones in lists of fixed length (a list popped to empty and appended to again
+# was resized, a ``realloc``, at both), and is Final: compiled, a module's other names are a
+# look-up in its globals dict at every use.
 _TEMPLATE = """
-_spare_headers: Final[list[{H}]] = []
+class Spares:
+    def __init__(self) -> None:
+        self.hdr: list[{H}] = [{H}() for _ in range({SPARE})]
+        self.meta: list[{M}] = [{M}() for _ in range({SPARE})]
+        self.sm: list[{SM}] = [{SM}() for _ in range({SPARE})]
+        self.n = {SPARE}
+_spares: Final = Spares()
+
 def E_clear(ctx: Any) -> None:
     ctx.clone_type = None
     ctx.clone_session = 0
@@ -60,9 +71,17 @@ def E_clear(ctx: Any) -> None:
 def E_ingress(ctx: Any, port: int, d: bytes, now: int, itype: int, keep: Any, apply: bool,
               on_error: Any) -> tuple[{H}, {M}, {SM}, Any, int, int, int, bytes, int]:
     E_clear(ctx)
-    hdr = _spare_headers.pop() if _spare_headers else {H}()
-    meta = {M}()
-    sm = {SM}()
+    spares = _spares
+    if spares.n:
+        spare = spares.n - 1
+        spares.n = spare
+        hdr = spares.hdr[spare]
+        meta = spares.meta[spare]
+        sm = spares.sm[spare]
+    else:
+        hdr = {H}()
+        meta = {M}()
+        sm = {SM}()
     n = len(d)
     sm.ingress_port = port
     sm.packet_length = n
@@ -126,9 +145,16 @@ def E_egress(ctx: Any, hdr: {H}, meta: {M}, sm: {SM}, q: "vec[i64]", payload: by
     if ctx.clone_session or ctx.recirc_fl is not None or sm.egress_spec == {DROP_PORT}:
         return None
     frame = E_deparse(ctx, hdr, meta, payload, ctx.truncate or truncate)
-    if len(_spare_headers) < {SPARE}:
+    spares = _spares
+    spare = spares.n
+    if spare < {SPARE}:
         hdr.reset()
-        _spare_headers.append(hdr)
+        meta.reset()
+        sm.reset()
+        spares.hdr[spare] = hdr
+        spares.meta[spare] = meta
+        spares.sm[spare] = sm
+        spares.n = spare + 1
     return frame
 
 def E_deparse(ctx: Any, hdr: {H}, meta: {M}, payload: bytes, truncate: int) -> bytes:
@@ -164,5 +190,5 @@ def entry_code(stages: dict[str, str], hdr_cls: str, meta_cls: str, sm_cls: str,
     whose parser's headers, metadata and standard metadata are the generated classes named;
     ``native``: for the mypyc backend."""
     return _TEMPLATE.format(H=hdr_cls, M=meta_cls, SM=sm_cls, MASK48=MASK48, MASK32=MASK32,
-                            MASK19=MASK19, DROP_PORT=DROP_PORT, SPARE=SPARE_HEADERS,
+                            MASK19=MASK19, DROP_PORT=DROP_PORT, SPARE=SPARE_PACKETS,
                             deparse=_DEPARSE[native].format(**stages), **stages)
