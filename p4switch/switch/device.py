@@ -33,7 +33,7 @@ from p4switch.frontend import compile_source
 from p4switch.p4info import device_config as dc
 from p4switch.switch.link import Link
 from p4switch.switch.pcap import PcapWriter
-from p4switch.switch.tm import DEFAULT_CAPACITY, DEFAULT_NOMINAL_SPEED_BPS, Departure, TrafficManager
+from p4switch.switch.tm import DEFAULT_CAPACITY, DEFAULT_NOMINAL_SPEED_BPS, PORT_NUMBERS, Departure, TrafficManager
 
 log = logging.getLogger("p4switch.device")
 
@@ -127,9 +127,9 @@ class Device:
         self.link_seed = link_seed
         self.links: dict[int, Link] = {}
         self.ports: dict[int, PortIO] = {}
-        # each port's ``send``, bound once: compiled, ``io.send(frame)`` on the protocol looked
-        # the method up by name for every frame
-        self._senders: dict[int, Callable[[bytes], bool]] = {}
+        # each port's ``send``, bound once (compiled, ``io.send(frame)`` on the protocol looked
+        # the method up by name for every frame), by port number
+        self._senders: list[Callable[[bytes], bool] | None] = [None] * PORT_NUMBERS
         self._batch_ports: set[int] = set()  # ports that are BatchPortIO
         self._tx_pending: dict[int, list[bytes]] = {}  # their frames sent in the running poll
         self.port_names: dict[int, str] = {}
@@ -148,6 +148,7 @@ class Device:
         self._tx = 0
         self.sched_lag = SchedulingLag()  # how late the I/O loop served due events (live mode)
         self._port_counts: dict[int, PortCounts] = {}  # port_rx and port_tx
+        self._counts_by_number: list[PortCounts | None] = [None] * PORT_NUMBERS  # the same, by index
         self._inject: deque[tuple[int, bytes]] = deque()  # packet-outs and recirculations
         # what the pipeline's last ingress/egress pass produced: emptied after each, reused
         # (a pass a callback starts while they still hold an outer pass's output gets its own)
@@ -161,6 +162,8 @@ class Device:
     def add_port(self, port: int, io: PortIO, name: str | None = None) -> None:
         if port == self.cpu_port:
             raise ValueError(f"port {port} is the CPU port; it has no interface")
+        if not 0 <= port < PORT_NUMBERS:
+            raise ValueError(f"port {port} is not a v1model port number (0..{PORT_NUMBERS - 1})")
         if port in self.ports:
             raise ValueError(f"port {port} is given twice")
         if name is not None and name in self.port_names.values():
@@ -275,9 +278,15 @@ class Device:
         self._receive(port, frame, self.clock.now_ns())
 
     def _counts(self, port: int) -> PortCounts:
+        if 0 <= port < PORT_NUMBERS:
+            counts = self._counts_by_number[port]
+            if counts is not None:
+                return counts
         counts = self._port_counts.get(port)
         if counts is None:
             counts = self._port_counts[port] = PortCounts()
+            if 0 <= port < PORT_NUMBERS:
+                self._counts_by_number[port] = counts
         return counts
 
     @property
@@ -435,7 +444,7 @@ class Device:
             if self.on_packet_in is not None:
                 self.on_packet_in(frame)
             return
-        lk = self.links.get(port)
+        lk = self.links.get(port) if self.links else None  # a look-up only where links are emulated
         if lk is not None and (lk.delay_ns or lk.loss or lk.next_due() is not None):
             if not lk.submit(frame, now):
                 self._stats["drop_link_loss"] += 1
@@ -443,7 +452,7 @@ class Device:
         self._wire_send(port, frame)
 
     def _wire_send(self, port: int, frame: bytes) -> None:
-        if port in self._batch_ports:
+        if self._batch_ports and port in self._batch_ports:
             pending = self._tx_pending.get(port)
             if pending is None:
                 self._tx_pending[port] = [frame]
@@ -453,7 +462,7 @@ class Device:
                     del self._tx_pending[port]
                     self._send_batch(port, pending)
             return
-        send = self._senders.get(port)
+        send = self._senders[port] if 0 <= port < PORT_NUMBERS else None
         if send is None:
             self._stats["drop_no_port"] += 1
         else:

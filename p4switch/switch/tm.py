@@ -26,13 +26,19 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import i64
 
 from netbase.ethernet import WIRE_OVERHEAD_BYTES
 from p4switch.exec.pipeline import QueueMeta
+from p4switch.exec.runtime import DROP_PORT
 from p4switch.switch.pfc import ClassState, PfcPort, WatchdogConfig
+
+# v1model's port numbers (9 bits): the ports the per-frame paths find by index in a list
+# (``TrafficManager._at``, ``Device._counts``) where a dict look-up of a boxed port number cost
+# ~110 instructions, six a packet-hop; a port beyond them is looked up in the dict
+PORT_NUMBERS: Final = DROP_PORT + 1
 
 DEFAULT_CAPACITY = 64
 MAX_PRIORITY_QUEUES = 8
@@ -138,6 +144,7 @@ class TrafficManager:
         self._default_capacity = [capacity] * priority_queues
         self._default_rate: list[float | None] = [None] * priority_queues
         self.ports: dict[int, EgressPort] = {}
+        self._by_number: list[EgressPort | None] = [None] * PORT_NUMBERS  # the same, by index
         self.dropped_bad_priority = 0
         # Packets already queued when a watchdog declares a storm: the enqueue that accepted
         # them returned True, so only this switch-wide count makes them show up in the totals.
@@ -158,7 +165,17 @@ class TrafficManager:
                            port)
             self.ports[port] = p
             self._rr.append(p)
+            if 0 <= port < PORT_NUMBERS:
+                self._by_number[port] = p
         return p
+
+    def _at(self, port: int) -> EgressPort:
+        """``port(port)``, for the per-frame paths: by index where it can be."""
+        if 0 <= port < PORT_NUMBERS:
+            p = self._by_number[port]
+            if p is not None:
+                return p
+        return self.port(port)
 
     def _targets(self, port: int | None, priority: int | None) -> Iterable[tuple[EgressQueue | None, int]]:
         if priority is not None and not 0 <= priority < self.priority_queues:
@@ -216,7 +233,7 @@ class TrafficManager:
         if not 0 <= priority < self.priority_queues:
             self.dropped_bad_priority += 1
             return False
-        p = self.ports.get(port) or self.port(port)
+        p = self._at(port)
         if p.armed:
             self._watchdog(p, now)
         q = p.queues[priority]
@@ -288,7 +305,7 @@ class TrafficManager:
 
     def transmitted(self, port: int, nbytes: int, now: int) -> None:
         """The egress pipeline sent ``nbytes`` on ``port`` at ``now``: occupy the serializer."""
-        p = self.ports.get(port) or self.port(port)
+        p = self._at(port)
         p.tx_frames += 1
         p.tx_bytes += nbytes
         if p.rate_bps:
