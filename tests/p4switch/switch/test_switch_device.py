@@ -90,6 +90,18 @@ def test_a_port_counts_only_frames_its_interface_took(dev) -> None:
     assert extra["tx"] == "1"
 
 
+def test_a_port_number_beyond_v1models_is_refused_and_the_ports_keep_forwarding(dev) -> None:
+    """v1model's port numbers have 9 bits: a port numbered 512 could never be an egress port.
+    Refused with the range, the ports there are forward as before."""
+    device, _, ports, _ = dev
+    with pytest.raises(ValueError, match=r"port 512 is not a v1model port number \(0\.\.511\)"):
+        device.add_port(512, ports[1])
+    frame = udp("10.0.2.2")
+    device.receive(1, frame)
+    device.poll()
+    assert ports[2].sent == [out(frame)] and device.port_rx[1] == 1 and device.port_tx[2] == 1
+
+
 def test_low_queue_rate_shows_growing_queue_depth_to_the_program(dev) -> None:
     device, clock, ports, prog = dev
     device.tm.set_queue_rate(1000, port=2)
