@@ -168,16 +168,18 @@ NAMES = ("E_ingress", "E_egress", "E_deparse", "E_clone_state")
 
 
 # The deparser's output and the frame made of it (``TypeClasses.out_type``): a list of chunks
-# joined (Python), a ``BytesWriter`` the headers are written to (compiled), the payload added
-# to its bytes (one copy of the payload; written into the writer it was copied into a grown
-# buffer and out again).
+# joined (Python), the context's ``BytesWriter`` the headers are written to (compiled; one
+# writer for every packet of the context, emptied: a new one was an object of 300 bytes made,
+# zeroed and freed each packet), the payload added to its bytes (one copy of the payload;
+# written into the writer it was copied into a grown buffer and out again).
 _DEPARSE = {
     False: """    out: list[bytes] = []
     {deparser}(out, hdr, ctx)
     out.append(payload)
     frame = b"".join(out)
 """,
-    True: """    out = BytesWriter()
+    True: """    out = ctx.out
+    out.truncate(0)
     {deparser}(out, hdr, ctx)
     frame = out.getvalue() + payload
 """,

@@ -120,10 +120,12 @@ class Ctx:
     objs: Objects
     randbits: Any
     logs: list[str]
+    out: BytesWriter
     def __init__(self, objs: Objects, randbits: Any, logs: list[str]) -> None:
         self.objs = objs
         self.randbits = randbits
         self.logs = logs
+        self.out = BytesWriter()  # the deparser's, emptied for each packet (E_deparse)
         self.nbytes = 0
         self.now = 0
         self.payload = b""
