@@ -49,7 +49,10 @@ SPARE_PACKETS = 64
 # SPARE_PACKETS of each (``Spares``): made new and freed, they cost twice a reset. The holder
 # counts the spare ones in lists of fixed length (a list popped to empty and appended to again
 # was resized, a ``realloc``, at both), and is Final: compiled, a module's other names are a
-# look-up in its globals dict at every use.
+# look-up in its globals dict at every use. It is the module's: in Python one switch's (a
+# module per load), its passes serialized by the device's lock; compiled, the switches' of a
+# process, where taking and giving back are native steps (no Python code runs between reading
+# the count and writing it, so no other thread can).
 _TEMPLATE = """
 class Spares:
     def __init__(self) -> None:
