@@ -260,20 +260,33 @@ class V1Pipeline:
         lists and an object less per packet) or to a new result."""
         if res is None:
             res = IngressResult()
+        job = self.ingress_job(port, data, now_us, res)
+        if job is not None:
+            res.to_egress.append(job)
+        return res
+
+    def ingress_job(self, port: int, data: bytes, now_us: int, res: IngressResult) -> EgressJob | None:
+        """``ingress`` as the device calls it: a first pass that asked for a port and nothing
+        else (no clone, digest, resubmit or multicast group) returns its job, not appended to
+        ``res`` (an append and the list emptied again a packet-hop); every other end appends
+        to ``res`` and returns None."""
         self._packets_in += 1
         if type(data) is not bytes or self.max_passes < 1:  # a RecirculatedFrame, or any bytes-like object
             itype = getattr(data, "instance_type", PKT_INSTANCE_TYPE_NORMAL)
             self._ingress_passes(port, bytes(data), now_us, itype, getattr(data, "preserved", None), res, 0)
-            return res
+            return None
         try:  # the first pass of a frame from a port without the resubmit loop's calls
             parsed = self._begin(self._ctx, port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
                                  self._count_parser_error)
+            if parsed[4] >= 0 and not parsed[8]:  # a port (or the drop port), no clone
+                hdr, meta, sm, _, spec, prio, itype, payload, _ = parsed
+                return self._unicast(data, hdr, meta, sm, spec, prio, itype, payload)
             again = self._end_ingress(port, data, now_us, parsed, res)
             if again is not None:
                 self._resubmit(port, data, now_us, again, res)
         except Exception:  # a program fault must never take the switch down
             self._failed("ingress")
-        return res
+        return None
 
     def _resubmit(self, port: int, data: bytes, now_us: int, preserved: Preserved, res: IngressResult) -> None:
         """The first pass asked to resubmit with ``preserved``: the passes after it."""
@@ -338,11 +351,19 @@ class V1Pipeline:
 
     def _to_port(self, data: bytes, hdr: Any, meta: Any, sm: Any, spec: int, prio: int, itype: int,
                  payload: bytes, jobs: list[EgressJob]) -> None:
-        """The unicast end of an ingress pass: to queue ``prio`` of port ``spec``, or dropped."""
+        """The unicast end of an ingress pass, appended to ``jobs`` unless dropped."""
+        job = self._unicast(data, hdr, meta, sm, spec, prio, itype, payload)
+        if job is not None:
+            jobs.append(job)
+
+    def _unicast(self, data: bytes, hdr: Any, meta: Any, sm: Any, spec: int, prio: int, itype: int,
+                 payload: bytes) -> EgressJob | None:
+        """The unicast end of an ingress pass: a job for queue ``prio`` of port ``spec``, or
+        None when dropped (counted)."""
         if spec == DROP_PORT:
             self._dropped_at_ingress(sm)
-        else:
-            jobs.append(EgressJob(spec, prio, len(data), itype, 0, (hdr, meta, sm, payload)))
+            return None
+        return EgressJob(spec, prio, len(data), itype, 0, (hdr, meta, sm, payload))
 
     def _dropped_at_ingress(self, sm: Any) -> None:
         """Count a packet ingress dropped, and whether its parser had failed."""
@@ -377,6 +398,16 @@ class V1Pipeline:
         end-of-egress logic is ``_end_egress``."""
         if res is None:
             res = EgressResult()
+        frame = self.egress_frame(job, qmeta, now_us, res)
+        if frame is not None:
+            res.transmit.append((job.egress_port, frame))
+        return res
+
+    def egress_frame(self, job: EgressJob, qmeta: QueueMeta | None, now_us: int, res: EgressResult) -> bytes | None:
+        """``egress`` as the device calls it: the frame of a plain transmission (to
+        ``job.egress_port``) is returned, not appended to ``res`` (a tuple made, appended and
+        the list emptied again, ~500 instructions a packet-hop); the rest of the end-of-egress
+        logic appends to ``res`` and returns None."""
         q = qmeta or _EMPTY_QUEUE
         try:
             hdr, meta, sm, payload = job._state
@@ -387,11 +418,11 @@ class V1Pipeline:
             if frame is None:
                 self._end_egress(job, hdr, meta, sm, payload, ctx, res)
             else:
-                res.transmit.append((job.egress_port, frame))
                 self._packets_out += 1
+                return frame
         except Exception:  # as before the fusion: any fault of the pass drops the packet, counted
             self._failed("egress")
-        return res
+        return None
 
     def _end_egress(self, job: EgressJob, hdr: Any, meta: Any, sm: Any, payload: bytes, ctx: PassContext,
                     res: EgressResult) -> None:

@@ -329,11 +329,14 @@ class Device:
         if res.to_egress or res.digests:  # an outer pass's, still in use: a callback re-entered the device
             res = IngressResult()
         try:
-            self.pipe.ingress(port, frame, now // self.timestamp_unit_ns, res)
+            job = self.pipe.ingress_job(port, frame, now // self.timestamp_unit_ns, res)
         except Exception:  # the executor must not raise; if it does, lose one packet, not the switch
             log.exception("ingress failed on a %d-byte frame from port %d", len(frame), port)
             self._stats["pipeline_errors"] += 1
             res.clear()
+            return
+        if job is not None:  # one unicast job and nothing else
+            self._enqueue(job, now)
             return
         if res.digests:
             digests = res.digests.copy()
@@ -410,12 +413,15 @@ class Device:
         out = self._egress_out
         if out.transmit or out.to_egress or out.recirculate:  # in use by an outer pass, as in _ingress
             out = EgressResult()
-        try:
-            self.pipe.egress(dep.item, dep, now // unit, out)  # a Departure is the QueueMeta egress reads
+        try:  # a Departure is the QueueMeta egress reads
+            frame = self.pipe.egress_frame(dep.item, dep, now // unit, out)
         except Exception:
             log.exception("egress failed on port %d", dep.port)
             self._stats["pipeline_errors"] += 1
             out.clear()
+            return
+        if frame is not None:  # a plain transmission, to the port it was queued for
+            self._transmit(dep.port, frame, now)
             return
         if out.transmit:
             try:  # emptied even if a packet-in handler raises: no frame is sent twice
