@@ -94,7 +94,9 @@ class EgressQueue:
     push: Callable[[Departure], None] = field(init=False, repr=False, compare=False)
     take: Callable[[], Departure] = field(init=False, repr=False, compare=False)
     next_allowed: int = 0
-    nonempty_since: int | None = None
+    # when the queue last became non-empty (ns), -1 while it is empty: as an ``int | None`` the
+    # time was boxed, an object made and freed, by every packet that found the queue empty
+    nonempty_since: int = -1
     enqueued: int = 0
     dequeued: int = 0
     dropped_full: int = 0
@@ -104,6 +106,10 @@ class EgressQueue:
     def __post_init__(self) -> None:
         self.push = self.items.append
         self.take = self.items.popleft
+
+    def busy_since(self) -> int | None:
+        """When the queue became non-empty, None while it is empty (what the PFC watchdog reads)."""
+        return None if self.nonempty_since < 0 else self.nonempty_since
 
 
 @dataclass(slots=True)
@@ -250,7 +256,7 @@ class TrafficManager:
         p.backlog += 1
         p.backlog_bytes += length
         self._backlog += 1
-        if q.nonempty_since is None:
+        if q.nonempty_since < 0:
             q.nonempty_since = now
         q.enqueued += 1
         if depth >= q.max_depth:
@@ -289,7 +295,7 @@ class TrafficManager:
             self._backlog -= 1
             q.dequeued += 1
             if not q.items:
-                q.nonempty_since = None
+                q.nonempty_since = -1
                 p.ready ^= 1 << pr
             if q.rate_pps:
                 q.next_allowed = _pace(q.next_allowed, now, int(1e9 / q.rate_pps))
@@ -329,7 +335,7 @@ class TrafficManager:
             st = p.pfc.classes[pr]
             if st.watchdog is None:
                 continue
-            if st.watchdog_step(now, q.nonempty_since) == "storm" and st.watchdog.action == "drop":
+            if st.watchdog_step(now, q.busy_since()) == "storm" and st.watchdog.action == "drop":
                 n = len(q.items)
                 q.dropped_watchdog += n
                 self.dropped_watchdog_flush += n
@@ -337,7 +343,7 @@ class TrafficManager:
                 self._backlog -= n
                 p.backlog_bytes -= sum(e.length for e in q.items)
                 q.items.clear()
-                q.nonempty_since = None
+                q.nonempty_since = -1
                 p.ready &= ~(1 << pr)
 
     def next_event_ns(self, now: int) -> int | None:
@@ -358,7 +364,7 @@ class TrafficManager:
                 q = queues[pr]
                 st: ClassState = classes[pr]
                 if st.watchdog is not None:
-                    t = st.watchdog_deadline(q.nonempty_since)
+                    t = st.watchdog_deadline(q.busy_since())
                     if t is not None and (best is None or t < best):
                         best = t
                 if not q.items:
@@ -377,7 +383,7 @@ class TrafficManager:
             for q in p.queues:
                 n += len(q.items)
                 q.items.clear()
-                q.nonempty_since = None
+                q.nonempty_since = -1
             p.ready = 0
             p.backlog = 0
             p.backlog_bytes = 0
