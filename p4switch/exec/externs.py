@@ -67,7 +67,11 @@ class Register:
         self.size = size
         self.width = width
         self._mask = (1 << width) - 1
-        self.cells: Any = int_array([0] * size) if width <= NATIVE_CELL_BITS else [0] * size
+        # the native array typed, for ``p_read``/``p_write`` (empty for a wide register): through
+        # ``cells`` a write was a generic item store, its index and value boxed (a packet-hop's
+        # queue-bytes write from the device)
+        self._native = int_array([0] * size) if width <= NATIVE_CELL_BITS else vec[i64]()
+        self.cells: Any = self._native if width <= NATIVE_CELL_BITS else [0] * size
 
     def read(self, index: int) -> int:
         _check_index("register", self.name, index, self.size)
@@ -96,11 +100,16 @@ class Register:
 
     # data plane
     def p_read(self, index: int) -> int:
-        return self.cells[index] if 0 <= index < self.size else 0
+        if not 0 <= index < self.size:
+            return 0
+        return int(self._native[index]) if self.width <= NATIVE_CELL_BITS else self.cells[index]
 
     def p_write(self, index: int, value: int) -> None:
         if 0 <= index < self.size:
-            self.cells[index] = value & self._mask
+            if self.width <= NATIVE_CELL_BITS:
+                self._native[index] = value & self._mask
+            else:
+                self.cells[index] = value & self._mask
 
 
 class Counter:
