@@ -276,8 +276,9 @@ class V1Pipeline:
             self._ingress_passes(port, bytes(data), now_us, itype, getattr(data, "preserved", None), res, 0)
             return None
         try:  # the first pass of a frame from a port without the resubmit loop's calls
-            parsed = self._begin(self._ctx, port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
-                                 self._count_parser_error)
+            # typed: compiled, its items are then read from a C tuple, not by generic indexing
+            parsed: Parsed = self._begin(self._ctx, port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
+                                         self._count_parser_error)
             if parsed[4] >= 0 and not parsed[8]:  # a port (or the drop port), no clone
                 hdr, meta, sm, _, spec, prio, itype, payload, _ = parsed
                 return self._unicast(data, hdr, meta, sm, spec, prio, itype, payload)
