@@ -368,9 +368,12 @@ class ProgramCompiler(RuntimeObjects):
                 if p.direction in ("out", "inout") and not is_aggregate(underlying(p.type))
                 and scope.get(p) != "<pkt>"]
         # the offset after the last extracted header (an int: compiled, the caller's slice of
-        # the payload is then a bytes slice, not a generic one), with a sub-parser's outs
+        # the payload is then a bytes slice, not a generic one), with a sub-parser's outs. The
+        # offset inside is a machine integer compiled: the word reads' ``o + 4`` are then adds,
+        # not tagged-int calls (~24 a packet) each converted back for the read
         ret = "tuple" if outs else "int"
-        o(f"def {name}(d: bytes, o: int, {', '.join(typed + ['ctx: Any'])}) -> {ret}:")
+        offset = "i64" if self.types.native else "int"
+        o(f"def {name}(d: bytes, o: {offset}, {', '.join(typed + ['ctx: Any'])}) -> {ret}:")
         with o.indent():
             g = StmtGen(self, scope, o, prefix=prefix, outs=outs)
             self.bind_ctor_params(decl, scope, o, ctor_args, prefix)
