@@ -16,6 +16,7 @@ import struct
 from typing import Final, NamedTuple
 
 from librt.strings import BytesWriter, read_i16_be, read_i32_be, write_i16_be, write_i32_be
+from mypy_extensions import i64
 
 from netbase import ipv4
 from nicmodel.cc.base import HopInt
@@ -64,15 +65,16 @@ HOP_LINK_RATE: Final = 28
 _U16: Final = struct.Struct("!H")
 
 
-def be16(buf: bytes, off: int) -> int:
+def be16(buf: bytes, off: i64) -> int:
     """The big-endian 16-bit field at ``off`` of a received frame: one word read (librt's,
     compiled to C; signed, so masked back), ~27 instructions a call compiled where two byte
     reads took ~48 (a 32-bit field: ~29 where four took ~120) and a struct call ~1,000 (the
-    NIC's codec reads its headers with these too)."""
+    NIC's codec reads its headers with these too). The offset is a machine integer, as the
+    read takes it: a caller's ``off + 2`` is then an add, not a tagged-int call converted."""
     return int(read_i16_be(buf, off)) & 0xFFFF
 
 
-def be32(buf: bytes, off: int) -> int:
+def be32(buf: bytes, off: i64) -> int:
     """The big-endian 32-bit field at ``off`` of a received frame (as ``be16``)."""
     return int(read_i32_be(buf, off)) & 0xFFFFFFFF
 

@@ -45,6 +45,7 @@ from enum import IntEnum
 from typing import Final
 
 from librt.strings import BytesWriter, read_i16_be, read_i32_be, read_i32_le, write_i16_be, write_i32_be, write_i32_le
+from mypy_extensions import i64
 from zlib_ng import zlib_ng
 
 from netbase.ipv4 import checksum_at as ipv4_checksum_at
@@ -397,7 +398,7 @@ def parse(frame: bytes, my_mac: bytes | None = None, my_ip: bytes | None = None,
     # fields read byte by byte at their offsets (compiled, a byte read is a few instructions;
     # a struct unpack_from ~900 with its tuple of fields)
     dst_mac, src_mac, etype = frame[0:6], frame[6:12], be16(frame, 12)
-    off = ETH_HLEN
+    off: i64 = ETH_HLEN  # a machine integer: its sums are adds, and reads take it as it is
     if etype == ETH_P_VLAN:
         if n < off + 4:
             raise Malformed("truncated", "VLAN tag")
