@@ -473,8 +473,8 @@ class V1Pipeline:
         self._packets_in += 1
         ires = None
         try:
-            parsed = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
-                                 self._count_parser_error)
+            parsed: Parsed = self._begin(self._Ctx(), port, data, now_us, PKT_INSTANCE_TYPE_NORMAL, None, True,
+                                         self._count_parser_error)
             hdr, meta, sm, ctx, eport, _, itype, payload, clone = parsed
             if eport < 0 or clone:
                 ires = IngressResult()
