@@ -83,17 +83,21 @@ class EgressJob:
     """A packet between ingress and egress (what the traffic manager queues)."""
 
     __slots__ = ("egress_port", "priority", "packet_length", "instance_type", "egress_rid",
-                 "truncate", "_state")
+                 "truncate", "hdr", "meta", "sm", "payload")
 
     def __init__(self, egress_port: int, priority: int, packet_length: int, instance_type: int,
-                 egress_rid: int, state: tuple, truncate: int = 0) -> None:
+                 egress_rid: int, hdr: Any, meta: Any, sm: Any, payload: bytes, truncate: int = 0) -> None:
         self.egress_port = egress_port
         self.priority = priority
         self.packet_length = packet_length
         self.instance_type = instance_type
         self.egress_rid = egress_rid
         self.truncate = truncate
-        self._state = state  # (hdr, meta, sm, payload)
+        # the packet's state after ingress, as fields (a tuple of them was an object more a packet)
+        self.hdr = hdr
+        self.meta = meta
+        self.sm = sm
+        self.payload = payload
 
     def __repr__(self) -> str:
         return (f"EgressJob(port={self.egress_port}, prio={self.priority}, len={self.packet_length}, "
@@ -342,9 +346,10 @@ class V1Pipeline:
                 return None
             last = len(replicas) - 1
             for i, r in enumerate(replicas):  # the last replica takes this pass's state itself
-                st = (hdr, meta, sm, payload) if i == last else (hdr.copy(), meta.copy(), sm.copy(), payload)
-                res.to_egress.append(EgressJob(r.port, prio, len(data), PKT_INSTANCE_TYPE_REPLICATION,
-                                               r.instance, st))
+                mine = i == last
+                res.to_egress.append(EgressJob(r.port, prio, len(data), PKT_INSTANCE_TYPE_REPLICATION, r.instance,
+                                               hdr if mine else hdr.copy(), meta if mine else meta.copy(),
+                                               sm if mine else sm.copy(), payload))
             self._stats["replicated"] += len(replicas)
         else:
             self._to_port(data, hdr, meta, sm, sm.egress_spec, prio, sm.instance_type, payload, res.to_egress)
@@ -364,7 +369,7 @@ class V1Pipeline:
         if spec == DROP_PORT:
             self._dropped_at_ingress(sm)
             return None
-        return EgressJob(spec, prio, len(data), itype, 0, (hdr, meta, sm, payload))
+        return EgressJob(spec, prio, len(data), itype, 0, hdr, meta, sm, payload)
 
     def _dropped_at_ingress(self, sm: Any) -> None:
         """Count a packet ingress dropped, and whether its parser had failed."""
@@ -385,8 +390,10 @@ class V1Pipeline:
         cmeta, csm = self._clone_state(keep, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE)
         last = len(replicas) - 1
         for i, (rport, instance) in enumerate(replicas):  # the last replica takes the fresh state itself
-            st = (chdr, cmeta, csm, cpayload) if i == last else (chdr.copy(), cmeta.copy(), csm.copy(), cpayload)
-            res.to_egress.append(EgressJob(rport, cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE, instance, st, truncate))
+            mine = i == last
+            res.to_egress.append(EgressJob(rport, cos, len(data), PKT_INSTANCE_TYPE_INGRESS_CLONE, instance,
+                                           chdr if mine else chdr.copy(), cmeta if mine else cmeta.copy(),
+                                           csm if mine else csm.copy(), cpayload, truncate))
         self._cloned += len(replicas)
 
     # ---- egress ----------------------------------------------------------------------------
@@ -411,7 +418,7 @@ class V1Pipeline:
         logic appends to ``res`` and returns None."""
         q = qmeta or _EMPTY_QUEUE
         try:
-            hdr, meta, sm, payload = job._state
+            hdr, meta, sm, payload = job.hdr, job.meta, job.sm, job.payload
             ctx = self._ctx
             args = self._egress_args(job.egress_port, job.egress_rid, job.instance_type, q.enq_timestamp,
                                      q.enq_qdepth, q.deq_timedelta, q.deq_qdepth, now_us, job.truncate)
@@ -455,7 +462,7 @@ class V1Pipeline:
         for rport, instance in replicas:
             cmeta, csm = self._clone_state(keep, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE)
             res.to_egress.append(EgressJob(rport, cos, sm.packet_length, PKT_INSTANCE_TYPE_EGRESS_CLONE,
-                                           instance, (hdr.copy(), cmeta, csm, payload), truncate))
+                                           instance, hdr.copy(), cmeta, csm, payload, truncate))
         self._cloned += len(replicas)
 
     # ---- whole switch without queues -------------------------------------------------------
@@ -502,7 +509,7 @@ class V1Pipeline:
                 self._packets_out += 1
                 return [(eport, frame)]
             if ctx.clone_session or ctx.recirc_fl is not None:
-                job = EgressJob(eport, sm.priority & 7, len(data), sm.instance_type, 0, (hdr, meta, sm, payload))
+                job = EgressJob(eport, sm.priority & 7, len(data), sm.instance_type, 0, hdr, meta, sm, payload)
                 res = self._pending(port, data)
                 res.to_egress = [job]
                 self._end_egress(job, hdr, meta, sm, payload, ctx, res)
