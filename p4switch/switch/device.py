@@ -278,16 +278,12 @@ class Device:
         self._receive(port, frame, self.clock.now_ns())
 
     def _counts(self, port: int) -> PortCounts:
-        if 0 <= port < PORT_NUMBERS:
+        if 0 <= port < PORT_NUMBERS:  # indexed (always, from ports add_port took)
             counts = self._counts_by_number[port]
-            if counts is not None:
-                return counts
-        counts = self._port_counts.get(port)
-        if counts is None:
-            counts = self._port_counts[port] = PortCounts()
-            if 0 <= port < PORT_NUMBERS:
-                self._counts_by_number[port] = counts
-        return counts
+            if counts is None:
+                counts = self._counts_by_number[port] = self._port_counts[port] = PortCounts()
+            return counts
+        return self._port_counts.setdefault(port, PortCounts())
 
     @property
     def port_rx(self) -> defaultdict[int, int]:

@@ -92,7 +92,7 @@ def test_a_port_counts_only_frames_its_interface_took(dev) -> None:
 
 def test_a_port_number_beyond_v1models_is_refused_and_the_ports_keep_forwarding(dev) -> None:
     """v1model's port numbers have 9 bits: a port numbered 512 could never be an egress port.
-    Refused with the range, the ports there are forward as before."""
+    Refused with the range; the ports already there forward as before."""
     device, _, ports, _ = dev
     with pytest.raises(ValueError, match=r"port 512 is not a v1model port number \(0\.\.511\)"):
         device.add_port(512, ports[1])
